@@ -1,0 +1,37 @@
+"""Command line: python -m host_tools {run,demo} ..."""
+
+import argparse
+import sys
+
+from . import cli_run, demo
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m host_tools",
+                                description="tflm host tools")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run a model on the MicroPython unix port")
+    r.add_argument("model")
+    r.add_argument("--input", action="append", default=[],
+                   help=".npy, .bin or .bmp file per model input "
+                        "(default: seeded random)")
+    r.add_argument("--raw", action="store_true",
+                   help="take uint8 files as raw int8 bytes (no -128)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--repeat", type=int, default=5,
+                   help="invokes to time (median is printed)")
+    r.add_argument("--check", action="store_true",
+                   help="compare with the TFLM reference interpreter")
+    sub.add_parser("demo", help="digits CNN: accuracy, TFLM agreement")
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if args.cmd == "run":
+        return cli_run.main(args)
+    return demo.main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

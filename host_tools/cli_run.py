@@ -1,0 +1,82 @@
+"""`python -m host_tools run MODEL`: run a model on the unix port."""
+
+import numpy as np
+
+from tflm.model import Model
+
+from . import device, inputs
+from .inputs import NP_DTYPES
+
+
+def tensor_info(t):
+    """A plain dict describing a tflm model.Tensor (for the host side)."""
+    return {"name": t.name, "dtype": t.dtype, "shape": t.shape,
+            "scale": t.scale, "zero_point": t.zero_point,
+            "nbytes": t.nbytes}
+
+
+def model_io(path):
+    """(input infos, output infos) of a .tflite file."""
+    with open(path, "rb") as f:
+        m = Model(f.read())
+    return ([tensor_info(m.tensors[i]) for i in m.inputs],
+            [tensor_info(m.tensors[i]) for i in m.outputs])
+
+
+def as_array(raw, info):
+    """Raw output bytes as a numpy array of the tensor's dtype and shape."""
+    return np.frombuffer(raw, NP_DTYPES[info["dtype"]]).reshape(info["shape"])
+
+
+def dequantize(arr, info):
+    if info["dtype"] == "float32" or not info["scale"]:
+        return arr.astype(np.float32)
+    return (arr.astype(np.float32) - info["zero_point"]) * info["scale"]
+
+
+def make_inputs(path, files, seed, raw=False):
+    """One list of input bytes: from files, else seeded random."""
+    ins, _ = model_io(path)
+    if files:
+        if len(files) != len(ins):
+            raise SystemExit("model has %d inputs, %d files given"
+                             % (len(ins), len(files)))
+        return [inputs.from_file(f, t, raw) for f, t in zip(files, ins)]
+    rng = np.random.default_rng(seed)
+    return [inputs.random_input(t, rng) for t in ins]
+
+
+def main(args):
+    ins, outs = model_io(args.model)
+    data = make_inputs(args.model, args.input, args.seed, args.raw)
+    results, info = device.run_model(args.model, [data], len(outs),
+                                     repeat=args.repeat)
+    if results is None:
+        print("rejected: %s: %s" % (info["error"], info["message"]))
+        return 1
+    us = sorted(info["us"])[len(info["us"]) // 2]
+    for j, (raw, o) in enumerate(zip(results[0], outs)):
+        arr = as_array(raw, o)
+        print("output %d '%s' %s %s" % (j, o["name"], o["dtype"],
+                                        tuple(o["shape"])))
+        print("  raw:        ", arr.ravel().tolist())
+        print("  dequantized:", np.round(dequantize(arr, o).ravel(),
+                                         5).tolist())
+    print("time per inference: %.3f ms (median of %d, unix port)"
+          % (us / 1000, len(info["us"])))
+    print("arena: %d bytes" % info["arena"])
+    if args.check:
+        return check(args.model, data, results[0], ins)
+    return 0
+
+
+def check(path, data, ours, ins):
+    """Compare our output bytes with TFLM's; returns 0 if identical."""
+    from .oracle import Reference
+    ref = Reference(path)
+    arrs = [np.frombuffer(d, NP_DTYPES[t["dtype"]]) for d, t in zip(data, ins)]
+    theirs = ref.run(arrs)
+    same = all(t.tobytes() == o for t, o in zip(theirs, ours))
+    print("TFLM reference: %s" % ("identical (bit-exact)" if same
+                                  else "DIFFERENT"))
+    return 0 if same else 2

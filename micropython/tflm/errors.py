@@ -1,0 +1,50 @@
+"""Exceptions raised by tflm. Every error is a TFLMError subclass.
+
+Messages name what failed: the operator (index and builtin name), the tensor
+(index and name) and, for format errors, the byte offset in the model file.
+"""
+
+
+class TFLMError(Exception):
+    """Base class of every error raised by tflm."""
+
+
+class FormatError(TFLMError):
+    """The model bytes are not a valid FlatBuffer / TFLite model.
+
+    The message names the byte offset (from the start of the model) that
+    failed a bounds or consistency check.
+    """
+
+
+class ModelError(TFLMError):
+    """The model is well-formed FlatBuffer data but not a usable TFLite
+    graph: bad tensor or buffer index, bad shape, bad quantization."""
+
+
+class UnsupportedOpError(TFLMError):
+    """One or more operators have no kernel; all are listed at once."""
+
+
+class PrepareError(TFLMError):
+    """A kernel's prepare step rejected its operator (shapes, types,
+    options or quantization do not fit the kernel)."""
+
+
+class ArenaError(TFLMError):
+    """The tensor arena is too small; the message gives the bytes needed."""
+
+
+class InvokeError(TFLMError):
+    """A bad call on the interpreter: wrong input size, bad index, or
+    invoke() on an interpreter that failed to build."""
+
+
+def op_label(index, name):
+    """'op 3 (CONV_2D)': how messages name an operator."""
+    return "op %d (%s)" % (index, name)
+
+
+def tensor_label(index, name):
+    """"tensor 7 'conv1/out'": how messages name a tensor."""
+    return "tensor %d '%s'" % (index, name)

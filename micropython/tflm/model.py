@@ -1,0 +1,229 @@
+"""Model view: subgraph 0 of a .tflite file, read in place.
+
+Parses the schema tables (tensorflow/lite/schema/schema.fbs) into small
+Tensor and Operator records. Constant data stays in the model's buffer:
+a Tensor only remembers where its bytes are. Every index and size read from
+the file is checked; errors name the tensor or operator and the offset.
+"""
+
+from . import schema
+from .errors import FormatError, ModelError, op_label, tensor_label
+from .flatbuf import FlatBuffer, Table
+
+# Sanity bounds, so that a corrupt file cannot ask for absurd work or RAM.
+MAX_DIM = 1 << 24
+MAX_BYTES = 1 << 28
+MAX_RANK = 8
+
+
+class Tensor:
+    """One tensor of subgraph 0.
+
+    Attributes: index, name, shape (tuple of ints), type (TensorType code),
+    dtype ('int8', 'float32', ...), itemsize, size (elements), nbytes,
+    scale and zero_point (per-tensor: first entry, 0.0 / 0 if absent),
+    scales / zero_points (tuples, per-channel when longer than 1),
+    quantized_dimension, buffer (index), const_pos / const_len (where its
+    constant bytes are in the model, or const_pos None for activations),
+    is_variable, data (memoryview, set by the interpreter).
+    """
+
+    def __init__(self, index):
+        self.index = index
+        self.data = None
+        self.const_pos = None
+        self.const_len = 0
+
+    @property
+    def is_const(self):
+        return self.const_pos is not None
+
+    def label(self):
+        return tensor_label(self.index, self.name)
+
+    def __repr__(self):
+        return "<Tensor %d '%s' %s %s>" % (self.index, self.name,
+                                            self.dtype, self.shape)
+
+
+class Operator:
+    """One operator of subgraph 0.
+
+    Attributes: index, code (BuiltinOperator), name, version, custom_code,
+    inputs / outputs (tuples of tensor indices, -1 for an omitted optional
+    input), options (Table of builtin_options or None), options_type.
+    """
+
+    def label(self):
+        return op_label(self.index, self.name)
+
+    def opt_int(self, field, default=0):
+        """int32 builtin option field (e.g. Conv2DOptions.stride_w)."""
+        return self.options.i32(field, default) if self.options else default
+
+    def opt_byte(self, field, default=0):
+        """byte / bool / enum builtin option field (padding, activation)."""
+        return self.options.i8(field, default) if self.options else default
+
+    def opt_float(self, field, default=0.0):
+        return self.options.f32(field, default) if self.options else default
+
+    def __repr__(self):
+        return "<Operator %d %s in=%s out=%s>" % (self.index, self.name,
+                                                  self.inputs, self.outputs)
+
+
+class Model:
+    """A parsed model: version, tensors, operators, inputs, outputs.
+
+    buf: any buffer (bytes, bytearray, memoryview); not copied.
+    Raises FormatError (bad offsets) or ModelError (bad graph data).
+    Follows schema.fbs; operator codes resolve as
+    max(builtin_code, deprecated_builtin_code) like TFLM's GetBuiltinCode.
+    """
+
+    def __init__(self, buf):
+        fb = FlatBuffer(buf)
+        self.fb = fb
+        root = fb.root()
+        self.version = root.u32(schema.MODEL_VERSION)
+        if self.version != 3:
+            raise ModelError("model schema version %d, expected 3"
+                             % self.version)
+        self._buffers = root.vector(schema.MODEL_BUFFERS, 4)
+        sg_start, n_sg = root.vector(schema.MODEL_SUBGRAPHS, 4)
+        if n_sg < 1:
+            raise ModelError("model has no subgraph")
+        self.num_subgraphs = n_sg
+        sg = root.table_at(sg_start, 0)
+        codes = self._opcodes(root)
+        self.tensors = self._tensors(sg)
+        n = len(self.tensors)
+        self.inputs = self._indices(sg, 1, n, "subgraph input")
+        self.outputs = self._indices(sg, 2, n, "subgraph output")
+        self.operators = self._operators(sg, codes, n)
+        self.name = sg.string(4)
+
+    def _opcodes(self, root):
+        start, n = root.vector(schema.MODEL_OPCODES, 4)
+        codes = []
+        for k in range(n):
+            t = root.table_at(start, k)
+            code = max(t.i8(0), t.i32(3))
+            custom = t.string(1, None) if code == schema.CUSTOM else None
+            codes.append((code, t.i32(2, 1), custom))
+        return codes
+
+    def _indices(self, table, field, n, what):
+        idx = table.int_vector(field)
+        for i in idx:
+            if not 0 <= i < n:
+                raise ModelError("%s index %d out of range (%d tensors)"
+                                 % (what, i, n))
+        return idx
+
+    def _tensors(self, sg):
+        start, n = sg.vector(0, 4)
+        return [self._tensor(sg.table_at(start, k), k) for k in range(n)]
+
+    def _tensor(self, t, k):
+        ts = Tensor(k)
+        ts.name = t.string(3)
+        ts.shape = t.int_vector(0)
+        ts.type = t.i8(1)
+        ts.dtype = schema.type_name(ts.type)
+        ts.itemsize = schema.type_size(ts.type)
+        ts.is_variable = t.u8(5) != 0
+        ts.buffer = t.u32(2)
+        ts.size = _element_count(ts)
+        ts.nbytes = ts.size * ts.itemsize
+        if ts.nbytes > MAX_BYTES:
+            raise ModelError("%s needs %d bytes" % (ts.label(), ts.nbytes))
+        self._quant(t.table(4), ts)
+        self._buffer(ts)
+        return ts
+
+    def _quant(self, q, ts):
+        ts.scales = ()
+        ts.zero_points = ()
+        ts.quantized_dimension = 0
+        if q is not None:
+            fb = self.fb
+            s, ns = q.vector(2, 4)
+            ts.scales = tuple(fb.f32(s + 4 * i) for i in range(ns))
+            z, nz = q.vector(3, 8)
+            ts.zero_points = tuple(fb.i64(z + 8 * i) for i in range(nz))
+            ts.quantized_dimension = q.i32(6)
+        ts.scale = ts.scales[0] if ts.scales else 0.0
+        ts.zero_point = ts.zero_points[0] if ts.zero_points else 0
+
+    def _buffer(self, ts):
+        start, nbuf = self._buffers
+        b = ts.buffer
+        if b >= nbuf and not (b == 0 and nbuf == 0):
+            raise ModelError("%s uses buffer %d of %d"
+                             % (ts.label(), b, nbuf))
+        if b == 0:
+            return
+        bt = Table(self.fb, self.fb.deref(start + 4 * b, "buffer"))
+        pos, n = bt.vector(0, 1)
+        off = bt.u64(1)
+        if off > 1:  # data stored after the flatbuffer (models > 2 GB)
+            n = bt.u64(2)
+            self.fb.check(off, n, "data of buffer %d" % b)
+            pos = off
+        if n == 0:
+            return
+        if n != ts.nbytes:
+            raise ModelError("%s has %d bytes of constant data, its shape %s "
+                             "needs %d" % (ts.label(), n, ts.shape, ts.nbytes))
+        ts.const_pos = pos
+        ts.const_len = n
+
+    def _operators(self, sg, codes, n):
+        start, count = sg.vector(3, 4)
+        ops = []
+        for k in range(count):
+            t = sg.table_at(start, k)
+            op = Operator()
+            op.index = k
+            ci = t.u32(0)
+            if ci >= len(codes):
+                raise ModelError("op %d: opcode_index %d out of range (%d "
+                                 "codes)" % (k, ci, len(codes)))
+            op.code, op.version, op.custom_code = codes[ci]
+            op.name = op.custom_code or schema.builtin_name(op.code)
+            op.inputs = t.int_vector(1)
+            op.outputs = t.int_vector(2)
+            for i in op.inputs + op.outputs:
+                if not -1 <= i < n:
+                    raise ModelError("%s: tensor index %d out of range (%d "
+                                     "tensors)" % (op.label(), i, n))
+            op.options_type = t.u8(3)
+            op.options = t.table(4)
+            ops.append(op)
+        return ops
+
+
+def _element_count(ts):
+    """Product of the shape, checked for negative and absurd dimensions."""
+    if len(ts.shape) > MAX_RANK:
+        raise ModelError("%s has rank %d" % (ts.label(), len(ts.shape)))
+    n = 1
+    for d in ts.shape:
+        if d < 0 or d > MAX_DIM:
+            raise ModelError("%s has bad dimension %d in shape %s"
+                             % (ts.label(), d, ts.shape))
+        n *= d
+        if n > MAX_BYTES:
+            raise ModelError("%s has too many elements: shape %s"
+                             % (ts.label(), ts.shape))
+    return n
+
+
+def load(buf):
+    """Parse a model from a buffer; see Model."""
+    return Model(buf)
+
+
+__all__ = ("Model", "Tensor", "Operator", "load", "FormatError")

@@ -1,0 +1,140 @@
+"""Memory planner: places activation buffers into one arena.
+
+Greedy by size, like TFLM's GreedyMemoryPlanner
+(tensorflow/lite/micro/memory_planner/greedy_memory_planner.cc): buffers
+are placed largest first, each at the lowest 16-byte aligned offset where it
+does not overlap any already placed buffer whose lifetime overlaps its own.
+Lifetimes are inclusive operator index ranges [first, last].
+
+plan_model() plans a whole model: it runs under CPython too, so host tools
+show exactly the plan the board will use.
+"""
+
+from .errors import ModelError
+from .kernels import ALIAS_CODES
+
+ALIGN = 16
+
+
+def align_up(n, a=ALIGN):
+    """n rounded up to a multiple of a."""
+    return (n + a - 1) // a * a
+
+
+class Buffer:
+    """One planned buffer: size in bytes, lifetime [first, last], offset."""
+
+    def __init__(self, size, first, last):
+        self.size = size
+        self.first = first
+        self.last = last
+        self.offset = 0
+
+
+def plan(buffers):
+    """Assign .offset to every Buffer; return the arena size in bytes.
+
+    buffers: list of Buffer. Ties in size keep list order, so the plan is
+    deterministic. Runs in O(n^2) for n buffers (n is small on a board).
+    """
+    order = sorted(range(len(buffers)), key=lambda i: -buffers[i].size)
+    placed = []
+    total = 0
+    for i in order:
+        b = buffers[i]
+        live = [p for p in placed
+                if p.first <= b.last and b.first <= p.last]
+        live.sort(key=lambda p: p.offset)
+        off = 0
+        for p in live:
+            if off + b.size <= p.offset:
+                break
+            off = max(off, align_up(p.offset + p.size))
+        b.offset = off
+        placed.append(b)
+        total = max(total, align_up(off + b.size))
+    return total
+
+
+def alias_roots(model):
+    """root[i]: the tensor whose bytes tensor i shares.
+
+    The output of an ALIAS_CODES operator (RESHAPE, ...) is a view of its
+    first input, transitively.
+    """
+    root = list(range(len(model.tensors)))
+    for op in model.operators:
+        if op.code in ALIAS_CODES and op.custom_code is None:
+            if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
+                raise ModelError("%s needs a data input and one output"
+                                 % op.label())
+            root[op.outputs[0]] = root[op.inputs[0]]
+    return root
+
+
+def lifetimes(model):
+    """{tensor index: [first, last]} for every activation in use.
+
+    Subgraph inputs live from op 0, outputs and variables until the last
+    op. Raises ModelError if an operator reads a tensor that nothing has
+    produced yet (this also rules out cycles) or writes a constant or an
+    already written tensor.
+    """
+    tensors = model.tensors
+    last_op = max(len(model.operators) - 1, 0)
+    life = {}
+    for i in model.inputs:
+        life[i] = [0, 0]
+    for t in tensors:
+        if t.is_variable:
+            life[t.index] = [0, last_op]
+    for op in model.operators:
+        for i in op.inputs:
+            if i < 0 or tensors[i].is_const:
+                continue
+            if i not in life:
+                raise ModelError("%s reads %s before any operator produces "
+                                 "it" % (op.label(), tensors[i].label()))
+            life[i][1] = op.index
+        for i in op.outputs:
+            t = tensors[i] if i >= 0 else None
+            if t is None or t.is_const or (i in life and not t.is_variable):
+                raise ModelError("%s writes output %d, which is absent, "
+                                 "constant or already written"
+                                 % (op.label(), i))
+            life[i] = [op.index, op.index]
+    for i in model.outputs:
+        if i in life:
+            life[i][1] = last_op
+        elif not tensors[i].is_const:
+            raise ModelError("output %s is never produced"
+                             % tensors[i].label())
+    return life
+
+
+def plan_model(model):
+    """Plan every activation of a model.Model into one arena.
+
+    Returns (arena_bytes, buffers, root): buffers maps the root tensor
+    index of each alias group to its Buffer; root is alias_roots(model).
+    Raises ModelError for graphs that cannot be planned.
+    """
+    tensors = model.tensors
+    root = alias_roots(model)
+    merged = {}
+    for i, (first, last) in lifetimes(model).items():
+        t = tensors[i]
+        if t.itemsize == 0:
+            raise ModelError("%s has unsupported type %s"
+                             % (t.label(), t.dtype))
+        r = root[i]
+        if tensors[r].is_const:
+            continue
+        b = merged.get(r)
+        if b is None:
+            merged[r] = Buffer(t.nbytes, first, last)
+        else:
+            b.size = max(b.size, t.nbytes)
+            b.first = min(b.first, first)
+            b.last = max(b.last, last)
+    return plan(list(merged.values())), merged, root

@@ -1,0 +1,187 @@
+"""Quantized multipliers, computed exactly as TFLM computes them in double.
+
+Boards run MicroPython with single-precision floats, so nothing here uses
+float arithmetic: scales are taken apart into their float32 bit patterns and
+every double operation TFLM performs is reproduced with integers, rounding
+to 53 bits (nearest, ties to even) where C rounds. The results equal TFLM's
+on every port. A number is a pair (m, e) meaning m * 2**e, with m >= 0.
+
+Follows tensorflow/lite/kernels/internal/quantization_util.cc
+(QuantizeMultiplier) and tensorflow/lite/kernels/kernel_util.cc
+(PopulateConvolutionQuantizationParams, GetQuantizedConvolutionMultipler).
+"""
+
+import struct
+
+from .errors import ModelError
+
+ZERO = (0, 0)
+
+
+def bitlen(n):
+    """Bit length of an integer n >= 0 (MicroPython has no int.bit_length)."""
+    k = 0
+    while n >= 0x10000:
+        n >>= 16
+        k += 16
+    while n:
+        n >>= 1
+        k += 1
+    return k
+
+
+def _round(num, den, p):
+    """num / den (both > 0) rounded to p significant bits, ties to even.
+
+    Returns (m, e) with 2**(p-1) <= m < 2**p and m * 2**e ~= num / den.
+    """
+    e = bitlen(num) - bitlen(den) - p
+    while True:
+        if e < 0:
+            q, r = divmod(num << -e, den)
+            d = den
+        else:
+            d = den << e
+            q, r = divmod(num, d)
+        if q >> p:
+            e += 1
+        elif not q >> (p - 1):
+            e -= 1
+        else:
+            break
+    if 2 * r > d or (2 * r == d and q & 1):
+        q += 1
+        if q >> p:
+            q >>= 1
+            e += 1
+    return q, e
+
+
+def from_f32(x):
+    """Exact (m, e) of a Python float taken as float32 (>= 0, finite).
+
+    Raises ModelError for negative, NaN or infinite values.
+    """
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    exp = (bits >> 23) & 0xFF
+    frac = bits & 0x7FFFFF
+    if bits >> 31 or exp == 0xFF:
+        raise ModelError("scale %r is not a finite positive number" % x)
+    if exp == 0:
+        return (frac, -149) if frac else ZERO
+    return frac | 0x800000, exp - 150
+
+
+def mul(a, b, p=53):
+    """a * b rounded to p bits (53: double, 24: float32)."""
+    if not a[0] or not b[0]:
+        return ZERO
+    m, e = _round(a[0] * b[0], 1, p)
+    return m, e + a[1] + b[1]
+
+
+def div(a, b):
+    """a / b rounded to double precision; b must be non-zero."""
+    if not b[0]:
+        raise ModelError("division by a zero scale")
+    if not a[0]:
+        return ZERO
+    m, e = _round(a[0], b[0], 53)
+    return m, e + a[1] - b[1]
+
+
+def ldexp(a, k):
+    """a * 2**k (exact)."""
+    return a[0], a[1] + k
+
+
+def cmp(a, b):
+    """-1, 0 or 1 as a <, ==, > b."""
+    x, y = a[0], b[0]
+    if a[1] > b[1]:
+        x <<= a[1] - b[1]
+    else:
+        y <<= b[1] - a[1]
+    return (x > y) - (x < y)
+
+
+def quantize_multiplier(d):
+    """TFLM QuantizeMultiplier: d = (m, e) -> (multiplier, shift).
+
+    multiplier is an int32 in [2**30, 2**31) (or 0), shift in [-31, 30+]:
+    d ~= multiplier * 2**(shift - 31). Ties round away from zero, as
+    TfLiteRound does; multipliers below 2**-31 flush to (0, 0).
+    """
+    m, e = d
+    if not m:
+        return 0, 0
+    n = bitlen(m)
+    shift = e + n
+    if n > 31:
+        q = (m + (1 << (n - 32))) >> (n - 31)
+    else:
+        q = m << (31 - n)
+    if q == 1 << 31:
+        q >>= 1
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def conv_multiplier(input_scale, filter_scale, output_scale):
+    """Per-channel conv / FC multiplier: (double)in * (double)f / (double)out.
+
+    Returns (multiplier, shift) as QuantizeMultiplier does.
+    """
+    prod = mul(from_f32(input_scale), from_f32(filter_scale))
+    return quantize_multiplier(div(prod, from_f32(output_scale)))
+
+
+def fc_multiplier(input_scale, filter_scale, output_scale):
+    """Per-tensor multiplier of GetQuantizedConvolutionMultipler: the
+    product in_scale * filter_scale is taken in float32 first."""
+    prod = mul(from_f32(input_scale), from_f32(filter_scale), 24)
+    return quantize_multiplier(div(prod, from_f32(output_scale)))
+
+
+def ratio_multiplier(num_scale, den_scale):
+    """QuantizeMultiplier((double)num / (double)den), e.g. requantize."""
+    return quantize_multiplier(div(from_f32(num_scale), from_f32(den_scale)))
+
+
+def activation_range(act, scale, zero_point, qmin=-128, qmax=127):
+    """TFLM CalculateActivationRangeQuantized for int8 outputs.
+
+    act: ActivationFunctionType (0 none, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6).
+    Returns (act_min, act_max) clamped to [qmin, qmax]. The bounds are
+    zero_point + TfLiteRound(x / scale), computed in float32 as TFLM does.
+    Raises ModelError for other activation codes.
+    """
+    if act == 0:
+        return qmin, qmax
+    if act == 1:
+        lo, hi = zero_point, qmax
+    elif act == 2:
+        lo = zero_point + _round_div_f32(-1.0, scale)
+        hi = zero_point + _round_div_f32(1.0, scale)
+    elif act == 3:
+        lo = zero_point
+        hi = zero_point + _round_div_f32(6.0, scale)
+    else:
+        raise ModelError("fused activation %d is not supported" % act)
+    return max(qmin, lo), min(qmax, hi)
+
+
+def _round_div_f32(x, scale):
+    """TfLiteRound(x / scale) with float32 division (x a small integer)."""
+    q = div(from_f32(abs(x)), from_f32(scale))
+    # Round the double quotient to float32 first, as C does for float / float.
+    m, e = _round(q[0], 1, 24) if q[0] else ZERO
+    e += q[1]
+    # Round half away from zero to an integer.
+    if e >= 0:
+        r = m << e
+    else:
+        r = (m + (1 << (-e - 1))) >> -e
+    return -r if x < 0 else r
