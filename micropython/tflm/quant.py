@@ -142,6 +142,10 @@ def fc_multiplier(input_scale, filter_scale, output_scale):
     """Per-tensor multiplier of GetQuantizedConvolutionMultipler: the
     product in_scale * filter_scale is taken in float32 first."""
     prod = mul(from_f32(input_scale), from_f32(filter_scale), 24)
+    n = bitlen(prod[0]) + prod[1]  # 2**(n-1) <= prod < 2**n
+    if prod[0] and not -125 <= n <= 128:
+        raise ModelError("scale product %r * %r is outside float32's normal "
+                         "range" % (input_scale, filter_scale))
     return quantize_multiplier(div(prod, from_f32(output_scale)))
 
 

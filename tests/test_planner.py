@@ -1,0 +1,87 @@
+"""Memory planner: no live overlap, alignment, and TFLM's arena as bar."""
+
+import glob
+import os
+
+import numpy as np
+import pytest
+
+from conftest import SHARED
+from host_tools.arena import tflm_arena
+from tflm import planner
+from tflm.model import Model
+
+INT8_MODELS = [
+    "hello_world_int8/hello_world_int8.tflite",
+    "micro_speech_quantized/micro_speech_quantized.tflite",
+    "person_detect/person_detect.tflite",
+    "tiny_kws_ref_int8/kws_ref_model.tflite",
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite",
+    "tiny_ad01_int8/ad01_int8.tflite",
+    "test_conv_model/test_conv_model.tflite",
+    "network_tester_model/network_model.tflite",
+    "simple_add/simple_add_model.tflite",
+    "add_model_int8/add_model.tflite",
+]
+
+
+def check_no_overlap(buffers):
+    for i, a in enumerate(buffers):
+        assert a.offset % planner.ALIGN == 0
+        for b in buffers[i + 1:]:
+            live = a.first <= b.last and b.first <= a.last
+            apart = (a.offset + a.size <= b.offset
+                     or b.offset + b.size <= a.offset)
+            assert not live or apart
+
+
+def test_random_plans_are_valid():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 30))
+        bufs = []
+        for _ in range(n):
+            first = int(rng.integers(0, 20))
+            bufs.append(planner.Buffer(int(rng.integers(0, 5000)), first,
+                                       first + int(rng.integers(0, 6))))
+        total = planner.plan(bufs)
+        check_no_overlap(bufs)
+        assert all(b.offset + b.size <= total for b in bufs)
+        # Lower bound: the bytes live at any one step.
+        for step in range(26):
+            live = sum(b.size for b in bufs if b.first <= step <= b.last)
+            assert total >= live
+
+
+def test_hand_computed_plan():
+    # a and b live together; c reuses a's space once a is dead.
+    a = planner.Buffer(100, 0, 1)
+    b = planner.Buffer(50, 1, 2)
+    c = planner.Buffer(60, 2, 3)
+    assert planner.plan([a, b, c]) == 176  # 112 + 50, aligned up
+    assert (a.offset, b.offset, c.offset) == (0, 112, 0)
+
+
+@pytest.mark.parametrize("rel", INT8_MODELS)
+def test_arena_not_larger_than_tflm(rel):
+    path = os.path.join(SHARED, rel)
+    if not os.path.exists(path):
+        pytest.skip("missing " + path)
+    with open(path, "rb") as f:
+        m = Model(f.read())
+    total, buffers, _ = planner.plan_model(m)
+    check_no_overlap(list(buffers.values()))
+    assert total <= tflm_arena(path)["head"]
+
+
+def test_reshape_output_shares_input_buffer():
+    path = os.path.join(SHARED, "micro_speech_quantized",
+                        "micro_speech_quantized.tflite")
+    if not os.path.exists(path):
+        pytest.skip("missing " + path)
+    with open(path, "rb") as f:
+        m = Model(f.read())
+    _, buffers, root = planner.plan_model(m)
+    op = [o for o in m.operators if o.name == "RESHAPE"][0]
+    assert root[op.outputs[0]] == root[op.inputs[0]]
+    assert op.outputs[0] not in buffers
