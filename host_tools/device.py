@@ -23,7 +23,12 @@ class DeviceError(RuntimeError):
 
 
 def micropython_bin():
-    """Path of the unix port binary (next to this Python, else on PATH)."""
+    """Path of the unix port binary: $TFLM_MICROPYTHON if set (e.g. a
+    32-bit build, to check word-size independence), else the one next to
+    this Python, else on PATH."""
+    env = os.environ.get("TFLM_MICROPYTHON")
+    if env:
+        return env
     cand = os.path.join(os.path.dirname(sys.executable), "micropython")
     if os.path.exists(cand):
         return cand
