@@ -12,7 +12,7 @@ import micropython
 pkg, model_path, work, n_sets, repeat, offset, lock = sys.argv[1:8]
 sys.path.insert(0, pkg)
 import tflm
-from tflm.interpreter import Interpreter
+from tflm import Interpreter
 
 n_sets, repeat, offset, lock = int(n_sets), int(repeat), int(offset), int(lock)
 

@@ -30,3 +30,11 @@ def run_mp(code, tmp_path, timeout=300, heap="32M"):
     proc = device.run_script(str(script), timeout=timeout, heap=heap)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
+
+
+def run_bytes(raw, tmp_path, sets, n_out=1, **kw):
+    """Run model bytes on the unix port: (outputs, info) of
+    device.run_model; outputs is None when tflm rejected the model."""
+    path = tmp_path / "m.tflite"
+    path.write_bytes(raw)
+    return device.run_model(str(path), sets, n_out, **kw)

@@ -36,3 +36,4 @@ from .errors import (TFLMError, FormatError, ModelError,  # noqa: E402
                      InvokeError)
 
 __version__ = "0.1.0"
+from .interpreter import Interpreter  # noqa: E402

@@ -35,12 +35,14 @@ MODULES = {
     schema.FULLY_CONNECTED: "fully_connected",
     schema.SOFTMAX: "softmax",
     schema.RESHAPE: "reshape",
+    schema.SQUEEZE: "reshape",
+    schema.EXPAND_DIMS: "reshape",
     schema.QUANTIZE: "quantize",
     schema.DEQUANTIZE: "dequantize",
 }
 
 # Operators whose output is a view of their first input (no copy).
-ALIAS_CODES = (schema.RESHAPE,)
+ALIAS_CODES = (schema.RESHAPE, schema.SQUEEZE, schema.EXPAND_DIMS)
 
 
 def find(code):
