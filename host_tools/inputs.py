@@ -43,12 +43,15 @@ def from_file(path, tensor, raw=False, frame=0):
     tensor: dict with dtype (str), shape, scale, zero_point, nbytes.
     Float data (.npy float, or a .bin of float32 frames) is quantized with
     the tensor's scale and zero point; uint8 data for an int8 tensor is
-    shifted by -128 unless raw=True (then reinterpreted as int8).
+    shifted by -128 unless raw=True (then reinterpreted as int8). BMP
+    pixels are always taken raw, top row first, as TFLM's person_detection
+    example does (generate_cc_arrays.py copies PIL's bytes unchanged).
     """
     dt = NP_DTYPES[tensor["dtype"]]
     n = int(np.prod(tensor["shape"]))
     if path.endswith(".bmp"):
         data = read_bmp(path).ravel()
+        raw = True
     elif path.endswith(".npy"):
         data = np.load(path).ravel()
     else:

@@ -41,6 +41,30 @@ class Tensor:
     def label(self):
         return tensor_label(self.index, self.name)
 
+    def set(self, values):
+        """Write the tensor: bytes / any buffer of exactly nbytes, an
+        array.array of the tensor's type, a ulab ndarray, or a sequence of
+        size integers in the dtype's range. Raises InvokeError otherwise,
+        leaving the tensor unchanged."""
+        from .values import set_values
+        set_values(self, values)
+
+    def set_float(self, values):
+        """Quantize real values with scale and zero_point, then set()."""
+        from .values import quantize
+        self.set(values if self.dtype == "float32" else
+                 quantize(self, values))
+
+    def get(self):
+        """A copy of the values as array.array ('b' for int8, ...)."""
+        from .values import get_values
+        return get_values(self)
+
+    def dequantize(self):
+        """Real values: array('f'), or a ulab ndarray if ulab imports."""
+        from .values import dequantize
+        return dequantize(self)
+
     def __repr__(self):
         return "<Tensor %d '%s' %s %s>" % (self.index, self.name,
                                             self.dtype, self.shape)

@@ -1,0 +1,312 @@
+"""SOFTMAX, int8 input -> int8 output (scale 1/256, zero point -128).
+
+Follows tensorflow/lite/micro/kernels/softmax.cc, softmax_common.cc
+(CalculateSoftmaxParams), tensorflow/lite/kernels/internal/
+quantization_util.cc (PreprocessSoftmaxScaling, CalculateInputRadius) and
+reference/softmax.h with gemmlowp's fixedpoint.h (exp_on_negative_values,
+one_over_one_plus_x_for_x_in_0_1) and common.h (GetReciprocal).
+
+Everything TFLM computes per element depends only on the difference
+d = max_in_row - x in [0, 255], so prepare tabulates, with exact integer
+code, E[d] = exp_on_negative_values(rescaled -d) (a Q0.31 raw value, 0 when
+-d < diff_min) and R[d] = Rescale<12>(E[d]). Per row, eval finds the max,
+sums R[d], takes GetReciprocal of the sum (gemmlowp Newton-Raphson, in
+word-size independent viper), and writes
+    clamp(RoundingDivideByPOT(SRDHM(E[d], reciprocal), exponent) - 128)
+through fixedpoint.scale_i32 / store_i8. Excluded elements have E[d] = 0
+and so give -128, as TFLM's explicit branch does.
+"""
+
+from array import array
+
+import micropython
+
+from .. import quant, schema
+from ..errors import ModelError, PrepareError
+from ..fixedpoint import scale_i32, store_i8
+
+SOFTMAX_OPTIONS = 9
+SCALED_DIFF_INTEGER_BITS = 5
+ACCUM_INTEGER_BITS = 12
+INT32_MAX = (1 << 31) - 1
+INT32_MIN = -(1 << 31)
+ONE_OVER_256 = 0x3B800000  # float32 bits of 1 / 256
+
+
+# --- gemmlowp fixed point, plain Python (prepare time only) --------------
+
+def _srdhm(a, b):
+    """SaturatingRoundingDoublingHighMul for int32 a, b."""
+    if a == b == INT32_MIN:
+        return INT32_MAX
+    ab = a * b
+    t = ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30))
+    return t >> 31 if t >= 0 else -((-t) >> 31)  # C division truncates
+
+
+def _rdbpot(x, e):
+    """RoundingDivideByPOT(x, e)."""
+    mask = (1 << e) - 1
+    thr = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> e) + (1 if (x & mask) > thr else 0)
+
+
+def _sat_shl(x, e):
+    """SaturatingRoundingMultiplyByPOT<e> for e > 0 (int32)."""
+    thr = (1 << (31 - e)) - 1
+    if x > thr:
+        return INT32_MAX
+    if x < -thr:
+        return INT32_MIN
+    return x << e
+
+
+def _exp_quarter(a):
+    """exp_on_interval_between_negative_one_quarter_and_0_excl (Q0.31)."""
+    x = a + (1 << 28)
+    x2 = _srdhm(x, x)
+    x3 = _srdhm(x2, x)
+    x4 = _srdhm(x2, x2)
+    t = _rdbpot(_srdhm(_rdbpot(x4, 2) + x3, 715827883) + x2, 1)
+    return 1895147668 + _srdhm(1895147668, x + t)
+
+
+_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084),
+           (1, 290630308), (2, 39332535), (3, 720401), (4, 242))
+
+
+def exp_on_negative_values(a):
+    """gemmlowp exp_on_negative_values for a Q5.26 raw a <= 0; Q0.31 raw."""
+    frac = 31 - SCALED_DIFF_INTEGER_BITS
+    quarter = 1 << (frac - 2)
+    a_mod = (a & (quarter - 1)) - quarter
+    result = _exp_quarter(_sat_shl(a_mod, SCALED_DIFF_INTEGER_BITS))
+    rem = a_mod - a
+    for e, m in _BARREL:
+        if rem & (1 << (frac + e)):
+            result = _srdhm(result, m)
+    return INT32_MAX if a == 0 else result
+
+
+def _tables(mult, shift, diff_min):
+    """E[d], R[d] for d = max - x in 0..255 (array('i') each)."""
+    e_tab = array("i", bytes(4 * 256))
+    r_tab = array("i", bytes(4 * 256))
+    for d in range(256):
+        if -d < diff_min:
+            break
+        # MultiplyByQuantizedMultiplierGreaterThanOne(-d, mult, shift);
+        # d << shift stays below 31 * 2**26 when -d >= diff_min.
+        e = exp_on_negative_values(_srdhm(-(d << shift), mult))
+        e_tab[d] = e
+        r_tab[d] = _rdbpot(e, ACCUM_INTEGER_BITS)
+    return e_tab, r_tab
+
+
+def _beta_multiplier(op, beta, in_scale):
+    """PreprocessSoftmaxScaling(beta, in_scale, 5), exactly:
+    (multiplier, left_shift, diff_min)."""
+    try:
+        prod = quant.mul(quant.from_f32(beta), quant.from_f32(in_scale))
+    except ModelError as e:
+        raise PrepareError("%s: beta %r / input scale: %s"
+                           % (op.label(), beta, e))
+    real = quant.ldexp(prod, 31 - SCALED_DIFF_INTEGER_BITS)
+    if quant.cmp(real, (INT32_MAX, 0)) > 0:
+        real = (INT32_MAX, 0)
+    if quant.cmp(real, (1, 0)) <= 0:  # QuantizeMultiplierGreaterThanOne
+        raise PrepareError("%s: beta * input scale %r * %r is too small"
+                           % (op.label(), beta, in_scale))
+    mult, shift = quant.quantize_multiplier(real)
+    # -CalculateInputRadius(5, shift, 31): floor(31 * 2**26 / 2**shift).
+    radius = (((1 << SCALED_DIFF_INTEGER_BITS) - 1)
+              << (31 - SCALED_DIFF_INTEGER_BITS)) >> shift
+    return mult, shift, -radius
+
+
+def prepare(op, ins, outs, ctx):
+    """Check an int8 SOFTMAX op and bind its eval.
+
+    ins: [int8, rank >= 1]; outs: [int8 of the same shape, scale exactly
+    1/256, zero point -128] (TFLM's checks). Option: beta (float, > 0).
+    Softmax runs over the last dimension. Raises PrepareError.
+    """
+    label = op.label()
+    if len(ins) != 1 or ins[0] is None or len(outs) != 1:
+        raise PrepareError("%s needs one input and one output" % label)
+    x, y = ins[0], outs[0]
+    for t in (x, y):
+        if t.type != schema.INT8:
+            raise PrepareError("%s: %s is %s; only int8 is supported"
+                               % (label, t.label(), t.dtype))
+        if not t.scales:
+            raise PrepareError("%s: %s has no quantization"
+                               % (label, t.label()))
+    if not x.shape or x.size != y.size or x.shape[-1] != y.shape[-1]:
+        raise PrepareError("%s: input %s shape %s and output %s shape %s "
+                           "differ" % (label, x.label(), x.shape, y.label(),
+                                       y.shape))
+    try:
+        one_over_256 = quant.from_f32(y.scale) == (0x800000, -31)
+    except ModelError:
+        one_over_256 = False
+    if y.zero_point != -128 or not one_over_256:
+        raise PrepareError("%s: output %s must have scale 1/256 and zero "
+                           "point -128" % (label, y.label()))
+    beta = op.opt_float(0, 0.0) if op.options_type == SOFTMAX_OPTIONS \
+        else 0.0
+    mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
+    e_tab, r_tab = _tables(mult, shift, diff_min)
+    depth = x.shape[-1]
+    # Row state: [sum, max, 48/17 and -32/17 in Q2.29 (raw constants that
+    # viper cannot hold as literals)].
+    st = array("i", [0, 0, 1515870810, -1010580540])
+    m = array("i", [0])
+    s = array("i", [0])
+    qp = array("i", [-128, -128, 127])
+    return _eval, (x.data, y.data, x.size // depth if depth else 0, depth,
+                   st, e_tab, r_tab, ctx.scratch, ctx.scratch_len, m, s, qp)
+
+
+def _eval(state):
+    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp = state
+    off = 0
+    r = 0
+    while r < rows:
+        _row_sum(xd, off, depth, r_tab, st)
+        _reciprocal(st, m, s)
+        c = 0
+        while c < depth:
+            n = depth - c
+            if n > step:
+                n = step
+            _gather_exp(buf, n, xd, off + c, e_tab, st)
+            scale_i32(buf, n, m, s, 0)
+            store_i8(buf, n, yd, off + c, qp)
+            c += n
+        off += depth
+        r += 1
+
+
+@micropython.viper
+def _row_sum(x, off: int, depth: int, r_tab, st):
+    """st[1] = max of the row (biased by +128), st[0] = sum of R[max - x],
+    capped at 2**28 (beyond which TFLM's exponent check aborts)."""
+    px = ptr8(x)
+    pr = ptr32(r_tab)
+    s = ptr32(st)
+    mx: int = 0
+    i: int = off
+    end: int = off + depth
+    while i < end:
+        v: int = px[i] ^ 0x80  # int8 -> 0..255, order preserved
+        if v > mx:
+            mx = v
+        i += 1
+    total: int = 0
+    i = off
+    while i < end:
+        total += pr[mx - (px[i] ^ 0x80)]
+        if total > 0x10000000:
+            total = 0x10000000
+        i += 1
+    s[0] = total
+    s[1] = mx
+
+
+@micropython.viper
+def _gather_exp(buf, n: int, x, off: int, e_tab, st):
+    """buf[i] = E[max - x[off + i]] for i < n."""
+    pb = ptr32(buf)
+    px = ptr8(x)
+    pe = ptr32(e_tab)
+    mx: int = ptr32(st)[1]
+    i: int = 0
+    while i < n:
+        pb[i] = pe[mx - (px[off + i] ^ 0x80)]
+        i += 1
+
+
+@micropython.viper
+def _reciprocal(st, m, s):
+    """GetReciprocal(sum, 12) (common.h): m[0] = the Q0.31 reciprocal,
+    s[0] = -exponent, exponent = num_bits_over_unit + 31 - 8.
+
+    gemmlowp one_over_one_plus_x_for_x_in_0_1 with its
+    SaturatingRoundingDoublingHighMul done on 16-bit limbs, so that 32-
+    and 64-bit ports agree.
+    """
+    p = ptr32(st)
+    one: int = 1
+    S: int = one << 31
+    imax: int = S - 1  # INT32_MAX on either word size after the wrap
+    imin: int = 0 - S
+    h30: int = one << 30
+    x: int = p[0]  # 2**19 <= sum <= 2**28
+    clz: int = 1  # CountLeadingZeros(sum) = headroom_plus_one
+    while x < h30:
+        x = x << 1
+        clz += 1
+    a: int = (x - h30) * 2  # (sum << clz) - 2**31, in [0, 2**31)
+    hd: int = (a >> 1) + h30  # RoundingHalfSum(a, One)
+    c48: int = (p[2] ^ S) - S
+    xr: int = 0
+    u: int = 0
+    k: int = 0
+    while k < 7:
+        # Step 0: x = 48/17 + hd * (-32/17); odd steps: u = 1 - hd * x;
+        # even steps: x = x + Rescale<2>(x * u).
+        if k == 0:
+            f: int = hd
+            g: int = (p[3] ^ S) - S
+        elif k & 1:
+            f = hd
+            g = xr
+        else:
+            f = xr
+            g = u
+        neg: int = 0
+        if f < 0:
+            neg = 1
+            f = 0 - f
+        if g < 0:
+            neg ^= 1
+            g = 0 - g
+        fh: int = f >> 16
+        fl: int = f & 0xFFFF
+        gh: int = g >> 16
+        gl: int = g & 0xFFFF
+        t: int = (fl & 0xFF) * gl + (one << 30) - neg
+        t = (fl >> 8) * gl + (t >> 8)
+        hb: int = fh * gl
+        hc: int = fl * gh
+        t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
+        r: int = (fh * gh + (hb >> 16) + (hc >> 16) + (t >> 16)) * 2
+        r += (t & 0xFFFF) >> 15
+        if neg:
+            r = 0 - r
+        if k == 0:
+            xr = c48 + r
+        elif k & 1:
+            u = (one << 29) - r
+        else:
+            if r > 0x1FFFFFFF:  # saturating r << 2
+                r = imax
+            elif r < 0 - 0x1FFFFFFF:
+                r = imin
+            else:
+                r = r << 2
+            xr = xr + r
+        k += 1
+    # Rescale<0>(ExactMulByPot<-1>(x)): saturating x << 1.
+    if xr > 0x3FFFFFFF:
+        xr = imax
+    elif xr < 0 - 0x3FFFFFFF:
+        xr = imin
+    else:
+        xr = xr << 1
+    ptr32(m)[0] = xr
+    e: int = 35 - clz  # 12 - clz + 31 - 8
+    if e > 31:  # TFLM's TFLITE_CHECK(exponent <= 31) aborts here
+        e = 31
+    ptr32(s)[0] = 0 - e

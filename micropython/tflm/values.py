@@ -1,0 +1,102 @@
+"""Reading and writing tensor values at the REPL (not on the hot path).
+
+Converts between a tensor's raw bytes and Python values: array.array,
+lists of numbers, any buffer, and ulab ndarrays when ulab is present.
+Quantization follows TFLite: q = round(x / scale) + zero_point, ties away
+from zero, clamped; x = (q - zero_point) * scale.
+"""
+
+from array import array
+
+from .errors import InvokeError
+
+TYPECODES = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i",
+             "float32": "f"}
+RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
+          "int32": (-(1 << 31), (1 << 31) - 1)}
+
+
+def _typecode(t):
+    tc = TYPECODES.get(t.dtype)
+    if tc is None:
+        raise InvokeError("%s: %s values are not supported"
+                          % (t.label(), t.dtype))
+    return tc
+
+
+def _raw(values):
+    """Raw bytes of a buffer or ndarray, or None for other values."""
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        return values
+    if hasattr(values, "tobytes") and not isinstance(values, array):
+        return values.tobytes()  # ulab / numpy ndarray
+    return None
+
+
+def set_values(t, values):
+    """Write values into tensor t (see Tensor.set)."""
+    raw = _raw(values)
+    if raw is None:
+        tc = _typecode(t)
+        if isinstance(values, array):
+            if values.typecode != tc:
+                raise InvokeError("%s is %s: array typecode '%s' does not "
+                                  "match '%s'" % (t.label(), t.dtype,
+                                                  values.typecode, tc))
+            raw = values
+        else:
+            raw = _pack(t, tc, values)
+    if isinstance(raw, array):
+        raw = bytes(raw)
+    n = len(raw)
+    if n != t.nbytes:
+        raise InvokeError("%s needs %d bytes (%d x %s), got %d"
+                          % (t.label(), t.nbytes, t.size, t.dtype, n))
+    t.data[:] = raw
+
+
+def _pack(t, tc, values):
+    vals = list(values)
+    if len(vals) != t.size:
+        raise InvokeError("%s needs %d values, got %d"
+                          % (t.label(), t.size, len(vals)))
+    rng = RANGES.get(t.dtype)
+    if rng is not None:
+        for v in vals:
+            if not rng[0] <= v <= rng[1]:
+                raise InvokeError("%s: value %r is outside %s"
+                                  % (t.label(), v, t.dtype))
+    return array(tc, vals)
+
+
+def get_values(t):
+    """A copy of the tensor's values as array.array."""
+    return array(_typecode(t), bytes(t.data))
+
+
+def quantize(t, values):
+    """Float values -> list of ints with t's scale and zero point."""
+    if not t.scale:
+        raise InvokeError("%s has no quantization scale" % t.label())
+    lo, hi = RANGES[t.dtype]
+    out = []
+    for x in values:
+        q = x / t.scale
+        q = int(q + 0.5) if q >= 0 else -int(-q + 0.5)
+        out.append(min(hi, max(lo, q + t.zero_point)))
+    return out
+
+
+def dequantize(t):
+    """array('f') of real values, or a ulab ndarray when ulab exists."""
+    vals = get_values(t)
+    if t.dtype != "float32":
+        if not t.scale:
+            raise InvokeError("%s has no quantization scale" % t.label())
+        s, z = t.scale, t.zero_point
+        vals = array("f", [(v - z) * s for v in vals])
+    try:
+        from ulab import numpy as np
+    except ImportError:
+        return vals
+    return np.array(vals, dtype=np.float)

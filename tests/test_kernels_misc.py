@@ -1,0 +1,688 @@
+"""FULLY_CONNECTED, pooling, ADD, SOFTMAX, QUANTIZE, DEQUANTIZE vs TFLM.
+
+Each case is a one-operator .tflite model built here with TFLM's own schema
+bindings, with seeded random shapes, data, scales (extreme ones included),
+zero points and activations. The TFLM reference interpreter (the oracle)
+runs it on CPython; the MicroPython unix port runs tflm on the same model
+and inputs in one process, invoking under micropython.heap_lock(); outputs
+must be bit-identical (float outputs compared as float32 bit patterns).
+Real models that use these kernels are checked the same way at the end.
+"""
+
+import flatbuffers
+import numpy as np
+import pytest
+
+from conftest import PKG, run_mp, shared
+from host_tools import device
+from host_tools.oracle import Reference
+from tflite_micro.tensorflow.lite.micro.python import \
+    schema_py_generated as S
+
+TYPES = {"float32": 0, "int32": 2, "uint8": 3, "int16": 7, "int8": 9}
+NP = {"float32": np.float32, "int32": np.int32, "uint8": np.uint8,
+      "int16": np.int16, "int8": np.int8}
+
+# BuiltinOperator and BuiltinOptions codes (schema.fbs).
+ADD, AVG, FC, MAXP, SOFTMAX, QUANTIZE, DEQUANTIZE = 0, 1, 9, 17, 25, 114, 6
+OPT_POOL, OPT_FC, OPT_SOFTMAX, OPT_ADD = 5, 8, 9, 11
+
+
+def tensor(shape, dtype, scale=None, zp=0, data=None, qdim=0):
+    """A tensor description for build(); scale may be a list."""
+    if scale is not None and not isinstance(scale, (list, tuple)):
+        scale = [scale]
+    if scale is not None and not isinstance(zp, (list, tuple)):
+        zp = [zp] * len(scale)
+    return dict(shape=list(shape), dtype=dtype, scale=scale, zp=zp,
+                data=data, qdim=qdim)
+
+
+def build(code, tensors, op_in, op_out, opt_type=0, opts=None):
+    """Serialize a one-operator model. Graph inputs are the op inputs that
+    have no data; the graph output is the op output."""
+    m = S.ModelT()
+    m.version = 3
+    oc = S.OperatorCodeT()
+    oc.builtinCode = code
+    oc.deprecatedBuiltinCode = min(code, 127)
+    oc.version = 1
+    m.operatorCodes = [oc]
+    m.buffers = [S.BufferT()]
+    sg = S.SubGraphT()
+    sg.tensors = []
+    for i, t in enumerate(tensors):
+        T = S.TensorT()
+        T.shape = t["shape"]
+        T.type = TYPES[t["dtype"]]
+        T.name = "t%d" % i
+        T.buffer = 0
+        if t["scale"] is not None:
+            q = S.QuantizationParametersT()
+            q.scale = [float(s) for s in t["scale"]]
+            q.zeroPoint = [int(z) for z in t["zp"]]
+            q.quantizedDimension = t["qdim"]
+            T.quantization = q
+        if t["data"] is not None:
+            b = S.BufferT()
+            raw = np.ascontiguousarray(t["data"]).tobytes()
+            b.data = np.frombuffer(raw, np.uint8)
+            m.buffers.append(b)
+            T.buffer = len(m.buffers) - 1
+        sg.tensors.append(T)
+    op = S.OperatorT()
+    op.opcodeIndex = 0
+    op.inputs = list(op_in)
+    op.outputs = list(op_out)
+    if opts is not None:
+        op.builtinOptionsType = opt_type
+        op.builtinOptions = opts
+    sg.operators = [op]
+    sg.inputs = [i for i in op_in if i >= 0 and tensors[i]["data"] is None]
+    sg.outputs = list(op_out)
+    m.subgraphs = [sg]
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+# --- running many models in one MicroPython process ----------------------
+
+RUNNER = r"""
+import sys, micropython
+sys.path.insert(0, sys.argv[1])
+import tflm
+from tflm.interpreter import Interpreter
+d, n = sys.argv[2], int(sys.argv[3])
+if len(sys.argv) > 4:  # a tiny scratch array: exercises the chunked paths
+    Interpreter._scratch_len = lambda self: int(sys.argv[4])
+
+def rd(p):
+    with open(p, 'rb') as f:
+        return f.read()
+
+for k in range(n):
+    pre = '%s/%d' % (d, k)
+    try:
+        it = Interpreter(rd(pre + '.tflite'))
+    except tflm.TFLMError as e:
+        print('ERR', k, type(e).__name__, e)
+        continue
+    j = 0
+    while True:
+        try:
+            rd(pre + '.in%d' % j)  # marker: input set j exists
+        except OSError:
+            break
+        for i in range(len(it.inputs)):
+            it.inputs[i].data[:] = rd(pre + '.in%d_%d' % (j, i))
+        micropython.heap_lock()
+        try:
+            it.invoke()
+        finally:
+            micropython.heap_unlock()
+        for i in range(len(it.outputs)):
+            with open(pre + '.out%d_%d' % (j, i), 'wb') as f:
+                f.write(it.outputs[i].data)
+        j += 1
+    print('OK', k)
+"""
+
+
+def run_cases(cases, tmp_path, sets=1, scratch=None):
+    """cases: list of (model_bytes, make_inputs(rng, set_index)), or
+    (model_bytes, None) for models that tflm must reject and that TFLM
+    would abort on (not run on the oracle).
+
+    Feeds `sets` random input sets per model to TFLM and to tflm; asserts
+    equal outputs. scratch: override the interpreter's scratch length.
+    Returns the list of per-case error strings of models that
+    tflm rejected (None when it ran), for tests that expect rejections.
+    """
+    rng = np.random.default_rng(1234)
+    d = str(tmp_path)
+    expected = []
+    for k, case in enumerate(cases):
+        model, make_inputs = case
+        with open("%s/%d.tflite" % (d, k), "wb") as f:
+            f.write(model)
+        if make_inputs is None:  # TFLM aborts the process on these
+            expected.append(("reject", "TFLM aborts"))
+            continue
+        try:
+            ref = Reference(model)
+        except RuntimeError as e:
+            expected.append(("reject", str(e)))
+            continue
+        outs = []
+        for j in range(sets):
+            ins = make_inputs(rng, j)
+            for i, x in enumerate(ins):
+                with open("%s/%d.in%d_%d" % (d, k, j, i), "wb") as f:
+                    f.write(np.ascontiguousarray(x).tobytes())
+            with open("%s/%d.in%d" % (d, k, j), "wb") as f:
+                f.write(b"x")
+            outs.append([np.ascontiguousarray(o).tobytes()
+                         for o in ref.run(ins)])
+        expected.append(("ok", outs))
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    args = [PKG, d, str(len(cases))] + ([str(scratch)] if scratch else [])
+    proc = device.run_script(str(script), args, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    status = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if parts[0] in ("OK", "ERR"):
+            status[int(parts[1])] = parts
+    errors = []
+    for k, (kind, outs) in enumerate(expected):
+        st = status.get(k)
+        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
+        if st[0] == "ERR":
+            errors.append(st[2])
+            assert kind == "reject", "case %d rejected by tflm: %s" % (k,
+                                                                       st[2])
+            continue
+        errors.append(None)
+        assert kind == "ok", "TFLM rejects case %d (%s) but tflm ran it" % (
+            k, outs)
+        for j, want in enumerate(outs):
+            for i, w in enumerate(want):
+                with open("%s/%d.out%d_%d" % (d, k, j, i), "rb") as f:
+                    got = f.read()
+                if got != w:
+                    g = np.frombuffer(got, np.int8)
+                    e = np.frombuffer(w, np.int8)
+                    bad = np.nonzero(g != e)[0][:10] if len(g) == len(e) \
+                        else "len"
+                    raise AssertionError("case %d set %d output %d differs "
+                                         "at %s" % (k, j, i, bad))
+    return errors
+
+
+# --- random parameters ----------------------------------------------------
+
+def rscale(rng, lo=-10.0, hi=2.0):
+    """A float32 scale 2**u, u uniform in [lo, hi), with a random mantissa."""
+    return float(np.float32(2.0 ** rng.uniform(lo, hi)))
+
+
+def rzp(rng):
+    """A zero point: often 0 or -128, else uniform int8."""
+    r = rng.random()
+    if r < 0.2:
+        return 0
+    if r < 0.3:
+        return -128
+    if r < 0.35:
+        return 127
+    return int(rng.integers(-128, 128))
+
+
+def i8(rng, shape):
+    return rng.integers(-128, 128, size=shape, dtype=np.int8)
+
+
+def inputs_i8(*shapes):
+    return lambda rng, j: [i8(rng, s) for s in shapes]
+
+
+def split_shape(rng, n, rank):
+    """A random shape of the given rank with n elements."""
+    dims = []
+    for _ in range(rank - 1):
+        divs = [d for d in range(1, n + 1) if n % d == 0]
+        d = int(rng.choice(divs))
+        dims.append(d)
+        n //= d
+    return dims + [n]
+
+
+# --- FULLY_CONNECTED ------------------------------------------------------
+
+def fc_case(rng, per_channel=False, bias=True, act=0, keep=False):
+    units = int(rng.integers(1, 24))
+    depth = int(rng.integers(1, 40))
+    batches = int(rng.integers(1, 4))
+    if keep:
+        in_shape = split_shape(rng, batches, int(rng.integers(1, 3))) + [depth]
+        out_shape = in_shape[:-1] + [units]
+    else:
+        in_shape = split_shape(rng, batches * depth, int(rng.integers(1, 5)))
+        out_shape = [batches, units]
+    s_in = rscale(rng, -8, 0)
+    w = i8(rng, (units, depth))
+    if per_channel:
+        s_w = [rscale(rng, -12, -2) for _ in range(units)]
+    else:
+        s_w = rscale(rng, -12, -2)
+    # Output scale near the accumulator's spread (a few cases saturate).
+    s_out = float(np.float32(s_in * np.mean(s_w) * 80 * np.sqrt(depth)
+                             * 2.0 ** rng.uniform(-3, 3)))
+    ts = [tensor(in_shape, "int8", s_in, rzp(rng)),
+          tensor((units, depth), "int8", s_w, 0, w),
+          None,
+          tensor(out_shape, "int8", s_out, rzp(rng))]
+    op_in = [0, 1, 2]
+    if bias:
+        sb = [float(np.float32(s_in) * np.float32(s)) for s in
+              (s_w if per_channel else [s_w])]
+        b = rng.integers(-(1 << 16), 1 << 16, size=units, dtype=np.int32)
+        if rng.random() < 0.1:
+            b = rng.integers(-(1 << 31), (1 << 31) - 1, size=units,
+                             dtype=np.int64).astype(np.int32)
+        ts[2] = tensor([units], "int32", sb, 0, b)
+    else:
+        op_in = [0, 1, -1]
+        ts[2] = tensor([1], "int8")  # unused placeholder
+    opts = S.FullyConnectedOptionsT()
+    opts.fusedActivationFunction = act
+    opts.keepNumDims = keep
+    model = build(FC, ts, op_in, [3], OPT_FC, opts)
+    return model, inputs_i8(in_shape)
+
+
+def test_fully_connected(tmp_path):
+    rng = np.random.default_rng(1)
+    cases = []
+    for k in range(48):
+        cases.append(fc_case(rng, per_channel=k % 3 == 1, bias=k % 5 != 4,
+                             act=k % 4, keep=k % 7 == 3))
+    errs = run_cases(cases, tmp_path, sets=3)
+    assert errs == [None] * len(cases)
+
+
+# --- AVERAGE_POOL_2D / MAX_POOL_2D ----------------------------------------
+
+def pool_case(rng, code, act=0, padding=None):
+    n = int(rng.integers(1, 3))
+    h, w = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+    c = int(rng.integers(1, 10))
+    fh, fw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    if padding is None:
+        padding = int(rng.integers(0, 2))
+    if padding == 1:  # VALID needs the filter to fit
+        fh, fw = min(fh, h), min(fw, w)
+        oh, ow = (h - fh) // sh + 1, (w - fw) // sw + 1
+    else:
+        oh, ow = -(-h // sh), -(-w // sw)
+    s, zp = rscale(rng, -8, 0), rzp(rng)
+    ts = [tensor((n, h, w, c), "int8", s, zp),
+          tensor((n, oh, ow, c), "int8", s, zp)]
+    opts = S.Pool2DOptionsT()
+    opts.padding = padding
+    opts.strideW, opts.strideH = sw, sh
+    opts.filterWidth, opts.filterHeight = fw, fh
+    opts.fusedActivationFunction = act
+    return build(code, ts, [0], [1], OPT_POOL, opts), inputs_i8((n, h, w, c))
+
+
+def test_pooling(tmp_path):
+    rng = np.random.default_rng(2)
+    cases = [pool_case(rng, AVG if k % 2 else MAXP, act=(k // 2) % 4)
+             for k in range(64)]
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
+# --- ADD --------------------------------------------------------------------
+
+def bcast_shapes(rng):
+    """Two input shapes that broadcast (NumPy rules), and the result."""
+    rank = int(rng.integers(0, 7))
+    out = [int(rng.integers(1, 8)) for _ in range(rank)]
+    a, b = list(out), list(out)
+    for i in range(rank):
+        r = rng.random()
+        if r < 0.25:
+            a[i] = 1
+        elif r < 0.5:
+            b[i] = 1
+    a = a[int(rng.integers(0, rank + 1)):] if rng.random() < 0.3 else a
+    b = b[int(rng.integers(0, rank + 1)):] if rng.random() < 0.3 else b
+    return a, b, list(np.broadcast_shapes(tuple(a), tuple(b)))
+
+
+def add_case(rng, act=0, same=False, extreme=False):
+    if same:
+        a = b = o = split_shape(rng, int(rng.integers(1, 300)),
+                                int(rng.integers(1, 5)))
+    else:
+        a, b, o = bcast_shapes(rng)
+    s1 = rscale(rng, -10, 2)
+    s2 = s1 * 2.0 ** rng.uniform(-6, 6)
+    so = max(s1, s2) * 2.0 ** rng.uniform(-2, 3)
+    if extreme:  # tiny or exact-power-of-two ratios
+        s2 = [s1, s1 * 2 ** -20, s1 * 0.5][int(rng.integers(0, 3))]
+        so = max(s1, s2) * [2.0 ** -18, 1.0, 2.0 ** 10][int(rng.integers(0,
+                                                                    3))]
+    ts = [tensor(a, "int8", s1, rzp(rng)), tensor(b, "int8", s2, rzp(rng)),
+          tensor(o, "int8", so, rzp(rng))]
+    opts = S.AddOptionsT()
+    opts.fusedActivationFunction = act
+    return build(ADD, ts, [0, 1], [2], OPT_ADD, opts), inputs_i8(a, b)
+
+
+def test_add(tmp_path):
+    rng = np.random.default_rng(3)
+    cases = [add_case(rng, act=k % 4, same=k % 3 == 0, extreme=k % 5 == 4)
+             for k in range(72)]
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
+# --- SOFTMAX --------------------------------------------------------------
+
+def softmax_case(rng, beta=1.0, scale=None):
+    rank = int(rng.integers(1, 4))
+    depth = int(rng.integers(1, 120))
+    shape = split_shape(rng, int(rng.integers(1, 5)), rank - 1) + [depth] \
+        if rank > 1 else [depth]
+    if scale is None:
+        scale = rscale(rng, -8, -1)
+    ts = [tensor(shape, "int8", scale, rzp(rng)),
+          tensor(shape, "int8", 1.0 / 256, -128)]
+    opts = S.SoftmaxOptionsT()
+    opts.beta = beta
+
+    def inputs(rng, j):
+        if j == 0:
+            return [i8(rng, shape)]
+        if j == 1:  # few distinct values: many ties with the max
+            return [(i8(rng, shape) // 64 * 64).astype(np.int8)]
+        # values within a narrow band: large, varied sums of exps
+        lo = int(rng.integers(-128, 100))
+        w = int(rng.integers(1, 28))
+        return [rng.integers(lo, lo + w, size=shape).astype(np.int8)]
+    return build(SOFTMAX, ts, [0], [1], OPT_SOFTMAX, opts), inputs
+
+
+def test_softmax(tmp_path):
+    rng = np.random.default_rng(4)
+    cases = []
+    for k in range(40):
+        beta = 1.0 if k % 2 else float(np.float32(2.0 ** rng.uniform(-3, 3)))
+        scale = None
+        if k % 10 == 3:
+            scale = 2.0 ** -25  # tiny: every diff within range, exp ~ 1
+        elif k % 10 == 7:
+            scale = 100.0  # huge: multiplier capped at 2**31 - 1
+        cases.append(softmax_case(rng, beta, scale))
+    errs = run_cases(cases, tmp_path, sets=3)
+    assert errs == [None] * len(cases)
+
+
+def ref_srdhm(a, b):
+    """gemmlowp SaturatingRoundingDoublingHighMul (int32), written from
+    fixedpoint.h: (a * b + nudge) / 2**31 with C's truncating division."""
+    if a == b == -(1 << 31):
+        return (1 << 31) - 1
+    t = a * b + ((1 << 30) if a * b >= 0 else 1 - (1 << 30))
+    q = abs(t) >> 31
+    return q if t >= 0 else -q
+
+
+def ref_get_reciprocal(x):
+    """common.h GetReciprocal(x, 12, &num_bits_over_unit) -> (raw, nbou)."""
+    def sat(v, e):
+        thr = (1 << (31 - e)) - 1
+        return (1 << 31) - 1 if v > thr else -(1 << 31) if v < -thr \
+            else v << e
+    clz = 32 - int(x).bit_length()
+    a = ((x << clz) - (1 << 31))
+    hd = (a + (1 << 31) - 1 + 1) // 2  # RoundingHalfSum(a, One), a >= 0
+    r = 1515870810 + ref_srdhm(hd, -1010580540)
+    for _ in range(3):
+        u = (1 << 29) - ref_srdhm(hd, r)
+        r = r + sat(ref_srdhm(r, u), 2)
+    return sat(r, 1), 12 - clz
+
+
+def test_softmax_reciprocal(tmp_path):
+    """The viper GetReciprocal equals a plain reference on many sums."""
+    rng = np.random.default_rng(5)
+    sums = [1 << 19, (1 << 19) + 1, (1 << 28) - 1, (1 << 20), (1 << 27)]
+    sums += [int(v) for v in rng.integers(1 << 19, 1 << 28, 3000)]
+    sums += [int(2 ** v) for v in rng.uniform(19, 28, 1000)]
+    path = tmp_path / "sums.bin"
+    path.write_bytes(np.array(sums, np.int32).tobytes())
+    run_mp(
+        "from array import array\n"
+        "from tflm.kernels import softmax\n"
+        "a = array('i', open(%r, 'rb').read())\n"
+        "st = array('i', [0, 0, 1515870810, -1010580540])\n"
+        "m = array('i', [0]); s = array('i', [0])\n"
+        "res = array('i', bytes(8 * len(a)))\n"
+        "for i in range(len(a)):\n"
+        "    st[0] = a[i]\n"
+        "    softmax._reciprocal(st, m, s)\n"
+        "    res[2 * i] = m[0]; res[2 * i + 1] = s[0]\n"
+        "open(%r, 'wb').write(res)\n" % (str(path), str(tmp_path / "o")),
+        tmp_path)
+    got = np.frombuffer((tmp_path / "o").read_bytes(), np.int32)
+    for i, x in enumerate(sums):
+        raw, nbou = ref_get_reciprocal(x)
+        assert (got[2 * i], got[2 * i + 1]) == (raw, -(nbou + 23)), x
+
+
+# --- QUANTIZE / DEQUANTIZE ------------------------------------------------
+
+def f32_edges(rng, scale, zp, n):
+    """float32 inputs around QUANTIZE's rounding thresholds and specials."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _f32_edges(rng, np.float32(scale), n)
+
+
+def _f32_edges(rng, s, n):
+    j = rng.integers(-300, 300, n).astype(np.float32)
+    c = (j - np.float32(0.5)) * s
+    around = [np.nextafter(c, np.float32(np.inf)),
+              np.nextafter(c, np.float32(-np.inf)), c,
+              (j - np.float32(0.5)) * np.float64(s)]  # exact half, as f32
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan,
+                         1e-45, -1e-45, 3.4e38, -3.4e38,
+                         2.0 ** 31 * s, -(2.0 ** 31) * s,
+                         2.0 ** 31 * s * 0.99999994, -(2.0 ** 31) * s
+                         * 0.99999994], np.float32)
+    wide = (rng.standard_normal(n) * 100 * s).astype(np.float32)
+    bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    anyf = bits.view(np.float32)
+    x = np.concatenate([a.astype(np.float32) for a in around]
+                       + [specials, wide, anyf])
+    return x
+
+
+def quantize_case(rng, extreme=False):
+    n = 300
+    scale = rscale(rng, -12, 4)
+    if extreme:
+        scale = float(np.float32([1e-38, 1e-30, 1e30, 3e38, 2.0 ** -20,
+                                  1.0][int(rng.integers(0, 6))]))
+    zp = rzp(rng)
+    size = len(f32_edges(rng, scale, zp, n))
+    ts = [tensor([size], "float32"), tensor([size], "int8", scale, zp)]
+    model = build(QUANTIZE, ts, [0], [1])
+    return model, lambda rng, j: [f32_edges(rng, scale, zp, n)]
+
+
+def requantize_case(rng, tin, tout):
+    s_in = rscale(rng, -10, 2)
+    s_out = s_in * 2.0 ** rng.uniform(-8, 8)
+    zin = rzp(rng) + (128 if tin == "uint8" else 0)
+    zout = rzp(rng) + (128 if tout == "uint8" else 0)
+    shape = split_shape(rng, int(rng.integers(1, 300)), 2)
+    ts = [tensor(shape, tin, s_in, zin), tensor(shape, tout, s_out, zout)]
+    model = build(QUANTIZE, ts, [0], [1])
+    return model, lambda rng, j: [rng.integers(0, 256, shape).astype(
+        np.uint8).view(NP[tin])]
+
+
+def dequantize_case(rng, tin, extreme=False):
+    scale = rscale(rng, -12, 4)
+    if extreme:
+        scale = float(np.float32([1e-45, 1e-40, 1e-38, 1e36, 3.4e38,
+                                  1.0][int(rng.integers(0, 6))]))
+    zp = rzp(rng) + (128 if tin == "uint8" else 0)
+    if extreme and rng.random() < 0.5:
+        zp = int(rng.integers(-(1 << 31), 1 << 31))  # TFLM allows any
+    shape = split_shape(rng, int(rng.integers(1, 300)), 3)
+    ts = [tensor(shape, tin, scale, zp), tensor(shape, "float32")]
+    model = build(DEQUANTIZE, ts, [0], [1])
+    return model, lambda rng, j: [rng.integers(0, 256, shape).astype(
+        np.uint8).view(NP[tin])]
+
+
+def test_quantize(tmp_path):
+    rng = np.random.default_rng(6)
+    cases = [quantize_case(rng, extreme=k % 3 == 2) for k in range(24)]
+    for k in range(24):
+        tin, tout = [("int8", "int8"), ("int8", "uint8"),
+                     ("uint8", "int8")][k % 3]
+        cases.append(requantize_case(rng, tin, tout))
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
+def test_dequantize(tmp_path):
+    rng = np.random.default_rng(7)
+    cases = [dequantize_case(rng, "int8" if k % 2 else "uint8",
+                             extreme=k % 4 > 1) for k in range(24)]
+    errs = run_cases(cases, tmp_path, sets=1)
+    assert errs == [None] * len(cases)
+
+
+# --- real models ------------------------------------------------------------
+
+REAL = [
+    ("hello_world_int8", "hello_world_int8.tflite"),
+    ("add_model_int8", "add_model.tflite"),
+    ("simple_add", "simple_add_model.tflite"),
+    ("tiny_ad01_int8", "ad01_int8.tflite"),
+    ("test_conv_model", "test_conv_model.tflite"),
+    ("micro_speech_quantized", "micro_speech_quantized.tflite"),
+    ("tiny_kws_ref_int8", "kws_ref_model.tflite"),
+    ("tiny_ic_resnet_int8", "pretrainedResnet_quant.tflite"),
+]
+
+
+def random_input(rng, d):
+    """Random data for an input of the oracle's details d."""
+    shape, dtype = d["shape"], d["dtype"]
+    if dtype == np.float32:
+        x = rng.standard_normal(shape).astype(np.float32) * 2
+        x.flat[:4] = [0.0, -0.0, 1e6, -1e6][:x.size]
+        return x
+    return rng.integers(-128, 128, size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("folder,name", REAL)
+def test_real_model(folder, name):
+    """Whole models that use these kernels, bit-exact with TFLM, invoked
+    under heap_lock()."""
+    path = shared(folder, name)
+    ref = Reference(path)
+    rng = np.random.default_rng(8)
+    sets = []
+    for k in range(3):
+        sets.append([random_input(rng, ref.input_details(i))
+                     for i in range(ref.n_in)])
+    if folder == "micro_speech_quantized":
+        sets.append([np.load(shared(folder, "yes_features.npy"))])
+        sets.append([np.load(shared(folder, "no_features.npy"))])
+    want = [ref.run(s) for s in sets]
+    raw = [[np.ascontiguousarray(x, dtype=ref.input_details(i)["dtype"])
+            .tobytes() for i, x in enumerate(s)] for s in sets]
+    got, info = device.run_model(path, raw, ref.n_out)
+    assert got is not None, info
+    assert info["alloc_fail"] == 0
+    for k, (g, w) in enumerate(zip(got, want)):
+        for j, o in enumerate(w):
+            assert g[j] == np.ascontiguousarray(o).tobytes(), (k, j)
+
+
+# --- prepare errors -------------------------------------------------------
+
+def test_prepare_errors(tmp_path):
+    """Models these kernels must refuse, with the op and tensor named.
+    Several make TFLM itself abort (TFLITE_CHECK), so the oracle is not
+    run on them."""
+    q = lambda shape, s=0.1, zp=0: tensor(shape, "int8", s, zp)  # noqa
+    cases = []
+
+    def add(model, *words):
+        cases.append(((model, None), words))
+
+    sm = S.SoftmaxOptionsT()
+    sm.beta = 1.0
+    add(build(SOFTMAX, [q([1, 4]), q([1, 4], 1.0 / 128, -128)], [0], [1],
+              OPT_SOFTMAX, sm), "SOFTMAX", "tensor 1", "1/256")
+    tiny = S.SoftmaxOptionsT()
+    tiny.beta = 1e-9
+    add(build(SOFTMAX, [q([1, 4]), q([1, 4], 1.0 / 256, -128)], [0], [1],
+              OPT_SOFTMAX, tiny), "SOFTMAX", "too small")
+    fc = S.FullyConnectedOptionsT()
+    fc.weightsFormat = 1
+    w = tensor([3, 4], "int8", 0.1, 0, np.ones((3, 4), np.int8))
+    add(build(FC, [q([1, 4]), w, q([1, 3])], [0, 1, -1], [2], OPT_FC, fc),
+        "FULLY_CONNECTED", "weights_format")
+    wpc = tensor([3, 4], "int8", [0.1, 0.2], [0, 0], np.ones((3, 4), np.int8))
+    add(build(FC, [q([1, 4]), wpc, q([1, 3])], [0, 1, -1], [2]),
+        "FULLY_CONNECTED", "tensor 1", "scales")
+    add(build(FC, [q([1, 4]), w, q([1, 5])], [0, 1, -1], [2]),
+        "FULLY_CONNECTED", "tensor 2", "shape")
+    po = S.Pool2DOptionsT()
+    po.strideW = po.strideH = po.filterWidth = po.filterHeight = 2
+    add(build(MAXP, [q([1, 4, 4, 2]), q([1, 2, 2, 2], 0.1, 3)], [0], [1],
+              OPT_POOL, po), "MAX_POOL_2D", "tensor 1", "zero point")
+    add(build(AVG, [q([1, 4, 4, 2]), q([1, 3, 2, 2])], [0], [1], OPT_POOL,
+              po), "AVERAGE_POOL_2D", "tensor 1", "shape")
+    p0 = S.Pool2DOptionsT()
+    add(build(AVG, [q([1, 4, 4, 2]), q([1, 4, 4, 2])], [0], [1], OPT_POOL,
+              p0), "AVERAGE_POOL_2D", "stride")
+    add(build(ADD, [q([2, 3]), q([4, 3]), q([4, 3])], [0, 1], [2]),
+        "ADD", "tensor 2", "broadcast")
+    add(build(ADD, [q([2, 3]), q([2, 3]), q([2, 3], 1e-9)], [0, 1], [2]),
+        "ADD", "output multiplier")
+    add(build(QUANTIZE, [tensor([4], "float32"),
+                         tensor([4], "int16", 0.1, 0)], [0], [1]),
+        "QUANTIZE", "float32 -> int16")
+    add(build(DEQUANTIZE, [tensor([4], "int16", 0.1, 0),
+                           tensor([4], "float32")], [0], [1]),
+        "DEQUANTIZE", "tensor 0", "int16")
+    errs = run_cases([c for c, _ in cases], tmp_path)
+    for err, (_, words) in zip(errs, cases):
+        assert err is not None
+        assert err.startswith("PrepareError op 0 (%s)" % words[0]), err
+        for w in words[1:]:
+            assert w in err, (w, err)
+
+
+def test_f32_bits():
+    """dequantize.f32_bits rounds like numpy's double -> float32 cast
+    (ties to even, subnormals, overflow to infinity)."""
+    from tflm.kernels.dequantize import f32_bits
+    rng = np.random.default_rng(9)
+    for _ in range(4000):
+        m = int(rng.integers(1, 1 << 53))
+        e = int(rng.integers(-210, 80))
+        if rng.random() < 0.3:  # exact ties at float32 precision
+            m = (int(rng.integers(1 << 23, 1 << 24)) << 1 | 1) << 28
+        with np.errstate(over="ignore"):
+            want = np.float32(m * 2.0 ** e)  # exact double, one rounding
+        neg = bool(rng.random() < 0.5)
+        bits = int(want.view(np.uint32)) | (0x80000000 if neg else 0)
+        assert f32_bits(m, e, neg) == bits, (m, e)
+
+
+def test_small_scratch(tmp_path):
+    """With a 5-word scratch array every kernel works in chunks."""
+    rng = np.random.default_rng(10)
+    cases = [fc_case(rng, per_channel=k % 2 == 0, act=k % 4)
+             for k in range(8)]
+    cases += [pool_case(rng, AVG if k % 2 else MAXP) for k in range(8)]
+    cases += [add_case(rng, same=k % 2 == 0) for k in range(8)]
+    cases += [softmax_case(rng) for k in range(8)]
+    errs = run_cases(cases, tmp_path, sets=2, scratch=5)
+    assert errs == [None] * len(cases)
