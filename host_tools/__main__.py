@@ -1,9 +1,9 @@
-"""Command line: python -m host_tools {run,demo} ..."""
+"""Command line: python -m host_tools {run,demo,romfs,...} ..."""
 
 import argparse
 import sys
 
-from . import cli_run, demo
+from . import cli_run, demo, romfs
 
 
 def parser():
@@ -23,6 +23,7 @@ def parser():
     r.add_argument("--check", action="store_true",
                    help="compare with the TFLM reference interpreter")
     sub.add_parser("demo", help="digits CNN: accuracy, TFLM agreement")
+    romfs.add_parser(sub)
     return p
 
 
@@ -30,6 +31,8 @@ def main(argv=None):
     args = parser().parse_args(argv)
     if args.cmd == "run":
         return cli_run.main(args)
+    if args.cmd == "romfs":
+        return romfs.main(args)
     return demo.main(args)
 
 

@@ -10,11 +10,11 @@ The package also imports under CPython, where host tools reuse its FlatBuffer
 reader, model view and memory planner (kernels need MicroPython's viper).
 """
 
-try:
-    import micropython
-    micropython.viper  # a folder named 'micropython' may shadow it
-except (ImportError, AttributeError):  # CPython: let viper modules import.
-    import sys
+import sys
+
+if sys.implementation.name != "micropython":
+    # CPython (host tools): let '@micropython.viper' modules import. On
+    # MicroPython the compiler handles that decorator itself.
 
     class _MicroPythonShim:
         """Stand-in so kernel modules import under CPython (not run)."""
@@ -29,7 +29,10 @@ except (ImportError, AttributeError):  # CPython: let viper modules import.
         def const(x):
             return x
 
-    sys.modules["micropython"] = _MicroPythonShim
+    # A folder named 'micropython' (this repo's) may already be imported
+    # as a namespace package: replace anything without 'viper'.
+    if not hasattr(sys.modules.get("micropython"), "viper"):
+        sys.modules["micropython"] = _MicroPythonShim
 
 from .errors import (TFLMError, FormatError, ModelError,  # noqa: E402
                      UnsupportedOpError, PrepareError, ArenaError,

