@@ -1,0 +1,342 @@
+"""CONV_2D, int8 (per-channel or per-tensor quantized filter).
+
+Follows tensorflow/lite/micro/kernels/conv.cc and conv_common.cc with
+reference_integer_ops::ConvPerChannel (kernels/internal/reference/
+integer_ops/conv.h): NHWC input [B, H, W, C], filter [OC, KH, KW, CIN]
+(C = groups * CIN), optional int32 bias [OC], output [B, OH, OW, OC].
+For each output value
+
+    acc = sum over in-image taps and CIN of f * (x - input_zero_point)
+    out = clamp(MultiplyByQuantizedMultiplier(acc + bias, m[oc], s[oc])
+                + output_zero_point, act_min, act_max)
+
+Taps that fall in the padding are skipped, as TFLM skips them.
+
+Arithmetic trick (exact): with u = x + 128 = byte ^ 0x80 and
+v = u + in_off - 128 = x - input_zero_point, and wu = f + 128,
+
+    sum f * v = sum wu * v - 128 * sum v
+
+so the inner loop multiplies two xor-ed bytes (plus the offset), and the
+correction sum v is computed once per output pixel (and group) for all
+output channels. For 1x1 filters (no padding: every tap is in the image)
+sum wu * v = sum wu * u + off * sum wu, and the constant off * sum wu is
+folded into the bias at prepare, leaving sum wu * u.
+
+Accumulators use only +, - and *, so they are exact modulo 2**32 on
+every word size; the int32 store truncates them to what TFLM's int32
+accumulator holds. Filter bytes are read with ptr8 only (any alignment).
+"""
+
+from array import array
+
+import micropython
+
+from ..errors import PrepareError
+from ..fixedpoint import scale_i32, store_i8
+from . import conv_util
+
+
+def prepare(op, ins, outs, ctx):
+    """Check a CONV_2D operator and bind its eval function and state.
+
+    ins: [input int8 [B,H,W,C], filter int8 [OC,KH,KW,CIN], bias int32
+    [OC] or None]; outs: [output int8 [B,OH,OW,OC]]. Conv2DOptions:
+    padding (0), stride_w (1), stride_h (2), fused_activation_function
+    (3), dilation_w_factor (4), dilation_h_factor (5). Groups
+    (C = g * CIN, g > 1) are supported. Raises PrepareError for wrong
+    types, ranks, shapes, options or quantization.
+    """
+    inp, filt, bias, out = conv_util.check_io(op, ins, outs)
+    padding = op.opt_byte(0, 0)
+    sw = op.opt_int(1, 0)
+    sh = op.opt_int(2, 0)
+    act = op.opt_byte(3, 0)
+    dw = op.opt_int(4, 1)
+    dh = op.opt_int(5, 1)
+    b, h, w, c = inp.shape
+    oc, kh, kw, cin = filt.shape
+    if cin < 1 or c % cin:
+        raise PrepareError("%s: filter %s depth %d does not divide input %s "
+                           "depth %d" % (op.label(), filt.label(), cin,
+                                         inp.label(), c))
+    groups = c // cin
+    if oc < 1 or oc % groups:
+        raise PrepareError("%s: %d output channels do not split into %d "
+                           "groups" % (op.label(), oc, groups))
+    ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
+                                oc)
+    mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
+                                                False)
+    bias_a = conv_util.bias_array(op, bias, oc, ctx)
+    conv_util.check_scratch(op, ctx, oc)
+    off = -inp.zero_point - 128
+    p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
+                    sh, sw, dh, dw, ph, pw, off, oc // groups))
+    st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts, qp,
+          ctx.scratch)
+    if (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
+            and filt.is_const):
+        _fold_offset(bias_a, filt.data, oc, c, off)
+        return _eval_1x1, st
+    return _eval_any, st
+
+
+def _fold_offset(bias_a, fdata, oc, c, off):
+    """bias_a[k] += off * sum(wu[k]), wrapped to int32 (see _conv_1x1).
+
+    Changes bias_a in place: it is this op's own copy (int32_array or
+    zeros).
+    """
+    if off == 0:
+        return
+    sums = array("i", bytes(4 * oc))
+    conv_util.filter_sums(fdata, oc, c, sums)
+    for k in range(oc):
+        bias_a[k] = conv_util.wrap32(bias_a[k] + off * (sums[k] + 128 * c))
+
+
+def _eval_1x1(st):
+    _conv_1x1(0, 0, 0, st)
+
+
+def _eval_any(st):
+    _conv_any(0, 0, 0, st)
+
+
+# Parameter slots of st[0].
+# 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 CIN, 10 SH, 11 SW,
+# 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 FPG
+# (filters per group).
+
+@micropython.viper
+def _conv_1x1(acc: int, xa: int, wa: int, st):
+    """1x1 filter, no padding, one group: a matrix product per pixel.
+
+    The input offset is folded into the bias at prepare (_fold_offset):
+    sum f * v = sum wu * u + off * sum wu - 128 * sum v, so the inner loop
+    is sum wu * u, 4-way unrolled. acc, xa, wa are the hot locals (the
+    first locals get registers); callers pass 0. xa / wa are addresses of
+    the current input / filter byte.
+    """
+    p = ptr32(st[0])
+    one: int = 1
+    S: int = one << 31
+    B: int = p[0]
+    H: int = p[1]
+    W: int = p[2]
+    C: int = p[3]
+    OH: int = p[4]
+    OW: int = p[5]
+    OC: int = p[6]
+    SH: int = p[10]
+    SW: int = p[11]
+    off: int = (p[16] ^ S) - S
+    x0: int = int(ptr8(st[1]))
+    w0: int = int(ptr8(st[2]))
+    bp = ptr32(st[3])
+    out = st[4]
+    mults = st[5]
+    shifts = st[6]
+    qp = st[7]
+    scratch = st[8]
+    sp = ptr32(scratch)
+    c4: int = C & ~3
+    o: int = 0
+    xstep: int = SW * C
+    xrow: int = SH * W * C
+    xb: int = x0
+    b: int = 0
+    while b < B:
+        oy: int = 0
+        while oy < OH:
+            xpix: int = xb + oy * xrow
+            ox: int = 0
+            while ox < OW:
+                # -128 * sum v over the pixel, shared by all filters.
+                xe: int = xpix + C
+                x4: int = xpix + c4
+                acc = 0
+                xa = xpix
+                while xa < xe:
+                    acc += (ptr8(xa)[0] ^ 0x80) + off
+                    xa += 1
+                base: int = 0 - acc * 128
+                wa = w0
+                k: int = 0
+                while k < OC:
+                    acc = bp[k] + base
+                    xa = xpix
+                    while xa < x4:
+                        acc += ((ptr8(wa)[0] ^ 0x80) * (ptr8(xa)[0] ^ 0x80)
+                                + (ptr8(wa)[1] ^ 0x80) * (ptr8(xa)[1] ^ 0x80)
+                                + (ptr8(wa)[2] ^ 0x80) * (ptr8(xa)[2] ^ 0x80)
+                                + (ptr8(wa)[3] ^ 0x80) * (ptr8(xa)[3] ^ 0x80))
+                        xa += 4
+                        wa += 4
+                    while xa < xe:
+                        acc += (ptr8(wa)[0] ^ 0x80) * (ptr8(xa)[0] ^ 0x80)
+                        xa += 1
+                        wa += 1
+                    sp[k] = acc
+                    k += 1
+                scale_i32(scratch, OC, mults, shifts, 1)
+                store_i8(scratch, OC, out, o, qp)
+                o += OC
+                xpix += xstep
+                ox += 1
+            oy += 1
+        xb += H * W * C
+        b += 1
+
+
+@micropython.viper
+def _conv_any(acc: int, xa: int, wa: int, st):
+    """Any filter size, stride, dilation, padding and group count.
+
+    For each output pixel the in-image tap window [kyl, kyh) x [kxl, kxh)
+    is found once, so the inner loops have no bounds checks. When a
+    window row is contiguous in the input (dilation_w 1, one group) the
+    kx and channel loops are a single loop.
+    """
+    p = ptr32(st[0])
+    one: int = 1
+    S: int = one << 31
+    B: int = p[0]
+    H: int = p[1]
+    W: int = p[2]
+    C: int = p[3]
+    OH: int = p[4]
+    OW: int = p[5]
+    OC: int = p[6]
+    KH: int = p[7]
+    KW: int = p[8]
+    CIN: int = p[9]
+    SH: int = p[10]
+    SW: int = p[11]
+    DH: int = p[12]
+    DW: int = p[13]
+    PH: int = p[14]
+    PW: int = p[15]
+    off: int = (p[16] ^ S) - S
+    FPG: int = p[17]
+    x0: int = int(ptr8(st[1]))
+    w0: int = int(ptr8(st[2]))
+    bp = ptr32(st[3])
+    out = st[4]
+    mults = st[5]
+    shifts = st[6]
+    qp = st[7]
+    scratch = st[8]
+    sp = ptr32(scratch)
+    dwc: int = DW * C  # input step between horizontal taps
+    xrow: int = DH * W * C  # input step between vertical taps
+    wrow: int = KW * CIN  # filter step between rows
+    wsize: int = KH * KW * CIN  # one output channel's filter
+    contiguous: int = 0
+    if dwc == CIN:
+        contiguous = 1
+    o: int = 0
+    b: int = 0
+    while b < B:
+        oy: int = 0
+        while oy < OH:
+            iy0: int = oy * SH - PH
+            kyl: int = 0
+            while kyl < KH and iy0 + kyl * DH < 0:
+                kyl += 1
+            kyh: int = kyl
+            while kyh < KH and iy0 + kyh * DH < H:
+                kyh += 1
+            nky: int = kyh - kyl
+            ox: int = 0
+            while ox < OW:
+                ix0: int = ox * SW - PW
+                kxl: int = 0
+                while kxl < KW and ix0 + kxl * DW < 0:
+                    kxl += 1
+                kxh: int = kxl
+                while kxh < KW and ix0 + kxh * DW < W:
+                    kxh += 1
+                nkx: int = kxh - kxl
+                # First in-image tap of channel 0, and its filter offset.
+                xg: int = x0 + ((b * H + iy0 + kyl * DH) * W
+                                + ix0 + kxl * DW) * C
+                wk: int = w0 + (kyl * KW + kxl) * CIN
+                rowlen: int = nkx * CIN
+                row4: int = rowlen & ~3
+                k: int = 0
+                while k < OC:
+                    # sum v over this group's in-image taps.
+                    acc = 0
+                    xr: int = xg
+                    ky: int = 0
+                    while ky < nky:
+                        xk: int = xr
+                        kx: int = 0
+                        while kx < nkx:
+                            xa = xk
+                            xe: int = xa + CIN
+                            while xa < xe:
+                                acc += (ptr8(xa)[0] ^ 0x80) + off
+                                xa += 1
+                            xk += dwc
+                            kx += 1
+                        xr += xrow
+                        ky += 1
+                    base: int = 0 - acc * 128
+                    gend: int = k + FPG
+                    while k < gend:
+                        acc = bp[k] + base
+                        xr = xg
+                        wr: int = wk
+                        ky = 0
+                        while ky < nky:
+                            wa = wr
+                            if contiguous:
+                                xa = xr
+                                xe = xa + rowlen
+                                x4: int = xa + row4
+                                while xa < x4:
+                                    acc += (
+                                        (ptr8(wa)[0] ^ 0x80)
+                                        * ((ptr8(xa)[0] ^ 0x80) + off)
+                                        + (ptr8(wa)[1] ^ 0x80)
+                                        * ((ptr8(xa)[1] ^ 0x80) + off)
+                                        + (ptr8(wa)[2] ^ 0x80)
+                                        * ((ptr8(xa)[2] ^ 0x80) + off)
+                                        + (ptr8(wa)[3] ^ 0x80)
+                                        * ((ptr8(xa)[3] ^ 0x80) + off))
+                                    xa += 4
+                                    wa += 4
+                                while xa < xe:
+                                    acc += ((ptr8(wa)[0] ^ 0x80)
+                                            * ((ptr8(xa)[0] ^ 0x80) + off))
+                                    xa += 1
+                                    wa += 1
+                            else:
+                                xk = xr
+                                kx = 0
+                                while kx < nkx:
+                                    xa = xk
+                                    xe = xa + CIN
+                                    while xa < xe:
+                                        acc += ((ptr8(wa)[0] ^ 0x80)
+                                                * ((ptr8(xa)[0] ^ 0x80) + off))
+                                        xa += 1
+                                        wa += 1
+                                    xk += dwc
+                                    kx += 1
+                            xr += xrow
+                            wr += wrow
+                            ky += 1
+                        sp[k] = acc
+                        wk += wsize
+                        k += 1
+                    xg += CIN
+                scale_i32(scratch, OC, mults, shifts, 1)
+                store_i8(scratch, OC, out, o, qp)
+                o += OC
+                ox += 1
+            oy += 1
+        b += 1

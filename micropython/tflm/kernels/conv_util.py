@@ -1,0 +1,216 @@
+"""Shared prepare-time helpers of CONV_2D and DEPTHWISE_CONV_2D.
+
+Output size and padding follow tensorflow/lite/kernels/padding.h
+(ComputeOutSizeChecked, ComputePaddingWithOffsetChecked); quantization
+follows PopulateConvolutionQuantizationParams in
+tensorflow/lite/kernels/kernel_util.cc. Nothing here runs in invoke().
+"""
+
+from array import array
+
+import micropython  # under CPython, the tflm package installs a shim
+
+from .. import quant, schema
+from ..errors import ModelError, PrepareError
+
+
+def out_size(padding, image, filt, stride, dilation):
+    """Output size of one spatial dimension (ComputeOutSizeChecked).
+
+    padding: schema.PADDING_SAME or PADDING_VALID. Returns the size (>= 0),
+    or None where TFLM reports an error (bad arguments, negative size).
+    """
+    if (padding not in (schema.PADDING_SAME, schema.PADDING_VALID)
+            or image < 0 or filt <= 0 or stride <= 0 or dilation <= 0):
+        return None
+    eff = (filt - 1) * dilation + 1
+    if padding == schema.PADDING_SAME:
+        n = (image + stride - 1) // stride
+    else:
+        # C++ int64 division truncates toward zero: a numerator in
+        # (-stride, 0) still gives size 0; below that TFLM fails.
+        num = image + stride - eff
+        n = num // stride if num >= 0 else -((-num) // stride)
+    return n if n >= 0 else None
+
+
+def pad_before(stride, dilation, image, filt, out):
+    """Padding before the first row/column (ComputePaddingWithOffset):
+    max(0, (out - 1) * stride + effective_filter - image) // 2.
+
+    TFLM's reference kernels use only this value (not the odd offset):
+    the extra padding of an odd total goes after the last row/column.
+    """
+    eff = (filt - 1) * dilation + 1
+    total = (out - 1) * stride + eff - image
+    return total // 2 if total > 0 else 0
+
+
+def check_type(op, t, ttype, what):
+    """Raise PrepareError unless tensor t exists and has type ttype."""
+    if t is None:
+        raise PrepareError("%s: missing %s tensor" % (op.label(), what))
+    if t.type != ttype:
+        raise PrepareError("%s: %s %s is %s, expected %s"
+                           % (op.label(), what, t.label(), t.dtype,
+                              schema.type_name(ttype)))
+
+
+def check_rank4(op, t, what):
+    """Raise PrepareError unless t has rank 4."""
+    if len(t.shape) != 4:
+        raise PrepareError("%s: %s %s has shape %s, expected rank 4"
+                           % (op.label(), what, t.label(), t.shape))
+
+
+def check_io(op, ins, outs):
+    """Check input/output counts and int8 types of a conv-like op.
+
+    Returns (input, filter, bias or None, output); all rank 4 but bias.
+    """
+    if len(ins) not in (2, 3) or len(outs) != 1:
+        raise PrepareError("%s: expected 2 or 3 inputs and 1 output, got "
+                           "%d and %d" % (op.label(), len(ins), len(outs)))
+    inp, filt, out = ins[0], ins[1], outs[0]
+    bias = ins[2] if len(ins) == 3 else None
+    check_type(op, inp, schema.INT8, "input")
+    check_type(op, filt, schema.INT8, "filter")
+    check_type(op, out, schema.INT8, "output")
+    for t, what in ((inp, "input"), (filt, "filter"), (out, "output")):
+        check_rank4(op, t, what)
+    for t, what in ((inp, "input"), (out, "output")):
+        if not t.scales:
+            raise PrepareError("%s: %s %s is not quantized"
+                               % (op.label(), what, t.label()))
+        if not -128 <= t.zero_point <= 127:
+            raise PrepareError("%s: %s %s has zero point %d outside int8"
+                               % (op.label(), what, t.label(),
+                                  t.zero_point))
+    return inp, filt, bias, out
+
+
+def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
+    """Check options and the output shape; return (pad_h, pad_w).
+
+    The stored output shape must equal [batch, out_h, out_w, out_ch] as
+    computed by ComputePaddingHeightWidth (TFLM trusts the stored shape).
+    """
+    if padding not in (schema.PADDING_SAME, schema.PADDING_VALID):
+        raise PrepareError("%s: unknown padding %d" % (op.label(), padding))
+    if sh < 1 or sw < 1 or dh < 1 or dw < 1:
+        raise PrepareError("%s: strides (%d, %d) and dilations (%d, %d) "
+                           "must be >= 1" % (op.label(), sh, sw, dh, dw))
+    _, h, w, _ = inp.shape
+    kh, kw = filt.shape[1], filt.shape[2]
+    if kh < 1 or kw < 1:
+        raise PrepareError("%s: filter %s has empty shape %s"
+                           % (op.label(), filt.label(), filt.shape))
+    oh = out_size(padding, h, kh, sh, dh)
+    ow = out_size(padding, w, kw, sw, dw)
+    if oh is None or ow is None:
+        raise PrepareError("%s: filter %s (dilated) does not fit input %s "
+                           "%s" % (op.label(), filt.label(), inp.label(),
+                                   inp.shape))
+    want = (inp.shape[0], oh, ow, out_ch)
+    if tuple(out.shape) != want:
+        raise PrepareError("%s: output %s has shape %s, expected %s"
+                           % (op.label(), out.label(), tuple(out.shape),
+                              want))
+    return pad_before(sh, dh, h, kh, oh), pad_before(sw, dw, w, kw, ow)
+
+
+def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
+    """PopulateConvolutionQuantizationParams for int8.
+
+    n_ch: output channels (filter dimension 0 for conv, 3 for depthwise).
+    same_zp_count: also require as many filter zero points as scales (a
+    check DepthwiseConvPrepare makes and ConvPrepare does not).
+    Returns (mults, shifts, qp): array('i') of n_ch multipliers and
+    shifts (per-tensor filters are broadcast), and array('i') [output
+    zero point, activation min, activation max] for fixedpoint.store_i8.
+    The filter zero point is ignored, as TFLM's int8 kernels ignore it.
+    """
+    scales = filt.scales
+    if len(scales) not in (1, n_ch):
+        raise PrepareError("%s: filter %s has %d scales for %d channels"
+                           % (op.label(), filt.label(), len(scales), n_ch))
+    qd = filt.quantized_dimension
+    if len(scales) > 1 and not (0 <= qd < len(filt.shape)
+                                and filt.shape[qd] == n_ch):
+        # TFLM only checks that the quantized dimension has n_ch entries.
+        raise PrepareError("%s: filter %s is quantized along dimension %d, "
+                           "which does not have %d entries"
+                           % (op.label(), filt.label(), qd, n_ch))
+    if same_zp_count and len(filt.zero_points) != len(scales):
+        raise PrepareError("%s: filter %s has %d scales but %d zero points"
+                           % (op.label(), filt.label(), len(scales),
+                              len(filt.zero_points)))
+    mults = array("i", bytes(4 * n_ch))
+    shifts = array("i", bytes(4 * n_ch))
+    try:
+        cache = {}
+        for c in range(n_ch):
+            s = scales[c] if len(scales) > 1 else scales[0]
+            ms = cache.get(s)
+            if ms is None:
+                ms = quant.conv_multiplier(inp.scale, s, out.scale)
+                cache[s] = ms
+            mults[c], shifts[c] = ms
+        lo, hi = quant.activation_range(act, out.scale, out.zero_point)
+    except ModelError as e:
+        raise PrepareError("%s: %s" % (op.label(), e))
+    if lo > hi:
+        raise PrepareError("%s: empty activation range [%d, %d] of output %s"
+                           % (op.label(), lo, hi, out.label()))
+    return mults, shifts, array("i", (out.zero_point, lo, hi))
+
+
+def bias_array(op, bias, n_ch, ctx):
+    """The bias as an aligned array('i') of n_ch values (zeros if absent).
+
+    Raises PrepareError unless the bias is a constant int32 tensor of
+    n_ch elements.
+    """
+    if bias is None:
+        return array("i", bytes(4 * n_ch))
+    check_type(op, bias, schema.INT32, "bias")
+    if bias.size != n_ch:
+        raise PrepareError("%s: bias %s has %d elements, expected %d"
+                           % (op.label(), bias.label(), bias.size, n_ch))
+    if not bias.is_const:
+        raise PrepareError("%s: bias %s is not constant"
+                           % (op.label(), bias.label()))
+    return ctx.int32_array(bias)
+
+
+def check_scratch(op, ctx, n):
+    """Raise PrepareError unless ctx.scratch holds n int32 values."""
+    if ctx.scratch_len < n:
+        raise PrepareError("%s: needs %d scratch words, interpreter has %d"
+                           % (op.label(), n, ctx.scratch_len))
+
+
+def wrap32(v):
+    """v reduced to a signed 32-bit value (C int32 arithmetic)."""
+    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+@micropython.viper
+def filter_sums(filt, n: int, k: int, out):
+    """out[i] = sum of the k int8 values filt[i*k : i*k + k], for i < n.
+
+    filt: bytes-like (model data, any alignment); out: array('i').
+    Used at prepare time to fold the input offset into the bias.
+    """
+    w = ptr8(filt)
+    o = ptr32(out)
+    i: int = 0
+    j: int = 0
+    while i < n:
+        s: int = 0
+        e: int = j + k
+        while j < e:
+            s += (w[j] ^ 0x80) - 0x80
+            j += 1
+        o[i] = s
+        i += 1
