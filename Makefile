@@ -5,8 +5,9 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 MODEL ?= host_tools/data/digits_cnn_int8.tflite
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
-.PHONY: test demo run venv clean
+.PHONY: test demo run venv clean bench
 
 $(STAMP): requirements.txt
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -21,8 +22,42 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(VPY) -m host_tools demo
 
+# Ours (unix port) vs TFLM on every shared model: bench/results.{md,json},
+# bench/ratios.png. BENCH_ARGS, e.g. --rounds 9 or --models person,kws.
+bench: $(STAMP)
+	$(VPY) -m host_tools bench $(BENCH_ARGS)
+
 run: $(STAMP)
 	$(VPY) -m host_tools run $(MODEL) --check
+
+# On a board (boards/<id>/board.json, boards/README.md):
+#   make mpy BOARD=pico            (or ARCH=armv6m): .mpy into build/<board>/tflm
+#   make deploy BOARD=pico PORT=/dev/ttyACM0 [MODEL=m.tflite] [ONLY_NEEDED=1]
+#               [ROMFS=1] [DRY_RUN=1]
+#   make boards                    which shared models fit which board
+BOARD ?=
+ARCH ?=
+PORT ?= auto
+.PHONY: mpy deploy boards package-json
+
+mpy: $(STAMP)
+	$(VPY) -m host_tools mpy $(if $(BOARD),--board $(BOARD)) $(if $(ARCH),--arch $(ARCH))
+
+deploy: $(STAMP)
+	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run)
+
+boards: $(STAMP)
+	$(VPY) -m host_tools boards
+
+package-json: $(STAMP)
+	$(VPY) -m host_tools package-json
+
+# Mutation fuzzing (host_tools/fuzz.py): make fuzz N=100000 SEED=7
+N ?= 20000
+SEED ?= 1
+.PHONY: fuzz
+fuzz: $(STAMP)
+	$(VPY) -m host_tools fuzz --n $(N) --seed $(SEED)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -3,7 +3,9 @@
 import argparse
 import sys
 
-from . import cli_run, demo, romfs
+from . import boards, build, cli_run, demo, deploy, romfs
+from . import bench, plan_tool
+from . import fuzz
 
 
 def parser():
@@ -24,6 +26,12 @@ def parser():
                    help="compare with the TFLM reference interpreter")
     sub.add_parser("demo", help="digits CNN: accuracy, TFLM agreement")
     romfs.add_parser(sub)
+    fuzz.add_parser(sub)
+    bench.add_parser(sub)
+    plan_tool.add_parser(sub)
+    boards.add_parser(sub)
+    build.add_parsers(sub)
+    deploy.add_parser(sub)
     return p
 
 
@@ -31,8 +39,22 @@ def main(argv=None):
     args = parser().parse_args(argv)
     if args.cmd == "run":
         return cli_run.main(args)
+    if args.cmd == "bench":
+        return bench.main(args)
+    if args.cmd == "plan":
+        return plan_tool.main(args)
     if args.cmd == "romfs":
         return romfs.main(args)
+    if args.cmd == "fuzz":
+        return fuzz.main(args)
+    if args.cmd == "boards":
+        return boards.main(args)
+    if args.cmd == "mpy":
+        return build.main_mpy(args)
+    if args.cmd == "package-json":
+        return build.main_package_json(args)
+    if args.cmd == "deploy":
+        return deploy.main(args)
     return demo.main(args)
 
 

@@ -627,7 +627,10 @@ def test_prepare_errors(tmp_path):
     w = tensor([3, 4], "int8", 0.1, 0, np.ones((3, 4), np.int8))
     add(build(FC, [q([1, 4]), w, q([1, 3])], [0, 1, -1], [2], OPT_FC, fc),
         "FULLY_CONNECTED", "weights_format")
-    wpc = tensor([3, 4], "int8", [0.1, 0.2], [0, 0], np.ones((3, 4), np.int8))
+    # 4 scales along dimension 1 (well-formed, so the model verifier
+    # passes it), but FULLY_CONNECTED needs one per unit (3).
+    wpc = tensor([3, 4], "int8", [0.1, 0.2, 0.3, 0.4], 0,
+                 np.ones((3, 4), np.int8), qdim=1)
     add(build(FC, [q([1, 4]), wpc, q([1, 3])], [0, 1, -1], [2]),
         "FULLY_CONNECTED", "tensor 1", "scales")
     add(build(FC, [q([1, 4]), w, q([1, 5])], [0, 1, -1], [2]),

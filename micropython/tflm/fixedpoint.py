@@ -119,3 +119,83 @@ def store_i8(buf, n: int, out, off: int, qp):
             v = hi
         o[off + i] = v
         i += 1
+
+
+@micropython.viper
+def requant_i8(x: int, i: int, t: int, buf, n: int, nch: int, mults, shifts,
+               qp, out, off: int):
+    """Fused requantize + store of n int32 accumulators, channel-minor:
+
+        out[off + k] = clamp(MultiplyByQuantizedMultiplier(buf[k], m, s)
+                             + zp, lo, hi)   with m, s = mults[c], shifts[c],
+                                             c = k % nch
+
+    i.e. scale_i32 (per channel) then store_i8 in one pass over a batch of
+    n // nch pixels of nch channels, so one call serves many pixels. x, i,
+    t are the hot locals (viper keeps the first locals in registers):
+    callers pass 0. buf, mults, shifts, qp: array('i'); qp = (zp, lo, hi);
+    out: writable bytes-like. Channels form the outer loop, so each
+    channel's multiplier and shift are decoded once per batch.
+
+    Same bits as TFLM's int64 code (common.cc, double rounding) on 32- and
+    64-bit ports: SaturatingRoundingDoublingHighMul(x, m) for m >= 0 is
+    floor((x * m + 2**30) / 2**31) (the saturating case needs m < 0),
+    built from 16-bit limbs of the signed x and 8/16-bit limbs of m whose
+    partial products all fit in 31 bits; RoundingDivideByPOT adds 1 when
+    the remainder exceeds half the divisor (ties away from zero).
+    """
+    p = ptr32(buf)
+    pm = ptr32(mults)
+    ps = ptr32(shifts)
+    q = ptr32(qp)
+    o = ptr8(out)
+    one: int = 1
+    S: int = one << 31
+    R: int = one << 30  # the rounding nudge of the doubling high mul
+    zp: int = (q[0] ^ S) - S
+    lo: int = (q[1] ^ S) - S
+    hi: int = (q[2] ^ S) - S
+    c: int = 0
+    while c < nch:
+        m: int = pm[c]  # in [0, 2**31): no sign extension needed
+        mh: int = m >> 16
+        ml: int = m & 0xFFFF
+        sh: int = (ps[c] ^ S) - S
+        ls: int = 0
+        e: int = 0
+        if sh > 0:
+            ls = sh
+        else:
+            e = 0 - sh
+        mask: int = (one << e) - 1
+        half: int = mask >> 1
+        i = c
+        while i < n:
+            x = (p[i] ^ S) - S
+            if ls:
+                # x * 2**ls wrapped to int32, as C computes it
+                x = x << ls
+                x = ((((((x >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16)
+                     | (x & 0xFFFF))
+            xh: int = x >> 16  # signed high limb, |xh| <= 2**15
+            xl: int = x & 0xFFFF
+            t = (xl & 0xFF) * ml + R
+            t = (xl >> 8) * ml + (t >> 8)
+            hb: int = xh * ml
+            hc: int = xl * mh
+            t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
+            x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
+            # RoundingDivideByPOT(x, e); x >> 31 is -1 for negative x.
+            t = x & mask
+            if t > half - (x >> 31):
+                x = (x >> e) + 1
+            else:
+                x = x >> e
+            x += zp
+            if x < lo:
+                x = lo
+            if x > hi:
+                x = hi
+            o[off + i] = x
+            i += nch
+        c += 1

@@ -6,7 +6,7 @@ a Tensor only remembers where its bytes are. Every index and size read from
 the file is checked; errors name the tensor or operator and the offset.
 """
 
-from . import schema
+from . import schema, verify
 from .errors import FormatError, ModelError, op_label, tensor_label
 from .flatbuf import FlatBuffer, Table
 
@@ -37,6 +37,36 @@ class Tensor:
     @property
     def is_const(self):
         return self.const_pos is not None
+
+    # Quantization vectors: (fb, scale_pos, n, zp_pos, n) into the model,
+    # or tuples given directly (tests, tools) through the setters.
+    _q = None
+    _scales = None
+    _zero_points = None
+
+    @property
+    def scales(self):
+        """Quantization scales (tuple of floats; per-channel if > 1)."""
+        if self._scales is not None or not self._q:
+            return self._scales or ()
+        fb, s, n = self._q[:3]
+        return tuple(fb.f32(s + 4 * i) for i in range(n))
+
+    @scales.setter
+    def scales(self, values):
+        self._scales = tuple(values)
+
+    @property
+    def zero_points(self):
+        """Quantization zero points (tuple of ints)."""
+        if self._zero_points is not None or not self._q:
+            return self._zero_points or ()
+        fb, z, n = self._q[0], self._q[3], self._q[4]
+        return tuple(fb.i64(z + 8 * i) for i in range(n))
+
+    @zero_points.setter
+    def zero_points(self, values):
+        self._zero_points = tuple(values)
 
     def label(self):
         return tensor_label(self.index, self.name)
@@ -109,6 +139,7 @@ class Model:
     def __init__(self, buf):
         fb = FlatBuffer(buf)
         self.fb = fb
+        verify.structure(fb)  # bounds what the parsing below will read
         root = fb.root()
         self.version = root.u32(schema.MODEL_VERSION)
         if self.version != 3:
@@ -127,6 +158,7 @@ class Model:
         self.outputs = self._indices(sg, 2, n, "subgraph output")
         self.operators = self._operators(sg, codes, n)
         self.name = sg.string(4)
+        verify.check_model(self)
 
     def _opcodes(self, root):
         start, n = root.vector(schema.MODEL_OPCODES, 4)
@@ -152,6 +184,7 @@ class Model:
 
     def _tensor(self, t, k):
         ts = Tensor(k)
+        ts.pos = t.pos  # for error messages
         ts.name = t.string(3)
         ts.shape = t.int_vector(0)
         ts.type = t.i8(1)
@@ -168,18 +201,22 @@ class Model:
         return ts
 
     def _quant(self, q, ts):
-        ts.scales = ()
-        ts.zero_points = ()
+        # Per-channel scales and zero points stay in the model bytes: as
+        # Python floats they would cost ~20 bytes each on a board. Only the
+        # first of each is kept; Tensor.scales reads the rest on demand.
+        ts._q = None
         ts.quantized_dimension = 0
+        ts.scale = 0.0
+        ts.zero_point = 0
         if q is not None:
-            fb = self.fb
             s, ns = q.vector(2, 4)
-            ts.scales = tuple(fb.f32(s + 4 * i) for i in range(ns))
             z, nz = q.vector(3, 8)
-            ts.zero_points = tuple(fb.i64(z + 8 * i) for i in range(nz))
+            ts._q = (self.fb, s, ns, z, nz)
             ts.quantized_dimension = q.i32(6)
-        ts.scale = ts.scales[0] if ts.scales else 0.0
-        ts.zero_point = ts.zero_points[0] if ts.zero_points else 0
+            if ns:
+                ts.scale = self.fb.f32(s)
+            if nz:
+                ts.zero_point = self.fb.i64(z)
 
     def _buffer(self, ts):
         start, nbuf = self._buffers
@@ -211,6 +248,7 @@ class Model:
             t = sg.table_at(start, k)
             op = Operator()
             op.index = k
+            op.pos = t.pos  # for error messages
             ci = t.u32(0)
             if ci >= len(codes):
                 raise ModelError("op %d: opcode_index %d out of range (%d "

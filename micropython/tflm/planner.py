@@ -37,7 +37,9 @@ def plan(buffers):
     buffers: list of Buffer. Ties in size keep list order, so the plan is
     deterministic. Runs in O(n^2) for n buffers (n is small on a board).
     """
-    order = sorted(range(len(buffers)), key=lambda i: -buffers[i].size)
+    # (size, index) keys: MicroPython's sort is not stable, so ties must
+    # not be left to it (the board and the host tools must agree).
+    order = sorted(range(len(buffers)), key=lambda i: (-buffers[i].size, i))
     placed = []
     total = 0
     for i in order:
@@ -60,7 +62,12 @@ def alias_roots(model):
     """root[i]: the tensor whose bytes tensor i shares.
 
     The output of an ALIAS_CODES operator (RESHAPE, ...) is a view of its
-    first input, transitively.
+    first input, transitively (reshape -> squeeze -> expand_dims chains).
+    plan_model() gives each group one buffer that lives from the first
+    producer to the last consumer of any member; a constant root makes the
+    whole group view the model bytes. Raises ModelError for an alias
+    operator without a data input, or whose output is a variable tensor
+    (state must have bytes of its own).
     """
     root = list(range(len(model.tensors)))
     for op in model.operators:
@@ -68,7 +75,12 @@ def alias_roots(model):
             if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
                 raise ModelError("%s needs a data input and one output"
                                  % op.label())
-            root[op.outputs[0]] = root[op.inputs[0]]
+            out = op.outputs[0]
+            if 0 <= out < len(root) and model.tensors[out].is_variable:
+                raise ModelError("%s writes variable %s: a view cannot "
+                                 "hold state" % (op.label(),
+                                                 model.tensors[out].label()))
+            root[out] = root[op.inputs[0]]
     return root
 
 
@@ -92,6 +104,10 @@ def lifetimes(model):
         for i in op.inputs:
             if i < 0 or tensors[i].is_const:
                 continue
+            if i not in life and tensors[i].nbytes == 0:
+                # An empty tensor (e.g. RESHAPE's empty shape vector: a
+                # file stores no bytes for it) needs no producer.
+                life[i] = [op.index, op.index]
             if i not in life:
                 raise ModelError("%s reads %s before any operator produces "
                                  "it" % (op.label(), tensors[i].label()))
@@ -137,4 +153,5 @@ def plan_model(model):
             b.size = max(b.size, t.nbytes)
             b.first = min(b.first, first)
             b.last = max(b.last, last)
-    return plan(list(merged.values())), merged, root
+    # In root-index order: MicroPython's dict order differs from CPython's.
+    return plan([merged[r] for r in sorted(merged)]), merged, root

@@ -139,8 +139,13 @@ def conv_multiplier(input_scale, filter_scale, output_scale):
 
 
 def fc_multiplier(input_scale, filter_scale, output_scale):
-    """Per-tensor multiplier of GetQuantizedConvolutionMultipler: the
-    product in_scale * filter_scale is taken in float32 first."""
+    """Per-tensor multiplier as kernel_util.cc's GetQuantizedConvolution-
+    Multipler reads: the product in_scale * filter_scale in float32 first.
+
+    Not used by the kernels: the TFLM build we test against (PyPI
+    tflite-micro) gives FULLY_CONNECTED the double product, i.e.
+    conv_multiplier; tests/test_fuzz.py shows models where the two differ.
+    """
     prod = mul(from_f32(input_scale), from_f32(filter_scale), 24)
     n = bitlen(prod[0]) + prod[1]  # 2**(n-1) <= prod < 2**n
     if prod[0] and not -125 <= n <= 128:

@@ -24,25 +24,67 @@ def _typecode(t):
     return tc
 
 
+def array_typecode(a):
+    """The typecode of an array.array ('b', 'f', ...). MicroPython's array
+    has no .typecode attribute: read it from the repr of an empty slice,
+    "array('f')"."""
+    tc = getattr(a, "typecode", None)
+    return tc if tc is not None else repr(a[:0])[7]
+
+
+def is_float_values(values):
+    """True for real values: array('f' / 'd'), a float ulab / numpy
+    ndarray, or a list / tuple holding a float."""
+    if isinstance(values, array):
+        return array_typecode(values) in "fd"
+    if isinstance(values, (list, tuple)):
+        for v in values:
+            if isinstance(v, float):
+                return True
+        return False
+    d = getattr(values, "dtype", None)
+    if d is None:
+        return False
+    kind = getattr(d, "kind", None)  # numpy dtype
+    if kind is not None:
+        return kind == "f"
+    if isinstance(d, int):  # ulab: the typecode as an int
+        return d in (102, 100)  # ord('f'), ord('d')
+    return "float" in str(d)  # ulab dtype objects
+
+
 def _raw(values):
     """Raw bytes of a buffer or ndarray, or None for other values."""
     if isinstance(values, (bytes, bytearray, memoryview)):
         return values
-    if hasattr(values, "tobytes") and not isinstance(values, array):
+    if isinstance(values, (array, list, tuple)):
+        return None
+    if hasattr(values, "tobytes"):
         return values.tobytes()  # ulab / numpy ndarray
-    return None
+    try:
+        return memoryview(values)  # any other buffer (bytes-like)
+    except TypeError:
+        return None
 
 
 def set_values(t, values):
     """Write values into tensor t (see Tensor.set)."""
+    if is_float_values(values) and not isinstance(values, (list, tuple)):
+        if t.dtype != "float32":
+            raise InvokeError("%s is %s: real values need set_float()"
+                              % (t.label(), t.dtype))
+        if not (isinstance(values, array) and
+                array_typecode(values) == "f"):
+            values = array("f", values)  # e.g. a float64 ndarray
     raw = _raw(values)
     if raw is None:
         tc = _typecode(t)
         if isinstance(values, array):
-            if values.typecode != tc:
+            have = array_typecode(values)
+            if have != tc:
                 raise InvokeError("%s is %s: array typecode '%s' does not "
                                   "match '%s'" % (t.label(), t.dtype,
-                                                  values.typecode, tc))
+                                                  have, tc))
             raw = values
         else:
             raw = _pack(t, tc, values)

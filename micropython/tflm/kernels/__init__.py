@@ -37,7 +37,19 @@ MODULES = {
     schema.RESHAPE: "reshape",
     schema.SQUEEZE: "reshape",
     schema.EXPAND_DIMS: "reshape",
+    schema.TRANSPOSE: "transpose",
     schema.QUANTIZE: "quantize",
+    # float32 only for now (PrepareError for other types):
+    schema.SUB: "float_ops",
+    schema.MUL: "float_ops",
+    schema.RELU: "float_ops",
+    schema.RELU6: "float_ops",
+    schema.LOGISTIC: "float_ops",
+    schema.TANH: "float_ops",
+    schema.MEAN: "mean",
+    # byte copies: float32, int8 and the other types TFLM copies
+    schema.CONCATENATION: "concatenation",
+    schema.PAD: "pad",
     schema.DEQUANTIZE: "dequantize",
 }
 

@@ -17,6 +17,13 @@ reproduced exactly by quant's integer double arithmetic. Eval gathers chunks
 of both operands into the two halves of the shared scratch array and
 requantizes them with fixedpoint.scale_i32 (MultiplyByQuantizedMultiplier
 with a shift <= 0 is exactly the SmallerThanOneExp variant).
+
+Inputs of equal shape with at least LUT_MIN elements take a faster path
+(_add_lut): a and b depend only on the input byte, so each eval first
+tabulates them for all 256 bytes (in the interpreter's shared work
+array, conv_util.work_buffer), then one loop does two table lookups, the
+output requantization and the store per element. Same integers, so the
+same bits.
 """
 
 from array import array
@@ -26,9 +33,13 @@ import micropython
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
+from .conv_util import work_buffer
 
 ADD_OPTIONS = 11
 LEFT_SHIFT = 20
+# Element count from which equal-shape ADDs use the lookup-table path:
+# filling the tables costs about as much as 170 elements of the other.
+LUT_MIN = 256
 
 
 def _smaller_than_one(op, what, d):
@@ -112,6 +123,9 @@ def prepare(op, ins, outs, ctx):
     the output's; outs: one int8 tensor. Option: fused activation.
     Raises PrepareError (types, shapes, multipliers TFLM would abort on).
     """
+    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+        from . import float_ops
+        return float_ops.prepare(op, ins, outs, ctx)
     label = op.label()
     if len(ins) != 2 or None in ins or len(outs) != 1:
         raise PrepareError("%s needs two inputs and one output" % label)
@@ -141,6 +155,12 @@ def prepare(op, ins, outs, ctx):
     for size, a, b in loops:
         st += [size, 0, a, b]
     st = array("i", st)
+    if not broadcast and y.size >= LUT_MIN:
+        prm = array("i", [y.size, -x1.zero_point, -x2.zero_point,
+                          q1[0][0], q1[1][0], q2[0][0], q2[1][0],
+                          qo[0][0], qo[1][0], y.zero_point, lo, hi])
+        return _eval_lut, (x1.data, x2.data, y.data, prm,
+                           work_buffer(ctx, 512))
     half = ctx.scratch_len // 2
     sa = ctx.scratch
     sb = memoryview(ctx.scratch)[half:]
@@ -238,4 +258,91 @@ def _sum_into(a, b, n: int):
     i: int = 0
     while i < n:
         pa[i] = pa[i] + pb[i]
+        i += 1
+
+
+def _eval_lut(state):
+    _add_lut(0, 0, 0, state)
+
+
+@micropython.viper
+def _add_lut(x: int, i: int, t: int, st):
+    """Equal shapes: tab[q] = MBQM((int8(q) - zp1) << 20, m1, s1) and
+    tab[256 + q] = the same for input 2, for every byte q; then
+    out[i] = clamp(MBQM(tab[x1[i]] + tab[256 + x2[i]], mo, so) + zp).
+    st = (x1, x2, out, prm, work box); prm = [n, -zp1, -zp2, m1, s1, m2,
+    s2, mo, so, zp, lo, hi]; every shift is <= 0 (SmallerThanOneExp).
+    MBQM as in fixedpoint.requant_i8 (16-bit limbs: same bits on 32- and
+    64-bit ports). x, i, t are the hot locals; callers pass 0.
+    """
+    p1 = ptr8(st[0])
+    p2 = ptr8(st[1])
+    po = ptr8(st[2])
+    q = ptr32(st[3])
+    tab = ptr32(st[4][0])
+    one: int = 1
+    S: int = one << 31
+    R: int = one << 30
+    # Tables: entries 0..255 for input 1, 256..511 for input 2.
+    j: int = 0
+    z: int = (q[1] ^ S) - S
+    m: int = q[3]
+    e: int = 0 - ((q[4] ^ S) - S)
+    while j < 512:
+        if j == 256:
+            z = (q[2] ^ S) - S
+            m = q[5]
+            e = 0 - ((q[6] ^ S) - S)
+        mh: int = m >> 16
+        ml: int = m & 0xFFFF
+        mask: int = (one << e) - 1
+        x = ((((j & 0xFF) ^ 0x80) - 0x80) + z) << 20  # |x| < 2**28
+        xh: int = x >> 16
+        xl: int = x & 0xFFFF
+        t = (xl & 0xFF) * ml + R
+        t = (xl >> 8) * ml + (t >> 8)
+        hb: int = xh * ml
+        hc: int = xl * mh
+        t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
+        x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
+        t = x & mask
+        if t > (mask >> 1) - (x >> 31):
+            x = (x >> e) + 1
+        else:
+            x = x >> e
+        tab[j] = x
+        j += 1
+    n: int = q[0]
+    m = q[7]
+    mh = m >> 16
+    ml = m & 0xFFFF
+    e = 0 - ((q[8] ^ S) - S)
+    mask = (one << e) - 1
+    half: int = mask >> 1
+    zp: int = (q[9] ^ S) - S
+    lo: int = (q[10] ^ S) - S
+    hi: int = (q[11] ^ S) - S
+    i = 0
+    while i < n:
+        # each table value is below 2**28 in magnitude: no int32 overflow
+        x = ((tab[p1[i]] ^ S) - S) + ((tab[256 + p2[i]] ^ S) - S)
+        xh = x >> 16
+        xl = x & 0xFFFF
+        t = (xl & 0xFF) * ml + R
+        t = (xl >> 8) * ml + (t >> 8)
+        hb = xh * ml
+        hc = xl * mh
+        t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
+        x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
+        t = x & mask
+        if t > half - (x >> 31):
+            x = (x >> e) + 1
+        else:
+            x = x >> e
+        x += zp
+        if x < lo:
+            x = lo
+        if x > hi:
+            x = hi
+        po[i] = x
         i += 1

@@ -17,11 +17,14 @@ v = u + in_off - 128 = x - input_zero_point, and wu = f + 128,
 
     sum f * v = sum wu * v - 128 * sum v
 
-so the inner loop multiplies two xor-ed bytes (plus the offset), and the
-correction sum v is computed once per output pixel (and group) for all
-output channels. For 1x1 filters (no padding: every tap is in the image)
-sum wu * v = sum wu * u + off * sum wu, and the constant off * sum wu is
-folded into the bias at prepare, leaving sum wu * u.
+and the correction sum v is computed once per output pixel (and group)
+for all output channels. The v of a pixel's in-image window (a group's
+taps) are gathered once into an int32 array shared by all output
+channels (conv_util.work_buffer), so the inner loop is one filter byte
+xor 0x80 times one word, unrolled 8 ways. For 1x1 filters (no padding:
+every tap is in the image) sum wu * v = sum wu * u + off * sum wu, and
+the constant off * sum wu is folded into the bias at prepare, so the
+window holds u.
 
 Accumulators use only +, - and *, so they are exact modulo 2**32 on
 every word size; the int32 store truncates them to what TFLM's int32
@@ -33,7 +36,7 @@ from array import array
 import micropython
 
 from ..errors import PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from ..fixedpoint import requant_i8
 from . import conv_util
 
 
@@ -47,6 +50,9 @@ def prepare(op, ins, outs, ctx):
     (C = g * CIN, g > 1) are supported. Raises PrepareError for wrong
     types, ranks, shapes, options or quantization.
     """
+    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+        from .conv_f32 import prepare_conv
+        return prepare_conv(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)
     padding = op.opt_byte(0, 0)
     sw = op.opt_int(1, 0)
@@ -56,7 +62,7 @@ def prepare(op, ins, outs, ctx):
     dh = op.opt_int(5, 1)
     b, h, w, c = inp.shape
     oc, kh, kw, cin = filt.shape
-    if cin < 1 or c % cin:
+    if cin < 1 or c < 1 or c % cin:
         raise PrepareError("%s: filter %s depth %d does not divide input %s "
                            "depth %d" % (op.label(), filt.label(), cin,
                                          inp.label(), c))
@@ -71,12 +77,16 @@ def prepare(op, ins, outs, ctx):
     bias_a = conv_util.bias_array(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
+    # Accumulators of up to nb output pixels are requantized per call.
+    nb = ctx.scratch_len // oc
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
-                    sh, sw, dh, dw, ph, pw, off, oc // groups))
+                    sh, sw, dh, dw, ph, pw, off, oc // groups, nb))
+    one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
+           and filt.is_const)
+    win = conv_util.work_buffer(ctx, c if one else kh * kw * cin)
     st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts, qp,
-          ctx.scratch)
-    if (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
-            and filt.is_const):
+          ctx.scratch, win)
+    if one:
         _fold_offset(bias_a, filt.data, oc, c, off)
         return _eval_1x1, st
     return _eval_any, st
@@ -107,17 +117,20 @@ def _eval_any(st):
 # Parameter slots of st[0].
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 CIN, 10 SH, 11 SW,
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 FPG
-# (filters per group).
+# (filters per group), 18 NB (output pixels per requantization batch: the
+# accumulators of NB consecutive pixels are requantized by one requant_i8
+# call).
 
 @micropython.viper
-def _conv_1x1(acc: int, xa: int, wa: int, st):
+def _conv_1x1(acc: int, va: int, wa: int, st):
     """1x1 filter, no padding, one group: a matrix product per pixel.
 
     The input offset is folded into the bias at prepare (_fold_offset):
-    sum f * v = sum wu * u + off * sum wu - 128 * sum v, so the inner loop
-    is sum wu * u, 4-way unrolled. acc, xa, wa are the hot locals (the
-    first locals get registers); callers pass 0. xa / wa are addresses of
-    the current input / filter byte.
+    sum f * v = sum wu * u + off * sum wu - 128 * sum v. Each pixel's u
+    are gathered into the window array, then for each filter the inner
+    loop is sum wu * u, 8-way unrolled. acc, va, wa are the hot locals
+    (the first locals get registers); callers pass 0. va / wa are
+    addresses of the current window word / filter byte.
     """
     p = ptr32(st[0])
     one: int = 1
@@ -141,7 +154,11 @@ def _conv_1x1(acc: int, xa: int, wa: int, st):
     qp = st[7]
     scratch = st[8]
     sp = ptr32(scratch)
-    c4: int = C & ~3
+    v0: int = int(ptr32(st[9][0]))
+    ve: int = v0 + 4 * C  # end of the window
+    v8: int = v0 + 4 * (C & ~7)  # end of its unrolled part
+    cap: int = p[18] * OC  # accumulators per batch
+    pb: int = 0  # first accumulator of the current pixel
     o: int = 0
     xstep: int = SW * C
     xrow: int = SH * W * C
@@ -153,51 +170,65 @@ def _conv_1x1(acc: int, xa: int, wa: int, st):
             xpix: int = xb + oy * xrow
             ox: int = 0
             while ox < OW:
-                # -128 * sum v over the pixel, shared by all filters.
-                xe: int = xpix + C
-                x4: int = xpix + c4
+                # Gather u, and -128 * sum v, shared by all filters.
                 acc = 0
-                xa = xpix
-                while xa < xe:
-                    acc += (ptr8(xa)[0] ^ 0x80) + off
-                    xa += 1
-                base: int = 0 - acc * 128
+                va = v0
+                wa = xpix  # walks the input here
+                while va < ve:
+                    u: int = ptr8(wa)[0] ^ 0x80
+                    ptr32(va)[0] = u
+                    acc += u
+                    va += 4
+                    wa += 1
+                base: int = 0 - (acc + off * C) * 128
                 wa = w0
                 k: int = 0
                 while k < OC:
                     acc = bp[k] + base
-                    xa = xpix
-                    while xa < x4:
-                        acc += ((ptr8(wa)[0] ^ 0x80) * (ptr8(xa)[0] ^ 0x80)
-                                + (ptr8(wa)[1] ^ 0x80) * (ptr8(xa)[1] ^ 0x80)
-                                + (ptr8(wa)[2] ^ 0x80) * (ptr8(xa)[2] ^ 0x80)
-                                + (ptr8(wa)[3] ^ 0x80) * (ptr8(xa)[3] ^ 0x80))
-                        xa += 4
-                        wa += 4
-                    while xa < xe:
-                        acc += (ptr8(wa)[0] ^ 0x80) * (ptr8(xa)[0] ^ 0x80)
-                        xa += 1
+                    va = v0
+                    while va < v8:
+                        acc += ((ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                                + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
+                                + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
+                                + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
+                                + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
+                                + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
+                                + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
+                                + (ptr8(wa)[7] ^ 0x80) * ptr32(va)[7])
+                        va += 32
+                        wa += 8
+                    while va < ve:
+                        acc += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                        va += 4
                         wa += 1
-                    sp[k] = acc
+                    sp[pb + k] = acc
                     k += 1
-                scale_i32(scratch, OC, mults, shifts, 1)
-                store_i8(scratch, OC, out, o, qp)
+                pb += OC
                 o += OC
+                if pb >= cap:
+                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb)
+                    pb = 0
                 xpix += xstep
                 ox += 1
             oy += 1
         xb += H * W * C
         b += 1
+    if pb:
+        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)
 
 
 @micropython.viper
-def _conv_any(acc: int, xa: int, wa: int, st):
+def _conv_any(acc: int, va: int, wa: int, st):
     """Any filter size, stride, dilation, padding and group count.
 
     For each output pixel the in-image tap window [kyl, kyh) x [kxl, kxh)
-    is found once, so the inner loops have no bounds checks. When a
-    window row is contiguous in the input (dilation_w 1, one group) the
-    kx and channel loops are a single loop.
+    is found once, so the loops have no bounds checks. For each group
+    the window's v = x - input_zero_point are gathered into the window
+    array (compact: rows of nkx * CIN), then each of the group's filters
+    is a dot product with it: one loop over all taps when the window
+    spans whole filter rows (nkx == KW: those filter bytes are
+    contiguous), else one loop per row.
     """
     p = ptr32(st[0])
     one: int = 1
@@ -229,13 +260,13 @@ def _conv_any(acc: int, xa: int, wa: int, st):
     qp = st[7]
     scratch = st[8]
     sp = ptr32(scratch)
+    v0: int = int(ptr32(st[9][0]))
+    cap: int = p[18] * OC  # accumulators per batch
+    pb: int = 0  # first accumulator of the current pixel
     dwc: int = DW * C  # input step between horizontal taps
     xrow: int = DH * W * C  # input step between vertical taps
     wrow: int = KW * CIN  # filter step between rows
     wsize: int = KH * KW * CIN  # one output channel's filter
-    contiguous: int = 0
-    if dwc == CIN:
-        contiguous = 1
     o: int = 0
     b: int = 0
     while b < B:
@@ -264,22 +295,29 @@ def _conv_any(acc: int, xa: int, wa: int, st):
                                 + ix0 + kxl * DW) * C
                 wk: int = w0 + (kyl * KW + kxl) * CIN
                 rowlen: int = nkx * CIN
-                row4: int = rowlen & ~3
+                n: int = nky * rowlen  # window size
+                full: int = 0
+                if nkx == KW:
+                    full = 1
                 k: int = 0
                 while k < OC:
-                    # sum v over this group's in-image taps.
+                    # Gather this group's v, and sum v.
                     acc = 0
+                    va = v0
                     xr: int = xg
                     ky: int = 0
                     while ky < nky:
                         xk: int = xr
                         kx: int = 0
                         while kx < nkx:
-                            xa = xk
-                            xe: int = xa + CIN
-                            while xa < xe:
-                                acc += (ptr8(xa)[0] ^ 0x80) + off
-                                xa += 1
+                            wa = xk  # walks the input here
+                            xe: int = wa + CIN
+                            while wa < xe:
+                                v: int = (ptr8(wa)[0] ^ 0x80) + off
+                                ptr32(va)[0] = v
+                                acc += v
+                                va += 4
+                                wa += 1
                             xk += dwc
                             kx += 1
                         xr += xrow
@@ -288,55 +326,65 @@ def _conv_any(acc: int, xa: int, wa: int, st):
                     gend: int = k + FPG
                     while k < gend:
                         acc = bp[k] + base
-                        xr = xg
-                        wr: int = wk
-                        ky = 0
-                        while ky < nky:
-                            wa = wr
-                            if contiguous:
-                                xa = xr
-                                xe = xa + rowlen
-                                x4: int = xa + row4
-                                while xa < x4:
+                        va = v0
+                        if full:
+                            wa = wk
+                            ve: int = v0 + 4 * n
+                            v8: int = v0 + 4 * (n & ~7)
+                            while va < v8:
+                                acc += ((ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                                        + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
+                                        + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
+                                        + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
+                                        + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
+                                        + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
+                                        + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
+                                        + (ptr8(wa)[7] ^ 0x80)
+                                        * ptr32(va)[7])
+                                va += 32
+                                wa += 8
+                            while va < ve:
+                                acc += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                                va += 4
+                                wa += 1
+                        else:
+                            wr: int = wk
+                            ky = 0
+                            while ky < nky:
+                                wa = wr
+                                ve = va + 4 * rowlen
+                                v8 = va + 4 * (rowlen & ~7)
+                                while va < v8:
                                     acc += (
-                                        (ptr8(wa)[0] ^ 0x80)
-                                        * ((ptr8(xa)[0] ^ 0x80) + off)
-                                        + (ptr8(wa)[1] ^ 0x80)
-                                        * ((ptr8(xa)[1] ^ 0x80) + off)
-                                        + (ptr8(wa)[2] ^ 0x80)
-                                        * ((ptr8(xa)[2] ^ 0x80) + off)
-                                        + (ptr8(wa)[3] ^ 0x80)
-                                        * ((ptr8(xa)[3] ^ 0x80) + off))
-                                    xa += 4
-                                    wa += 4
-                                while xa < xe:
-                                    acc += ((ptr8(wa)[0] ^ 0x80)
-                                            * ((ptr8(xa)[0] ^ 0x80) + off))
-                                    xa += 1
+                                        (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                                        + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
+                                        + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
+                                        + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
+                                        + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
+                                        + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
+                                        + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
+                                        + (ptr8(wa)[7] ^ 0x80)
+                                        * ptr32(va)[7])
+                                    va += 32
+                                    wa += 8
+                                while va < ve:
+                                    acc += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                                    va += 4
                                     wa += 1
-                            else:
-                                xk = xr
-                                kx = 0
-                                while kx < nkx:
-                                    xa = xk
-                                    xe = xa + CIN
-                                    while xa < xe:
-                                        acc += ((ptr8(wa)[0] ^ 0x80)
-                                                * ((ptr8(xa)[0] ^ 0x80) + off))
-                                        xa += 1
-                                        wa += 1
-                                    xk += dwc
-                                    kx += 1
-                            xr += xrow
-                            wr += wrow
-                            ky += 1
-                        sp[k] = acc
+                                wr += wrow
+                                ky += 1
+                        sp[pb + k] = acc
                         wk += wsize
                         k += 1
                     xg += CIN
-                scale_i32(scratch, OC, mults, shifts, 1)
-                store_i8(scratch, OC, out, o, qp)
+                pb += OC
                 o += OC
+                if pb >= cap:
+                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb)
+                    pb = 0
                 ox += 1
             oy += 1
         b += 1
+    if pb:
+        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)

@@ -13,6 +13,11 @@ import micropython  # under CPython, the tflm package installs a shim
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 
+# TFLM's ConvParams / DepthwiseParams / PaddingValues hold strides,
+# dilations, depth multiplier and padding as int16_t (kernels/internal/
+# types.h): larger values would be truncated there, so they are rejected.
+INT16_MAX = 32767
+
 
 def out_size(padding, image, filt, stride, dilation):
     """Output size of one spatial dimension (ComputeOutSizeChecked).
@@ -97,9 +102,10 @@ def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
     """
     if padding not in (schema.PADDING_SAME, schema.PADDING_VALID):
         raise PrepareError("%s: unknown padding %d" % (op.label(), padding))
-    if sh < 1 or sw < 1 or dh < 1 or dw < 1:
+    if not 1 <= min(sh, sw, dh, dw) <= max(sh, sw, dh, dw) <= INT16_MAX:
         raise PrepareError("%s: strides (%d, %d) and dilations (%d, %d) "
-                           "must be >= 1" % (op.label(), sh, sw, dh, dw))
+                           "must be in [1, %d]" % (op.label(), sh, sw, dh, dw,
+                                                   INT16_MAX))
     _, h, w, _ = inp.shape
     kh, kw = filt.shape[1], filt.shape[2]
     if kh < 1 or kw < 1:
@@ -116,7 +122,11 @@ def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
         raise PrepareError("%s: output %s has shape %s, expected %s"
                            % (op.label(), out.label(), tuple(out.shape),
                               want))
-    return pad_before(sh, dh, h, kh, oh), pad_before(sw, dw, w, kw, ow)
+    ph, pw = pad_before(sh, dh, h, kh, oh), pad_before(sw, dw, w, kw, ow)
+    if max(ph, pw) > INT16_MAX:
+        raise PrepareError("%s: padding (%d, %d) exceeds %d"
+                           % (op.label(), ph, pw, INT16_MAX))
+    return ph, pw
 
 
 def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
@@ -159,6 +169,11 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
         lo, hi = quant.activation_range(act, out.scale, out.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
+    if max(shifts) > 30:
+        # TFLM's left shift x * (1 << shift) is undefined beyond 30 bits.
+        raise PrepareError("%s: requantization multiplier of filter %s "
+                           "too large (shift %d)"
+                           % (op.label(), filt.label(), max(shifts)))
     if lo > hi:
         raise PrepareError("%s: empty activation range [%d, %d] of output %s"
                            % (op.label(), lo, hi, out.label()))
@@ -214,3 +229,19 @@ def filter_sums(filt, n: int, k: int, out):
             j += 1
         o[i] = s
         i += 1
+
+
+def work_buffer(ctx, n):
+    """A one-element list [array('i')] of at least n words, shared by the
+    kernels of one interpreter and used by one op at a time during its
+    eval (CONV_2D gathers an output pixel's input window into it, ADD
+    its lookup tables). Grown at prepare: the box is shared, so ops
+    prepared earlier see the larger array, and only the largest is kept.
+    Eval reads box[0]: no allocation."""
+    box = getattr(ctx, "_work_box", None)
+    if box is None:
+        box = [array("i", bytes(4 * n))]
+        ctx._work_box = box
+    elif len(box[0]) < n:
+        box[0] = array("i", bytes(4 * n))
+    return box

@@ -22,7 +22,7 @@ from array import array
 import micropython
 
 from ..errors import PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from ..fixedpoint import requant_i8
 from . import conv_util
 
 
@@ -36,6 +36,9 @@ def prepare(op, ins, outs, ctx):
     dilation_h_factor (6). Raises PrepareError for wrong types, ranks,
     shapes, options or quantization.
     """
+    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+        from .conv_f32 import prepare_depthwise
+        return prepare_depthwise(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)
     padding = op.opt_byte(0, 0)
     sw = op.opt_int(1, 0)
@@ -50,7 +53,7 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: filter %s has shape %s, expected [1, kh, kw, "
                            "channels]" % (op.label(), filt.label(),
                                           filt.shape))
-    if dm < 1 or c < 1 or oc != c * dm:
+    if not 1 <= dm <= conv_util.INT16_MAX or c < 1 or oc != c * dm:
         raise PrepareError("%s: filter %s has %d channels, input %s has %d "
                            "and depth_multiplier is %d"
                            % (op.label(), filt.label(), oc, inp.label(), c,
@@ -62,8 +65,10 @@ def prepare(op, ins, outs, ctx):
     bias_a = conv_util.bias_array(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
+    # Accumulators of up to nb output pixels are requantized per call.
+    nb = ctx.scratch_len // oc
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,
-                    sh, sw, dh, dw, ph, pw, off))
+                    sh, sw, dh, dw, ph, pw, off, nb))
     st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts, qp,
           ctx.scratch)
     return (_eval_m1 if dm == 1 else _eval_any), st
@@ -79,7 +84,8 @@ def _eval_m1(st):
 
 # Parameter slots of st[0].
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 DM, 10 SH, 11 SW,
-# 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128).
+# 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 NB
+# (output pixels per requantization batch).
 
 @micropython.viper
 def _dw(sa: int, xa: int, wa: int, st, m1: int):
@@ -87,6 +93,8 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
     each in-image tap adds filter[tap, oc] * v[tap, oc // DM] for all
     output channels in one pass (input, filter and accumulators are
     contiguous along channels). m1: DM == 1, a 4-way unrolled loop.
+    The accumulators of NB consecutive output pixels are kept side by side
+    in the scratch array and requantized by one requant_i8 call.
 
     sa, xa, wa are the hot locals (addresses of the current accumulator,
     input byte and filter byte); callers pass 0.
@@ -120,9 +128,9 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
     qp = st[7]
     scratch = st[8]
     sp = ptr32(scratch)
-    s0: int = int(sp)
-    se: int = s0 + 4 * OC  # end of the accumulators
-    s4: int = s0 + 4 * (OC & ~3)  # end of the unrolled part (m1)
+    sbase: int = int(sp)
+    cap: int = p[17] * OC  # accumulators per batch
+    pb: int = 0  # first accumulator of the current pixel
     dm4: int = 4 * DM
     dwc: int = DW * C  # input step between horizontal taps
     xrow: int = DH * W * C  # input step between vertical taps
@@ -148,9 +156,12 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
                 kxh: int = kxl
                 while kxh < KW and ix0 + kxh * DW < W:
                     kxh += 1
+                s0: int = sbase + 4 * pb
+                se: int = s0 + 4 * OC  # end of the accumulators
+                s4: int = s0 + 4 * (OC & ~3)  # end of the unrolled part
                 k: int = 0
                 while k < OC:
-                    sp[k] = bp[k]
+                    sp[pb + k] = bp[k]
                     k += 1
                 # First in-image tap of channel 0, and its filter.
                 xr: int = x0 + ((b * H + iy0 + kyl * DH) * W
@@ -205,9 +216,14 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
                     xr += xrow
                     wr += wrow
                     ky += 1
-                scale_i32(scratch, OC, mults, shifts, 1)
-                store_i8(scratch, OC, out, o, qp)
+                pb += OC
                 o += OC
+                if pb >= cap:
+                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb)
+                    pb = 0
                 ox += 1
             oy += 1
         b += 1
+    if pb:
+        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)

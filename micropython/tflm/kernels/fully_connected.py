@@ -8,13 +8,24 @@ tensorflow/lite/kernels/internal/reference/integer_ops/fully_connected.h:
     out[b, u] = clamp(MultiplyByQuantizedMultiplier(acc, m, shift) + out_zp)
 
 The input may have any rank: it is read as batches x depth rows, depth being
-the weights' last dimension. The per-tensor multiplier is
-(double)(float)(in_scale * w_scale) / out_scale; per-channel weights
-(more than one scale) get (double)in * (double)w[u] / out per unit.
+the weights' last dimension. The multiplier is (double)in_scale *
+(double)w_scale / out_scale, per tensor or per unit (more than one weights
+scale): what the TFLM build used as the oracle computes, although
+kernel_util.cc reads as if the per-tensor product were taken in float32.
 
 Since int32 arithmetic wraps, acc = (bias[u] - input_zp * sum_d w[u, d])
 + sum_d w[u, d] * x[b, d] exactly (mod 2**32): the first term is folded into
 one int32 per unit at prepare, so the inner loop is a plain int8 dot product.
+That product is computed on offset bytes wu = w + 128 = w_byte ^ 0x80 and
+u = x + 128 = x_byte ^ 0x80 (no sign extension in the inner loop):
+
+    sum w * x = sum wu * u - 128 * sum u - 128 * sum w
+
+where -128 * sum w joins the folded bias and -128 * sum u is computed once
+per input row. The row's u are gathered once into an int32 array shared
+by all units (the interpreter's work array, conv_util.work_buffer), in
+chunks of at most GATHER_MAX values, so the inner loop is one weight
+byte xor 0x80 times one word, unrolled 8 ways.
 """
 
 from array import array
@@ -23,9 +34,13 @@ import micropython
 
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from ..fixedpoint import requant_i8
+from .conv_util import work_buffer
 
 FULLY_CONNECTED_OPTIONS = 8
+# Longest run of input values gathered at once (words of the shared work
+# array); deeper inputs are processed in chunks of this many.
+GATHER_MAX = 1024
 
 
 def _wrap32(v):
@@ -118,7 +133,10 @@ def _multipliers(op, x, w, bias, y, units):
             per_channel = 1
         else:
             _check_bias_scale(op, x, w, bias, y)
-            pairs = [quant.fc_multiplier(x.scale, w.scale, y.scale)]
+            # The oracle (PyPI tflite-micro) rounds (double)in * (double)w,
+            # not the float32 product kernel_util.cc shows: fuzzing found
+            # outputs one off with fc_multiplier (tests/test_fuzz.py).
+            pairs = [quant.conv_multiplier(x.scale, w.scale, y.scale)]
             per_channel = 0
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
@@ -149,7 +167,8 @@ def _check_bias_scale(op, x, w, bias, y):
 
 
 def _folded_bias(w, bias, units, depth, input_zp, ctx):
-    """array('i'): bias[u] - input_zp * sum_d w[u, d], wrapped to int32."""
+    """array('i'): bias[u] - (input_zp + 128) * sum_d w[u, d], wrapped to
+    int32 (see the module docstring for the extra 128)."""
     if bias is not None:
         b = ctx.int32_array(bias)
     else:
@@ -157,7 +176,7 @@ def _folded_bias(w, bias, units, depth, input_zp, ctx):
     sums = array("i", bytes(4 * units))
     _row_sums(w.data, units, depth, sums)
     for u in range(units):
-        b[u] = _wrap32(b[u] - input_zp * sums[u])
+        b[u] = _wrap32(b[u] - (input_zp + 128) * sums[u])
     return b
 
 
@@ -187,6 +206,9 @@ def prepare(op, ins, outs, ctx):
     units. Options: fused activation, weights_format (DEFAULT only),
     keep_num_dims (only shapes matter). Raises PrepareError.
     """
+    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+        from .conv_f32 import prepare_fc
+        return prepare_fc(op, ins, outs, ctx)
     label = op.label()
     act, fmt, _ = _options(op)
     if fmt != 0:
@@ -201,60 +223,111 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
     fbias = _folded_bias(w, bias, units, depth, x.zero_point, ctx)
-    # Units are processed in chunks that fit the shared scratch array.
+    # Units are processed in chunks that fit the shared scratch array;
+    # chunks[k] = (multipliers, shifts) of chunk k.
     n = ctx.scratch_len
     chunks = []
     for u0 in range(0, units, n):
         mv = memoryview(mults)[u0:] if per_channel else mults
         sv = memoryview(shifts)[u0:] if per_channel else shifts
-        chunks.append((u0, min(n, units - u0), mv, sv))
-    state = (ctx.scratch, x.data, w.data, y.data, fbias, batches, units,
-             depth, qp, per_channel, chunks, len(chunks))
+        chunks.append((mv, sv))
+    dchunk = min(depth, GATHER_MAX)
+    prm = array("i", (batches, units, depth, n, per_channel, dchunk))
+    state = (ctx.scratch, x.data, w.data, y.data, fbias, prm, qp,
+             tuple(chunks), work_buffer(ctx, dchunk))
     return _eval, state
 
 
 def _eval(state):
-    (acc, xd, wd, yd, fbias, batches, units, depth, qp, per_channel,
-     chunks, nchunks) = state
-    b = 0
-    while b < batches:
-        k = 0
-        while k < nchunks:
-            u0, n, mv, sv = chunks[k]
-            _dot_rows(acc, n, wd, u0 * depth, xd, b * depth, depth, fbias,
-                      u0)
-            scale_i32(acc, n, mv, sv, per_channel)
-            store_i8(acc, n, yd, b * units + u0, qp)
-            k += 1
-        b += 1
+    _fc(0, 0, 0, state)
 
 
 @micropython.viper
-def _dot_rows(acc, n: int, w, woff: int, x, xoff: int, depth: int, bias,
-              boff: int):
-    """acc[u] = bias[boff + u] + sum_d w[woff + u*depth + d] * x[xoff + d]
-    for u < n (int8 data at any address, int32 wrap-around)."""
+def _fc(s: int, va: int, wa: int, st):
+    """For each input row b and unit u:
+    acc[u] = fbias[u] - 128 * sum_d u[b, d] + sum_d wu[u, d] * u[b, d],
+    then requant_i8 per chunk of units. The depth is walked in chunks
+    of at most DC values: each chunk's u are gathered into the work
+    array, and every unit's partial sum is carried in acc. s, va, wa
+    are the hot locals (accumulator, work array and weight addresses);
+    callers pass 0. Weights are read with ptr8 only (any alignment); the
+    int32 wrap of the accumulator store matches C's int32 arithmetic.
+    """
+    acc = st[0]
     pa = ptr32(acc)
-    pw = ptr8(w)
-    px = ptr8(x)
-    pb = ptr32(bias)
-    wp: int = woff
-    xend: int = xoff + depth
-    x4: int = xoff + (depth & ~3)
-    u: int = 0
-    while u < n:
-        s: int = pb[boff + u]
-        i: int = xoff
-        while i < x4:
-            s += ((pw[wp] ^ 0x80) - 0x80) * ((px[i] ^ 0x80) - 0x80)
-            s += ((pw[wp + 1] ^ 0x80) - 0x80) * ((px[i + 1] ^ 0x80) - 0x80)
-            s += ((pw[wp + 2] ^ 0x80) - 0x80) * ((px[i + 2] ^ 0x80) - 0x80)
-            s += ((pw[wp + 3] ^ 0x80) - 0x80) * ((px[i + 3] ^ 0x80) - 0x80)
-            wp += 4
-            i += 4
-        while i < xend:
-            s += ((pw[wp] ^ 0x80) - 0x80) * ((px[i] ^ 0x80) - 0x80)
-            wp += 1
-            i += 1
-        pa[u] = s  # the store keeps the low 32 bits: C's int32 wrap
-        u += 1
+    x0: int = int(ptr8(st[1]))
+    w0: int = int(ptr8(st[2]))
+    yd = st[3]
+    pb = ptr32(st[4])
+    prm = ptr32(st[5])
+    qp = st[6]
+    chunks = st[7]
+    v0: int = int(ptr32(st[8][0]))
+    batches: int = prm[0]
+    units: int = prm[1]
+    depth: int = prm[2]
+    N: int = prm[3]
+    per_channel: int = prm[4]
+    DC: int = prm[5]
+    b: int = 0
+    while b < batches:
+        xrow: int = x0 + b * depth
+        u0: int = 0
+        kc: int = 0
+        while u0 < units:
+            n: int = units - u0
+            if n > N:
+                n = N
+            d0: int = 0
+            while d0 < depth:
+                dn: int = depth - d0
+                if dn > DC:
+                    dn = DC
+                # Gather u of this chunk, and -128 * sum u.
+                s = 0
+                va = v0
+                wa = xrow + d0  # walks the input here
+                xe: int = wa + dn
+                while wa < xe:
+                    u: int = ptr8(wa)[0] ^ 0x80
+                    ptr32(va)[0] = u
+                    s += u
+                    va += 4
+                    wa += 1
+                base: int = 0 - s * 128
+                ve: int = v0 + 4 * dn
+                v8: int = v0 + 4 * (dn & ~7)
+                wrow: int = w0 + u0 * depth + d0
+                k: int = 0
+                while k < n:
+                    if d0:
+                        s = pa[k] + base
+                    else:
+                        s = pb[u0 + k] + base
+                    va = v0
+                    wa = wrow
+                    while va < v8:
+                        s += ((ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                              + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
+                              + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
+                              + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
+                              + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
+                              + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
+                              + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
+                              + (ptr8(wa)[7] ^ 0x80) * ptr32(va)[7])
+                        va += 32
+                        wa += 8
+                    while va < ve:
+                        s += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
+                        va += 4
+                        wa += 1
+                    pa[k] = s  # the store keeps the low 32 bits: C's int32
+                    wrow += depth
+                    k += 1
+                d0 += dn
+            ch = chunks[kc]
+            requant_i8(0, 0, 0, acc, n, n if per_channel else 1, ch[0],
+                       ch[1], qp, yd, b * units + u0)
+            u0 += n
+            kc += 1
+        b += 1

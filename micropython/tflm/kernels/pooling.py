@@ -92,6 +92,9 @@ def prepare(op, ins, outs, ctx):
     and zero point. Options: padding, strides, filter size (all >= 1),
     fused activation. Raises PrepareError.
     """
+    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+        from .pool_f32 import prepare_pool
+        return prepare_pool(op, ins, outs, ctx)
     label = op.label()
     x, y = _check(op, ins, outs)
     padding, sw, sh, fw, fh, act = _options(op)
@@ -110,8 +113,11 @@ def prepare(op, ins, outs, ctx):
         lo, hi = quant.activation_range(act, y.scale, y.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
-    p = array("i", [n, h, w, c, oh, ow, sh, sw, fh, fw,
-                    _pad(h, fh, sh, oh), _pad(w, fw, sw, ow), lo, hi])
+    ph, pw = _pad(h, fh, sh, oh), _pad(w, fw, sw, ow)
+    if max(ph, pw) > 32767:  # TFLM's PaddingValues are int16_t
+        raise PrepareError("%s: padding (%d, %d) exceeds 32767"
+                           % (label, ph, pw))
+    p = array("i", [n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw, lo, hi])
     fn = _avg_pool if op.code == schema.AVERAGE_POOL_2D else _max_pool
     step = ctx.scratch_len
     return _eval, (fn, ctx.scratch, x.data, y.data, p, c, step)

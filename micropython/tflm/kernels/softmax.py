@@ -131,6 +131,9 @@ def prepare(op, ins, outs, ctx):
     1/256, zero point -128] (TFLM's checks). Option: beta (float, > 0).
     Softmax runs over the last dimension. Raises PrepareError.
     """
+    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+        from . import float_ops
+        return float_ops.prepare(op, ins, outs, ctx)
     label = op.label()
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
@@ -142,7 +145,9 @@ def prepare(op, ins, outs, ctx):
         if not t.scales:
             raise PrepareError("%s: %s has no quantization"
                                % (label, t.label()))
-    if not x.shape or x.size != y.size or x.shape[-1] != y.shape[-1]:
+    # TFLM only DCHECKs that the shapes match (and computes garbage when
+    # the ranks differ), so they must be equal.
+    if not x.shape or tuple(x.shape) != tuple(y.shape):
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (label, x.label(), x.shape, y.label(),
                                        y.shape))

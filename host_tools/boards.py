@@ -1,0 +1,442 @@
+"""`python -m host_tools boards`: which models fit which board.
+
+Each boards/<id>/board.json describes a board (mpy-cross arch, heap,
+flash, ROMFS) and lists the models of ../shared/models that fit it. This
+tool recomputes those lists so that they stay true as the runtime changes:
+
+- arena: the device package's own planner (tflm.planner.plan_model), the
+  exact plan the board uses;
+- everything else the runtime keeps in RAM (tensor and operator records,
+  quantization parameters, per-channel multipliers, bias copies, the
+  scratch array, kernel state) and the RAM that imported code takes are
+  measured on the MicroPython unix port with gc.mem_alloc(). A 64-bit port
+  is scaled to a 32-bit board (OBJ_FACTOR, CODE_FACTOR: calibrated with a
+  32-bit x86 build of the same unix port, where objects measured 0.52 to
+  0.63 and code 0.74 of their 64-bit size); arena, scratch and bias copies
+  are the same on every port and are not scaled;
+- a model read from the filesystem is also in RAM (Interpreter(path) reads
+  the file); one in ROMFS is used in place and costs no RAM.
+
+A model fits when code + runtime + arena (+ file) + reserve <= heap, with
+reserve = max(16 KB, heap / 8) left for the user's program and
+fragmentation, and when its file fits the board's storage (90% of the
+filesystem, or the ROMFS partition) next to the .mpy modules it needs
+(`make deploy ... ONLY_NEEDED=1` or `python -m host_tools mpy
+--only-for MODEL` build just those). `--write` updates the board.json
+files, `--check` exits 1 if a committed list disagrees
+(tests/test_board.py runs the same comparison).
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+from . import PKG_DIR, ROOT, device
+
+BOARDS_DIR = os.path.join(ROOT, "boards")
+MODELS_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
+
+KB = 1024
+OBJ_FACTOR = 0.65      # 64-bit object bytes -> 32-bit (measured 0.52-0.63)
+CODE_FACTOR = 0.75     # 64-bit code RAM -> Thumb (measured 0.74 on x86-32)
+MIN_RESERVE = 16 * KB  # heap always left free
+RUNTIME_ALLOWANCE = 16 * KB  # runtime records of a typical model (budget)
+FS_SLACK = 0.9         # usable part of a filesystem partition
+ROMFS_OVERHEAD = 1 * KB  # ROMFS record headers and alignment padding
+BUDGET_TOLERANCE = 8 * KB  # committed arena budgets may lag this much
+
+REQUIRED = {"id": str, "name": str, "mcu": str, "cpu": str,
+            "micropython_board": str, "march": str, "mpy_arch_number": int,
+            "ram_bytes": int, "heap_bytes": int, "flash_bytes": int,
+            "filesystem_bytes": int, "romfs": bool, "romfs_bytes": int,
+            "arena_budget_bytes": int, "fits": dict, "sources": list}
+
+# Runs in MicroPython. argv: pkg_dir model paths...; prints JSON lines.
+MEASURE = r"""
+import sys, gc, json
+sys.path.insert(0, sys.argv[1])
+gc.collect()
+a = gc.mem_alloc()
+import tflm
+from tflm import kernels
+gc.collect()
+code = {"core": gc.mem_alloc() - a}
+for c in sorted(kernels.MODULES):
+    name = kernels.MODULES[c]
+    if name not in code:
+        gc.collect()
+        a = gc.mem_alloc()
+        try:
+            kernels.find(c)
+            gc.collect()
+            code[name] = gc.mem_alloc() - a
+        except Exception:  # a broken kernel only fails its own models
+            code[name] = 0
+print(json.dumps({"bits": 64 if sys.maxsize > (1 << 32) else 32,
+                  "code": code}))
+for p in sys.argv[2:]:
+    with open(p, "rb") as f:
+        buf = f.read()
+    gc.collect()
+    a = gc.mem_alloc()
+    r = {"path": p}
+    try:
+        it = tflm.Interpreter(buf)
+        gc.collect()
+        r["total"] = gc.mem_alloc() - a
+        r["arena"] = it.arena_size
+        r["scratch"] = 4 * it.scratch_len
+        r["copied"] = it.copied_bytes
+        ops = it.model.operators
+        r["ops"] = len(ops)
+        r["kernels"] = sorted(set(kernels.MODULES[o.code] for o in ops))
+        del it
+    except Exception as e:
+        r["error"] = "%s: %s" % (type(e).__name__, e)
+    del buf
+    print(json.dumps(r))
+"""
+
+
+def load_boards(boards_dir=BOARDS_DIR):
+    """Every boards/<id>/board.json as a dict, sorted by id."""
+    out = []
+    for name in sorted(os.listdir(boards_dir)):
+        path = os.path.join(boards_dir, name, "board.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                out.append(json.load(f))
+    return out
+
+
+def get_board(board_id, boards_dir=BOARDS_DIR):
+    """The board.json dict of one board; SystemExit naming the known ids."""
+    for b in load_boards(boards_dir):
+        if b["id"] == board_id:
+            return b
+    raise SystemExit("unknown board %r (known: %s)" % (
+        board_id, ", ".join(b["id"] for b in load_boards(boards_dir))))
+
+
+def validate(board, folder=None):
+    """List of problems with a board.json dict (empty if it is valid)."""
+    errs = []
+    for key, typ in REQUIRED.items():
+        if not isinstance(board.get(key), typ):
+            errs.append("%s: missing or not %s" % (key, typ.__name__))
+    if errs:
+        return errs
+    if folder is not None and board["id"] != folder:
+        errs.append("id %r differs from its folder %r" % (board["id"], folder))
+    from .romfs import ARCHES, MPY_ARCH_NAMES
+    if board["march"] not in ARCHES:
+        errs.append("march %r is not an mpy-cross arch" % board["march"])
+    elif MPY_ARCH_NAMES[board["mpy_arch_number"]] != board["march"]:
+        errs.append("mpy_arch_number %d is %s, not march %s" % (
+            board["mpy_arch_number"],
+            MPY_ARCH_NAMES[board["mpy_arch_number"]], board["march"]))
+    if not 0 < board["heap_bytes"] < board["ram_bytes"]:
+        errs.append("heap_bytes must be below ram_bytes")
+    if board["romfs"] != (board["romfs_bytes"] > 0):
+        errs.append("romfs and romfs_bytes disagree")
+    want = {"filesystem", "romfs"} if board["romfs"] else {"filesystem"}
+    if set(board["fits"]) != want:
+        errs.append("fits must have keys %s" % sorted(want))
+    return errs
+
+
+def model_files(models_dir=MODELS_DIR):
+    """{model key (its folder name): .tflite path} of the shared models
+    (the deliberately malformed ones excluded); {} if the folder is absent."""
+    out = {}
+    if not os.path.isdir(models_dir):
+        return out
+    for d in sorted(os.listdir(models_dir)):
+        if d == "malformed":
+            continue
+        folder = os.path.join(models_dir, d)
+        files = sorted(f for f in os.listdir(folder)
+                       if f.endswith(".tflite")) if os.path.isdir(folder) \
+            else []
+        if files:
+            out[d] = os.path.join(folder, files[0])
+    return out
+
+
+def planned_arena(path):
+    """Arena bytes from tflm.planner.plan_model (CPython, same plan as the
+    board), or None if the model cannot be planned."""
+    from tflm.model import Model
+    from tflm.planner import plan_model
+    try:
+        with open(path, "rb") as f:
+            return plan_model(Model(f.read()))[0]
+    except Exception:  # noqa: BLE001 -- reported by the measurement
+        return None
+
+
+def measure(paths):
+    """Runs MEASURE on the unix port. Returns (bits, code bytes per module
+    name and 'core', list of per-model dicts)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(MEASURE)
+    try:
+        proc = device.run_script(f.name, [PKG_DIR] + list(paths),
+                                 timeout=300, heap="64M")
+    finally:
+        os.unlink(f.name)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise device.DeviceError("measurement failed:\n%s%s"
+                                 % (proc.stdout[-2000:], proc.stderr[-2000:]))
+    head = json.loads(lines[0])
+    return head["bits"], head["code"], [json.loads(x) for x in lines[1:]]
+
+
+class Cost:
+    """RAM and storage one model needs on a 32-bit board (bytes).
+
+    arena: planned activations; runtime: everything else the interpreter
+    keeps (estimated for 32 bits); code: RAM of the imported modules it
+    uses; file: the .tflite size; error: why it cannot run (None if it can).
+    """
+
+    def __init__(self, key, path, r, bits, code):
+        self.key, self.path = key, path
+        self.file = os.path.getsize(path)
+        self.error = r.get("error")
+        self.planned = planned_arena(path)
+        self.arena = self.planned
+        if self.error:
+            self.ops = self.runtime = self.code = 0
+            self.needed = None
+            return
+        from .build import needed_modules
+        self.needed = needed_modules([path])
+        # The board's own plan is what counts; planned != arena means the
+        # planner is not deterministic across Pythons (shown with '*').
+        self.arena = r["arena"]
+        of, cf = (OBJ_FACTOR, CODE_FACTOR) if bits == 64 else (1.0, 1.0)
+        exact = r["arena"] + r["scratch"] + r["copied"]
+        objects = max(0, r["total"] - exact)
+        self.ops = r["ops"]
+        self.runtime = r["scratch"] + r["copied"] + int(objects * of + 0.5)
+        self.code = int(cf * (code["core"] + sum(code[k]
+                                                 for k in r["kernels"])) + 0.5)
+
+    def ram(self, in_romfs):
+        """Heap bytes needed; the file too unless it is in ROMFS."""
+        return self.code + self.runtime + self.arena + \
+            (0 if in_romfs else self.file)
+
+
+def costs(models_dir=MODELS_DIR):
+    """(list of Cost for every shared model, code bytes of the whole
+    package on a board)."""
+    files = model_files(models_dir)
+    bits, code, results = measure(list(files.values()))
+    cf = CODE_FACTOR if bits == 64 else 1.0
+    out = [Cost(k, p, r, bits, code) for (k, p), r in zip(files.items(),
+                                                           results)]
+    return out, int(cf * sum(code.values()) + 0.5)
+
+
+_PKG_MPY = {}
+
+
+def mpy_sizes(arch):
+    """{package path 'tflm/x.py': bytes of its .mpy for arch}."""
+    if arch not in _PKG_MPY:
+        from .romfs import mpy_cross, package_sources
+        sizes = {}
+        with tempfile.TemporaryDirectory(prefix="tflm_sizes_") as tmp:
+            dst = os.path.join(tmp, "m.mpy")
+            for src, rel in package_sources():
+                # a module that does not compile (tests/test_board.py
+                # reports it) only affects the models that need it
+                err = mpy_cross(src, rel, arch, dst)
+                sizes[rel] = 0 if err else os.path.getsize(dst)
+        _PKG_MPY[arch] = sizes
+    return _PKG_MPY[arch]
+
+
+def package_mpy_bytes(arch, only=None):
+    """Flash bytes of the .mpy package for arch (only: the package paths
+    a model needs, see build.needed_modules; None: all of it)."""
+    return sum(n for rel, n in mpy_sizes(arch).items()
+               if only is None or rel in only)
+
+
+def reserve(board):
+    return max(MIN_RESERVE, board["heap_bytes"] // 8)
+
+
+def arena_budget(board, code_all):
+    """Largest arena to plan for: heap - reserve - the whole package's
+    code - RUNTIME_ALLOWANCE, rounded down to 4 KB (subtract the model
+    file too when it is read from the filesystem)."""
+    b = board["heap_bytes"] - reserve(board) - code_all - RUNTIME_ALLOWANCE
+    return max(0, b // (4 * KB) * 4 * KB)
+
+
+def fits(board, cost, in_romfs):
+    """True if the model runs on the board (RAM and storage)."""
+    if cost.error:
+        return False
+    if cost.ram(in_romfs) + reserve(board) > board["heap_bytes"]:
+        return False
+    pkg = package_mpy_bytes(board["march"], cost.needed)
+    if in_romfs:
+        return cost.file + pkg + ROMFS_OVERHEAD <= board["romfs_bytes"]
+    return cost.file + pkg <= FS_SLACK * board["filesystem_bytes"]
+
+
+def model_cost(path):
+    """The Cost of one model file (measured on the unix port)."""
+    bits, code, results = measure([path])
+    return Cost(os.path.basename(path), path, results[0], bits, code)
+
+
+def explain(board, cost, in_romfs):
+    """(fits, one line saying why) for a Cost on a board."""
+    if cost.error:
+        return False, "cannot run: " + cost.error
+    ram = cost.ram(in_romfs)
+    usable = board["heap_bytes"] - reserve(board)
+    parts = "code %s + runtime %s + arena %s%s = %s" % (
+        _k(cost.code), _k(cost.runtime), _k(cost.arena),
+        "" if in_romfs else " + file %s" % _k(cost.file), _k(ram))
+    ok = fits(board, cost, in_romfs)
+    if ram > usable:
+        why = "more than the %s of heap to spare" % _k(usable)
+    elif not ok:
+        why = "RAM is fine but the file does not fit the %s" % (
+            "ROMFS partition" if in_romfs else "filesystem")
+    else:
+        why = "of %s heap to spare" % _k(usable)
+    return ok, "%s %s on %s: %s, %s" % (
+        cost.key, "fits" if ok else "does NOT fit", board["id"], parts, why)
+
+
+def judge(board, model_costs, code_all):
+    """{'fits': {...}, 'arena_budget_bytes': n}: what board.json should
+    say according to this tool."""
+    modes = ["filesystem"] + (["romfs"] if board["romfs"] else [])
+    return {"fits": {m: [c.key for c in model_costs
+                         if fits(board, c, m == "romfs")] for m in modes},
+            "arena_budget_bytes": arena_budget(board, code_all)}
+
+
+def disagreements(boards, model_costs, code_all):
+    """Lines naming every board.json value that differs from judge()."""
+    out = []
+    for b in boards:
+        want = judge(b, model_costs, code_all)
+        for key, val in want.items():
+            have = b.get(key)
+            if key == "arena_budget_bytes" and isinstance(have, int) and \
+                    abs(have - val) <= BUDGET_TOLERANCE:
+                continue  # the package's code size moves a little
+            if have != val:
+                out.append("%s: %s is %s, the tool says %s"
+                           % (b["id"], key, json.dumps(b.get(key)),
+                              json.dumps(val)))
+    return out
+
+
+def _k(n):
+    return "%dK" % ((n + KB - 1) // KB)
+
+
+def table(boards, model_costs, code_all):
+    """The report printed by `python -m host_tools boards`."""
+    lines = ["Boards (heap = MicroPython GC heap; budget = arena to plan for "
+             "with the model in ROMFS, minus the file size when it is read "
+             "from the filesystem):", ""]
+    lines.append("%-14s %-12s %-9s %6s %6s %6s %7s  %s" % (
+        "board", "mcu", "march", "heap", "resv", "budget", "flashFS",
+        "romfs"))
+    for b in boards:
+        lines.append("%-14s %-12s %-9s %6s %6s %6s %7s  %s" % (
+            b["id"], b["mcu"], b["march"], _k(b["heap_bytes"]),
+            _k(reserve(b)), _k(arena_budget(b, code_all)),
+            _k(b["filesystem_bytes"]),
+            _k(b["romfs_bytes"]) if b["romfs"] else "no"))
+    lines += ["", "Models (bytes on a 32-bit board; RAM = code + runtime + "
+              "arena [+ file if read from the filesystem]):", ""]
+    head = "%-24s %4s %7s %7s %6s %7s  " % ("model", "ops", "arena",
+                                            "runtime", "code", "file")
+    lines.append(head + " ".join("%-13s" % b["id"] for b in boards))
+    for c in model_costs:
+        arena = "-" if c.arena is None else "%d%s" % (
+            c.arena, "*" if c.planned != c.arena and not c.error else "")
+        row = "%-24s %4s %7s %7s %6s %7s  " % (
+            c.key, c.ops or "-", arena,
+            c.runtime or "-", c.code or "-", c.file)
+        if c.error:
+            lines.append(row + "unsupported: " + c.error[:60])
+            continue
+        cells = []
+        for b in boards:
+            s = "fs" if fits(b, c, False) else "--"
+            if b["romfs"]:
+                s += " rom" if fits(b, c, True) else " ---"
+            cells.append("%-13s" % s)
+        lines.append(row + " ".join(cells))
+    lines += ["", "fs: fits when read from the flash filesystem; rom: fits "
+              "from ROMFS; --: does not fit. Reserve = max(16K, heap/8)."]
+    odd = ["%s (CPython %s, MicroPython %s)" % (c.key, c.planned, c.arena)
+           for c in model_costs if not c.error and c.planned != c.arena]
+    if odd:
+        lines.append("* tflm.planner plans differently under CPython and "
+                     "MicroPython: " + ", ".join(odd) + "; the table uses "
+                     "MicroPython's plan (the board's)")
+    return "\n".join(lines)
+
+
+def write(boards, model_costs, code_all, boards_dir=BOARDS_DIR):
+    """Rewrites the fits lists and arena budgets of every board.json."""
+    for b in boards:
+        b.update(judge(b, model_costs, code_all))
+        path = os.path.join(boards_dir, b["id"], "board.json")
+        with open(path, "w") as f:
+            json.dump(b, f, indent=2)
+            f.write("\n")
+
+
+def add_parser(sub):
+    p = sub.add_parser("boards", help="table of boards and the shared "
+                                      "models that fit them")
+    p.add_argument("--write", action="store_true",
+                   help="update the fits lists in boards/*/board.json")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if a board.json disagrees with the table")
+    p.add_argument("--models", default=MODELS_DIR,
+                   help="folder of models (default ../shared/models)")
+    return p
+
+
+def main(args):
+    boards = load_boards()
+    for b in boards:
+        errs = validate(b, b.get("id"))
+        if errs:
+            print("%s: %s" % (b.get("id"), "; ".join(errs)), file=sys.stderr)
+            return 1
+    if not model_files(args.models):
+        print("no models in %s" % args.models, file=sys.stderr)
+        return 1
+    model_costs, code_all = costs(args.models)
+    print(table(boards, model_costs, code_all))
+    if args.write:
+        write(boards, model_costs, code_all)
+        print("\nupdated %d board.json files" % len(boards))
+        return 0
+    bad = disagreements(boards, model_costs, code_all)
+    if bad:
+        print("\n" + "\n".join(bad), file=sys.stderr)
+        if args.check:
+            print("run: python -m host_tools boards --write", file=sys.stderr)
+            return 1
+    return 0

@@ -1,0 +1,195 @@
+"""`python -m host_tools deploy --board pico --port /dev/ttyACM0
+[--model m.tflite] [--romfs] [--dry-run]`: put tflm (and a model) on a board.
+
+Builds the .mpy package for the board's arch (host_tools.build), then runs
+mpremote:
+
+    mpremote connect PORT rm -r :tflm            # stale copy (may be absent)
+    mpremote connect PORT cp -r build/<board>/tflm :
+    mpremote connect PORT cp MODEL :NAME
+
+With --romfs (boards whose firmware has a ROMFS partition) the package and
+the model go into one ROMFS image instead (host_tools.romfs), so the model
+is used in place from flash, not read into RAM:
+
+    mpremote connect PORT rm -r :tflm            # would shadow /rom/tflm
+    mpremote connect PORT romfs deploy build/<board>/romfs.img
+    mpremote connect PORT soft-reset             # mounts the new /rom
+
+--dry-run prints the commands without running them (the build still
+happens, so the printed paths exist).
+"""
+
+import os
+import shlex
+import subprocess
+import sys
+
+from . import ROOT
+from .build import BUILD_DIR, build_target, needed_modules
+
+
+class Step:
+    """One mpremote invocation; may_fail: a failure is not an error."""
+
+    def __init__(self, args, may_fail=False, note=""):
+        self.args, self.may_fail, self.note = args, may_fail, note
+
+    def text(self):
+        s = " ".join(shlex.quote(a) for a in self.args)
+        return s + ("  # " + self.note if self.note else "")
+
+
+def mpremote_cmd():
+    """mpremote next to this Python (the pinned one in .venv), else PATH."""
+    cand = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    return cand if os.path.exists(cand) else "mpremote"
+
+
+def _rel(path):
+    """An absolute path relative to the repo root when inside it (shorter
+    commands; they run with the repo root as working directory)."""
+    if not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path, ROOT)
+    return path if rel.startswith("..") else rel
+
+
+def plan(board, port, pkg_dir, model=None, name=None, romfs_image=None):
+    """The list of Steps. pkg_dir: the built tflm folder; romfs_image: an
+    image file holding package and model (then pkg_dir and model are not
+    copied to the filesystem)."""
+    mp = [_rel(mpremote_cmd()), "connect", port]
+    steps = [Step(mp + ["rm", "-r", ":tflm"], may_fail=True,
+                  note="remove an old copy (fails harmlessly if absent)")]
+    if romfs_image:
+        steps.append(Step(mp + ["romfs", "deploy", _rel(romfs_image)]))
+        steps.append(Step(mp + ["soft-reset"], note="mount the new /rom"))
+        return steps
+    steps.append(Step(mp + ["cp", "-r", _rel(pkg_dir), ":"]))
+    if model:
+        steps.append(Step(mp + ["cp", _rel(model),
+                                ":" + (name or os.path.basename(model))]))
+    return steps
+
+
+def build_romfs(board, model, name, out_dir):
+    """Writes out_dir/romfs.img (package .mpy + model) with
+    host_tools.romfs; returns its path. SystemExit if romfs.py is absent."""
+    try:
+        from . import romfs
+    except ImportError:
+        raise SystemExit("host_tools/romfs.py is not available: deploy "
+                         "without --romfs, or build an image and run "
+                         "mpremote romfs deploy IMAGE yourself")
+    specs = []
+    if model:
+        specs.append(model + ("=" + name if name else ""))
+    image, entries = romfs.build(board["march"], specs)
+    if len(image) > board["romfs_bytes"]:
+        raise SystemExit("ROMFS image of %d bytes is larger than %s's "
+                         "%d byte partition" % (len(image), board["id"],
+                                                board["romfs_bytes"]))
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "romfs.img")
+    with open(path, "wb") as f:
+        f.write(image)
+    return path
+
+
+def fit_note(board, model, in_romfs):
+    """One line: does the model fit the board (host_tools.boards, measured
+    on the unix port), or why not; falls back to comparing the planned
+    arena with arena_budget_bytes if the unix port cannot run."""
+    from . import boards
+    try:
+        return boards.explain(board, boards.model_cost(model), in_romfs)[1]
+    except Exception:  # noqa: BLE001 -- no unix port: a coarser check
+        pass
+    from tflm.model import Model
+    from tflm.planner import plan_model
+    with open(model, "rb") as f:
+        raw = f.read()
+    try:
+        arena = plan_model(Model(raw))[0]
+    except Exception as e:  # noqa: BLE001 -- the board will say it too
+        return "warning: %s cannot be planned: %s" % (model, e)
+    return "arena %d%s bytes; %s's arena budget is %d" % (
+        arena, "" if in_romfs else " + file %d" % len(raw), board["id"],
+        board["arena_budget_bytes"])
+
+
+def run(steps, dry_run):
+    """Prints each command; runs it unless dry_run. Returns 0 or the exit
+    code of the first failing step that must not fail."""
+    for s in steps:
+        print(s.text())
+        if dry_run:
+            continue
+        rc = subprocess.call(s.args, cwd=ROOT)
+        if rc and not s.may_fail:
+            print("failed (exit %d): %s" % (rc, s.text()), file=sys.stderr)
+            return rc
+    return 0
+
+
+def add_parser(sub):
+    p = sub.add_parser("deploy", help="copy the .mpy package (and a model) "
+                                      "onto a board with mpremote")
+    p.add_argument("--board", required=True, help="board id (boards/<id>)")
+    p.add_argument("--port", default="auto",
+                   help="mpremote device: /dev/ttyACM0, COM3, auto")
+    p.add_argument("--model", help=".tflite file to copy too")
+    p.add_argument("--name", help="file name on the board (default: the "
+                                  "model's own)")
+    p.add_argument("--only-needed", action="store_true",
+                   help="copy only the modules the model needs (small "
+                        "filesystems; other models may then lack kernels)")
+    p.add_argument("--romfs", action="store_true",
+                   help="package and model into the board's ROMFS partition")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the mpremote commands, do not run them")
+    p.add_argument("--build-dir", default=BUILD_DIR)
+    return p
+
+
+def main(args):
+    from .boards import get_board
+    board = get_board(args.board)
+    if args.romfs and not board["romfs"]:
+        print("%s: no ROMFS partition; deploy without --romfs. %s"
+              % (board["id"], board.get("romfs_note", "")), file=sys.stderr)
+        return 2
+    if args.model:
+        if not os.path.exists(args.model):
+            print("no such model file: %s" % args.model, file=sys.stderr)
+            return 2
+        args.model = os.path.abspath(args.model)
+    if args.only_needed and not args.model:
+        print("--only-needed needs --model", file=sys.stderr)
+        return 2
+    only = needed_modules([args.model]) if args.only_needed else None
+    args.build_dir = os.path.abspath(args.build_dir)
+    try:
+        arch, out_dir, paths = build_target(args.board, None, args.build_dir,
+                                            only)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 1
+    image = None
+    if args.romfs:
+        image = build_romfs(board, args.model, args.name, out_dir)
+    pkg_dir = os.path.join(out_dir, "tflm")
+    print("# %s (%s): %d .mpy files for -march=%s%s" % (
+        board["name"], board["id"], len(paths), arch,
+        ", ROMFS image %s" % _rel(image) if image else ""))
+    if args.model:
+        print("# " + fit_note(board, args.model, bool(image)))
+    steps = plan(board, args.port, pkg_dir, args.model, args.name, image)
+    rc = run(steps, args.dry_run)
+    if rc == 0 and args.model:
+        name = args.name or os.path.basename(args.model)
+        where = "/rom/" + name if image else name
+        print("# then at the REPL:  import tflm; interp = "
+              "tflm.Interpreter(%r); print(interp)" % where)
+    return rc

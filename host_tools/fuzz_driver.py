@@ -1,0 +1,103 @@
+# Runs inside the MicroPython unix port (not CPython): the device side of
+# host_tools.fuzz. Arguments: pkg_dir cases_file first_id
+# cases_file has one line per case: "id<TAB>model path<TAB>input paths
+# separated by '|'" (base inputs: used where their size fits the input).
+# For every case with id >= first_id, prints one JSON line:
+#   {"id": k, "r": "ok", "src": "bf", "out": [hex, ...], "dt": [dtype, ...],
+#    "ms": t}
+#   {"id": k, "r": "err", "cls": "ModelError", "msg": "...", "stage": s}
+#   {"id": k, "r": "bug", "cls": "IndexError", "msg": "...", "stage": s}
+# "src" says per input whether the base input ("b") or the fill pattern
+# ("f", byte j = (37 * j + 11) & 255) was written. "bug" is any exception
+# that is not a TFLMError, or an invoke() that needed the heap.
+import sys
+import gc
+import json
+import time
+import binascii
+import micropython
+
+pkg, cases_file, first = sys.argv[1:4]
+sys.path.insert(0, pkg)
+import tflm  # noqa: E402
+
+first = int(first)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def fill(n):
+    b = bytearray(n)
+    v = 11
+    for j in range(n):
+        b[j] = v
+        v = (v + 37) & 255
+    return b
+
+
+def emit(d):
+    print(json.dumps(d))
+
+
+def run_case(k, model_path, inputs):
+    stage = "build"
+    t0 = time.ticks_ms()
+    try:
+        interp = tflm.Interpreter(read(model_path))
+        stage = "set"
+        src = ""
+        for i, t in enumerate(interp.inputs):
+            data = read(inputs[i]) if i < len(inputs) else None
+            if data is None or len(data) != t.nbytes:
+                data = fill(t.nbytes)
+                src += "f"
+            else:
+                src += "b"
+            interp.input(i).set(data)
+        stage = "invoke"
+        err = None
+        micropython.heap_lock()
+        try:
+            interp.invoke()
+        except Exception as e:  # noqa: B902 - reported below, unlocked
+            err = e
+        micropython.heap_unlock()
+        if isinstance(err, MemoryError):
+            emit({"id": k, "r": "bug", "cls": "MemoryError",
+                  "msg": "invoke() allocated on the heap", "stage": stage})
+            return
+        if err is not None:
+            raise err
+        out = [binascii.hexlify(bytes(t.data)).decode()
+               for t in interp.outputs]
+        emit({"id": k, "r": "ok", "src": src, "out": out,
+              "dt": [t.dtype for t in interp.outputs],
+              "ms": time.ticks_diff(time.ticks_ms(), t0)})
+    except tflm.TFLMError as e:
+        emit({"id": k, "r": "err", "cls": type(e).__name__,
+              "msg": str(e)[:400], "stage": stage,
+              "ms": time.ticks_diff(time.ticks_ms(), t0)})
+    except Exception as e:  # noqa: B902 - any other exception is a bug
+        emit({"id": k, "r": "bug", "cls": type(e).__name__,
+              "msg": str(e)[:400], "stage": stage,
+              "ms": time.ticks_diff(time.ticks_ms(), t0)})
+
+
+def main():
+    with open(cases_file) as f:
+        lines = f.read().split("\n")
+    for line in lines:
+        if not line:
+            continue
+        k, model_path, ins = line.split("\t")
+        k = int(k)
+        if k < first:
+            continue
+        run_case(k, model_path, [p for p in ins.split("|") if p])
+        gc.collect()
+
+
+main()

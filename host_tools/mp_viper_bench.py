@@ -1,0 +1,114 @@
+# Runs inside the MicroPython unix port: how much faster is our viper
+# CONV_2D 1x1 kernel than the same algorithm as plain bytecode, and as
+# @micropython.native? Arguments: pkg_dir model_path op_index repeats.
+#
+# Method: build the interpreter, invoke once on seeded input so that the
+# layer's input holds real activations, then prepare the chosen 1x1
+# CONV_2D op again (same state: folded bias, multipliers, scratch). The
+# plain version below is the loop structure of conv._conv_1x1 written
+# with ordinary indexing of the same memoryviews / arrays; requantization
+# is the same fixedpoint.requant_i8 call in all three, so the comparison
+# is about the multiply-accumulate loops. Every version must write the
+# same output bytes. Prints one JSON line with the median times (us).
+import sys
+import json
+import time
+import micropython
+
+pkg, model_path, op_index, repeats = sys.argv[1:5]
+sys.path.insert(0, pkg)
+import tflm
+from tflm.kernels import conv
+from tflm.fixedpoint import requant_i8
+
+op_index, repeats = int(op_index), int(repeats)
+
+SRC = """
+def conv1x1(st):
+    p = st[0]
+    B = p[0]; H = p[1]; W = p[2]; C = p[3]; OH = p[4]; OW = p[5]
+    OC = p[6]; SH = p[10]; SW = p[11]; off = p[16]
+    x = st[1]; w = st[2]; bias = st[3]; out = st[4]
+    mults = st[5]; shifts = st[6]; qp = st[7]; scratch = st[8]
+    cap = p[18] * OC
+    pb = 0
+    o = 0
+    for b in range(B):
+        for oy in range(OH):
+            xpix = (b * H + oy * SH) * W * C
+            for ox in range(OW):
+                xe = xpix + C
+                s = 0
+                for i in range(xpix, xe):
+                    s += (x[i] ^ 0x80) + off
+                base = -128 * s
+                wa = 0
+                for k in range(OC):
+                    acc = bias[k] + base
+                    for i in range(xpix, xe):
+                        acc += (w[wa] ^ 0x80) * (x[i] ^ 0x80)
+                        wa += 1
+                    acc = (acc + 0x80000000) & 0xFFFFFFFF  # int32 wrap
+                    scratch[pb + k] = acc - 0x80000000
+                pb += OC
+                o += OC
+                if pb >= cap:
+                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb)
+                    pb = 0
+                xpix += SW * C
+    if pb:
+        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)
+"""
+
+
+def compile_variant(decorator):
+    g = {"requant_i8": requant_i8, "micropython": micropython}
+    exec(decorator + SRC, g)
+    return g["conv1x1"]
+
+
+def median_us(fn, st, n):
+    times = []
+    for _ in range(n):
+        t0 = time.ticks_us()
+        fn(st)
+        times.append(time.ticks_diff(time.ticks_us(), t0))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    with open(model_path, "rb") as f:
+        interp = tflm.Interpreter(f.read())
+    seed = 1
+    for t in interp.inputs:  # deterministic pseudo-random input bytes
+        d = t.data
+        for i in range(len(d)):
+            seed = (seed * 1103515245 + 12345) & 0x7FFFFFFF
+            d[i] = seed >> 16 & 0xFF
+    interp.invoke()
+    op = interp.model.operators[op_index]
+    ts = interp.tensors
+    ins = [ts[i] if i >= 0 else None for i in op.inputs]
+    outs = [ts[i] for i in op.outputs]
+    fn, st = conv.prepare(op, ins, outs, interp)
+    if fn is not conv._eval_1x1:
+        raise SystemExit("op %d is not a 1x1 CONV_2D" % op_index)
+    out = outs[0].data
+    fn(st)
+    want = bytes(out)
+    res = {"op": op_index, "name": op.name,
+           "macs": outs[0].size * ins[1].shape[3]}
+    variants = [("viper", fn, repeats),
+                ("native", compile_variant("@micropython.native"), 3),
+                ("bytecode", compile_variant(""), 3)]
+    for name, f, n in variants:
+        out[:] = bytes(len(out))
+        f(st)
+        res[name + "_same"] = bytes(out) == want
+        res[name + "_us"] = median_us(f, st, n)
+    print(json.dumps(res))
+
+
+main()

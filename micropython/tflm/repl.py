@@ -1,0 +1,101 @@
+"""REPL conveniences behind Interpreter.predict() and print(interp).
+
+Imported only when used (not on the invoke() path). predict() follows
+OpenMV's ml.Model.predict: inputs in, a list of real-valued outputs back
+(quantized outputs dequantized with their scale and zero point).
+"""
+
+from .errors import InvokeError
+from .values import is_float_values
+
+
+def _is_value(x):
+    """True for one tensor's worth of values (not a list of inputs)."""
+    if isinstance(x, (list, tuple)):
+        return not x or isinstance(x[0], (int, float))
+    return True
+
+
+def split_inputs(interp, x):
+    """The per-input values of predict(x): x itself for a one-input model
+    (or [x] / (x,), OpenMV style), else a list / tuple of one value per
+    input. Raises InvokeError when the count does not match."""
+    n = len(interp.inputs)
+    if n == 1:
+        if isinstance(x, (list, tuple)) and len(x) == 1 \
+                and not _is_value(x):
+            return [x[0]]
+        return [x]
+    if not isinstance(x, (list, tuple)) or len(x) != n or _is_value(x):
+        raise InvokeError("the model has %d inputs: pass a list or tuple "
+                          "of %d values" % (n, n))
+    return list(x)
+
+
+def set_input(t, v):
+    """Writes v into input tensor t: floats (list with a float, array
+    'f'/'d', float ndarray) are quantized with t's scale and zero point
+    (set_float); anything else is taken as the tensor's own values or raw
+    bytes (Tensor.set)."""
+    if is_float_values(v):
+        t.set_float(v)
+    else:
+        t.set(v)
+
+
+def output_values(t, dequantize):
+    """Real values of output t (dequantize=True and t quantized or
+    float32), else its raw values as array.array."""
+    if dequantize and (t.dtype == "float32" or t.scale):
+        return t.dequantize()
+    return t.get()
+
+
+def predict(interp, x, dequantize=True):
+    """See Interpreter.predict."""
+    for t, v in zip(interp.inputs, split_inputs(interp, x)):
+        set_input(t, v)
+    interp.invoke()
+    return [output_values(t, dequantize) for t in interp.outputs]
+
+
+def _tensor_line(kind, i, t):
+    s = "  %s %d '%s' %s %s" % (kind, i, t.name, t.dtype, tuple(t.shape))
+    if t.scale:
+        s += " scale %g zero_point %d" % (t.scale, t.zero_point)
+    return s
+
+
+def _op_counts(ops):
+    names, counts = [], {}
+    for op in ops:
+        if op.name not in counts:
+            names.append(op.name)
+            counts[op.name] = 0
+        counts[op.name] += 1
+    return ", ".join(n if counts[n] == 1 else "%s x%d" % (n, counts[n])
+                     for n in names)
+
+
+def summary(interp):
+    """The text of print(interp) / repr(interp)."""
+    model = getattr(interp, "model", None)
+    if model is None or getattr(interp, "_steps", None) is None:
+        return "<Interpreter (not built)>"
+    ops = model.operators
+    try:
+        size = len(model.fb.mv)
+    except (AttributeError, TypeError):
+        size = 0
+    lines = ["<Interpreter: %d operator%s (%s)" % (
+        len(ops), "" if len(ops) == 1 else "s", _op_counts(ops)),
+        "  arena %d bytes, model %d bytes %s, %d bytes copied" % (
+            interp.arena_size, size,
+            "read into RAM" if interp.model_in_ram else "used in place",
+            interp.copied_bytes)]
+    for i, t in enumerate(interp.inputs):
+        lines.append(_tensor_line("input", i, t))
+    for i, t in enumerate(interp.outputs):
+        lines.append(_tensor_line("output", i, t))
+    return "\n".join(lines) + ">"
+

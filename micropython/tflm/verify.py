@@ -1,0 +1,364 @@
+"""Model verification: nothing read from a model file is trusted unchecked.
+
+On a board, one bad offset followed by a viper pointer is a hard fault, so
+every model is verified before any kernel touches it. The checks happen in
+layers, and any failure raises a TFLMError subclass whose message names the
+operator (index and builtin name), the tensor (index and name) and the byte
+offset in the file where one applies:
+
+1. flatbuf.py: every offset followed (root, tables, vtables, vectors,
+   strings, fields) is checked to lie inside the buffer (FormatError);
+   vector lengths are capped at MAX_VECTOR and must fit in the buffer.
+2. structure() (here, before model.Model parses anything): walks every
+   table and vector of subgraph 0 that the parser will read: opcode
+   tables, tensors, quantization tables, operators and their options
+   tables. It bounds the counts (MAX_TENSORS, MAX_OPERATORS, shape rank)
+   and the total size of all vectors and strings that the parser will
+   copy into Python objects to a few times the file size (a read
+   budget), so that tables sharing one huge vector cannot make parsing
+   quadratic. Sparse tensors are rejected.
+3. model.py: tensor, buffer, opcode and operator tensor indices in range;
+   subgraph inputs / outputs in range (never -1); shapes: rank <= 8, no
+   negative or absurd dimension, element count and byte size bounded
+   (MAX_DIM, MAX_BYTES: a 32-bit board's heap is never asked for absurd
+   sizes; plain Python ints on the device cannot overflow); a constant's
+   buffer holds exactly size * itemsize bytes, inside the file.
+4. check_model() (here, after parsing): quantization (finite positive
+   scales, as many zero points as scales, zero points within int32 as
+   TFLM stores them, per-channel counts matching quantized_dimension),
+   operator
+   outputs present (-1 is only for omitted optional inputs), no operator
+   writing its own input, builtin options of the type the operator's
+   kernel reads, subgraph inputs not constant (writing one would write
+   into the model: flash on a board).
+5. planner.py: every tensor is produced before it is read (so the graph
+   has no cycles), outputs are written once, never into a constant;
+   check_plan_size() (here, from the Interpreter) bounds the planner's
+   quadratic work.
+6. check_bindings() (from the Interpreter, before any kernel's prepare):
+   every tensor an operator uses is bound to memory of exactly its size.
+7. Kernel prepare functions: input / output counts, missing (None)
+   inputs, types, shapes, option values (padding, strides, dilations,
+   activation) and quantization needed by that kernel (PrepareError).
+8. internal_error(): the Interpreter's last line of defence turns any
+   other exception escaping construction into a TFLMError (see there).
+
+Nesting depth: the reader does not recurse and is not driven by the data's
+structure. Each access is a fixed chain of accessor calls written in the
+code (Model -> SubGraph -> Tensor -> QuantizationParameters is the deepest,
+4 tables), so a deeply nested file cannot cause recursion; every loop runs
+over a vector whose length is bounded as above. Nor can references form a
+cycle: a uoffset is unsigned and added to its own position, so each one
+points strictly forward (only a table's soffset to its vtable may point
+back, and vtables hold no references).
+"""
+
+from . import kernels, schema
+from .errors import (ArenaError, FormatError, ModelError, PrepareError,
+                     tensor_label)
+
+# Counts a microcontroller model never approaches (tens to hundreds); they
+# keep the planner's O(n^2) work and the parser's RAM use bounded.
+MAX_TENSORS = 8192
+MAX_OPERATORS = 2048
+MAX_RANK = 8
+MAX_PLAN_WORK = 1 << 17  # see check_plan_size()
+# The vectors and strings the parser copies may total at most this many
+# times the file size (plus READ_SLACK bytes). Without sharing between
+# tables they total less than the file size.
+READ_FACTOR = 2
+READ_SLACK = 4096
+
+# Schema field indices (tensorflow/lite/schema/schema.fbs).
+_OPCODE_CUSTOM = 1
+_SG_TENSORS, _SG_INPUTS, _SG_OUTPUTS, _SG_OPERATORS, _SG_NAME = 0, 1, 2, 3, 4
+_T_SHAPE, _T_NAME, _T_QUANT, _T_SPARSITY = 0, 3, 4, 6
+_Q_SCALE, _Q_ZERO_POINT = 2, 3
+_OP_INPUTS, _OP_OUTPUTS, _OP_OPTIONS = 1, 2, 4
+
+# BuiltinOptions union type each kernel reads (0, NONE, is also accepted:
+# the kernel then uses the schema defaults, as TFLM does).
+OPTION_TYPES = {
+    schema.CONV_2D: 1,              # Conv2DOptions
+    schema.DEPTHWISE_CONV_2D: 2,    # DepthwiseConv2DOptions
+    schema.AVERAGE_POOL_2D: 5,      # Pool2DOptions
+    schema.MAX_POOL_2D: 5,
+    schema.FULLY_CONNECTED: 8,      # FullyConnectedOptions
+    schema.SOFTMAX: 9,              # SoftmaxOptions
+    schema.ADD: 11,                 # AddOptions
+    schema.RESHAPE: 17,             # ReshapeOptions
+    schema.SQUEEZE: 30,             # SqueezeOptions
+    schema.DEQUANTIZE: 38,          # DequantizeOptions
+    schema.EXPAND_DIMS: 52,         # ExpandDimsOptions
+    schema.QUANTIZE: 89,            # QuantizeOptions
+}
+
+_INT32_MIN = -(1 << 31)
+_INT32_MAX = (1 << 31) - 1
+
+
+class _Budget:
+    """Bytes of vectors / strings the parser will copy, capped."""
+
+    def __init__(self, fb):
+        self.left = READ_FACTOR * fb.size + READ_SLACK
+
+    def take(self, table, field, elem_size):
+        """Charge the vector in field of table; returns its length."""
+        start, n = table.vector(field, elem_size)
+        self.left -= n * elem_size
+        if self.left < 0:
+            raise FormatError("vector at offset %d (%d elements): the "
+                              "model's tables share data, more than %dx the "
+                              "file size would be read"
+                              % (start - 4, n, READ_FACTOR))
+        return n
+
+
+def structure(fb):
+    """Check what model.Model will read of subgraph 0, before it does.
+
+    fb: flatbuf.FlatBuffer. Constructing each Table checks its vtable and
+    extent; each vector is checked to lie in the buffer and is charged to
+    the read budget. Raises FormatError or ModelError.
+    """
+    root = fb.root()
+    budget = _Budget(fb)
+    start, n = root.vector(schema.MODEL_OPCODES, 4)
+    for k in range(n):
+        budget.take(root.table_at(start, k), _OPCODE_CUSTOM, 1)
+    start, n = root.vector(schema.MODEL_SUBGRAPHS, 4)
+    if n < 1:
+        return  # model.Model reports it
+    sg = root.table_at(start, 0)
+    budget.take(sg, _SG_NAME, 1)
+    _tensors(sg, budget)
+    budget.take(sg, _SG_INPUTS, 4)
+    budget.take(sg, _SG_OUTPUTS, 4)
+    _operators(sg, budget)
+
+
+def _tensors(sg, budget):
+    start, n = sg.vector(_SG_TENSORS, 4)
+    if n > MAX_TENSORS:
+        raise ModelError("subgraph has %d tensors (at most %d; vector at "
+                         "offset %d)" % (n, MAX_TENSORS, start - 4))
+    for k in range(n):
+        try:
+            _tensor(sg, start, k, budget)
+        except FormatError as e:
+            raise FormatError("tensor %d: %s" % (k, e))
+
+
+def _tensor(sg, start, k, budget):
+    t = sg.table_at(start, k)
+    budget.take(t, _T_NAME, 1)
+    rank = budget.take(t, _T_SHAPE, 4)
+    if rank > MAX_RANK:
+        raise ModelError("%s has rank %d (at most %d; tensor table at "
+                         "offset %d)" % (tensor_label(k, t.string(_T_NAME)),
+                                         rank, MAX_RANK, t.pos))
+    if t.has(_T_SPARSITY):
+        raise ModelError("%s is sparse (tensor table at offset %d): sparse "
+                         "tensors are not supported"
+                         % (tensor_label(k, t.string(_T_NAME)), t.pos))
+    q = t.table(_T_QUANT)
+    if q is not None:
+        budget.take(q, _Q_SCALE, 4)
+        budget.take(q, _Q_ZERO_POINT, 8)
+
+
+def _operators(sg, budget):
+    start, n = sg.vector(_SG_OPERATORS, 4)
+    if n > MAX_OPERATORS:
+        raise ModelError("subgraph has %d operators (at most %d; vector at "
+                         "offset %d)" % (n, MAX_OPERATORS, start - 4))
+    for k in range(n):
+        try:
+            t = sg.table_at(start, k)
+            budget.take(t, _OP_INPUTS, 4)
+            budget.take(t, _OP_OUTPUTS, 4)
+            t.table(_OP_OPTIONS)  # checks the options table's vtable
+        except FormatError as e:
+            raise FormatError("op %d: %s" % (k, e))
+
+
+def _at(obj):
+    """' (table at offset N)' for a parsed Tensor / Operator."""
+    pos = getattr(obj, "pos", None)
+    return "" if pos is None else " (table at offset %d)" % pos
+
+
+def check_model(m):
+    """Semantic checks on a parsed model.Model (see the module doc, 4).
+
+    Raises ModelError naming the tensor or operator and its table offset.
+    """
+    for t in m.tensors:
+        check_quantization(t)
+    for i in m.inputs:
+        t = m.tensors[i]
+        if t.is_const:
+            raise ModelError("subgraph input %s%s is constant: writing it "
+                             "would write into the model"
+                             % (t.label(), _at(t)))
+    for op in m.operators:
+        _check_operator(m, op)
+
+
+def check_quantization(t):
+    """Scales finite and > 0, one zero point per scale, zero points
+    within int32, per-channel counts equal the size of
+    quantized_dimension. Raises ModelError."""
+    scales, zps = t.scales, t.zero_points
+    for s in scales:
+        # s - s is NaN for inf and NaN (no float32-rounded FLT_MAX
+        # literal needed: a board's float parser may round it to inf).
+        if not (s > 0.0 and s - s == 0.0):
+            raise ModelError("%s%s has quantization scale %r: scales must "
+                             "be finite and positive" % (t.label(), _at(t),
+                                                         s))
+    if len(zps) != len(scales):
+        raise ModelError("%s%s has %d quantization scales and %d zero "
+                         "points" % (t.label(), _at(t), len(scales),
+                                     len(zps)))
+    for z in zps:
+        # TFLM keeps zero points as int32; the kernels check their type's
+        # range where it matters (DEQUANTIZE takes any int32, as TFLM).
+        if not _INT32_MIN <= z <= _INT32_MAX:
+            raise ModelError("%s%s has zero point %d, outside int32"
+                             % (t.label(), _at(t), z))
+    n = len(scales)
+    if n > 1:
+        qd, shape = t.quantized_dimension, t.shape
+        ok = 0 <= qd < len(shape) and shape[qd] == n
+        # The TFLite converter gives biases (rank 1) the quantized
+        # dimension of their filter (3 for depthwise convs): accepted when
+        # the one dimension has n entries.
+        ok = ok or (len(shape) == 1 and 0 <= qd < MAX_RANK
+                    and shape[0] == n)
+        if not ok:
+            raise ModelError("%s%s has %d per-channel scales but dimension "
+                             "%d of shape %s does not have %d entries"
+                             % (t.label(), _at(t), n, qd, shape, n))
+
+
+def _check_operator(m, op):
+    label = op.label()
+    ins = set(op.inputs)  # a set: an op may list thousands of tensors
+    supported = op.custom_code is None and op.code in kernels.MODULES
+    for i in op.inputs + op.outputs:
+        if supported and i >= 0 and m.tensors[i].is_variable:
+            # TFLM gives variables their own zeroed memory (even over a
+            # constant buffer); no supported kernel keeps state.
+            raise ModelError("%s%s uses %s, a variable (state) tensor: no "
+                             "supported operator keeps state"
+                             % (label, _at(op), m.tensors[i].label()))
+    for i in op.outputs:
+        if i < 0:
+            raise ModelError("%s%s has output index %d: only optional "
+                             "inputs may be omitted" % (label, _at(op), i))
+        if i in ins:
+            raise ModelError("%s%s writes %s, which is also one of its "
+                             "inputs" % (label, _at(op),
+                                         m.tensors[i].label()))
+    want = OPTION_TYPES.get(op.code) if op.custom_code is None else None
+    if want is None:
+        return
+    if op.options_type not in (0, want):
+        raise ModelError("%s%s has builtin options of type %d; its kernel "
+                         "reads type %d" % (label, _at(op), op.options_type,
+                                            want))
+    if op.options_type == 0 and op.options is not None:
+        raise ModelError("%s%s has a builtin options table but option type "
+                         "NONE" % (label, _at(op)))
+
+
+def check_bindings(interp, root):
+    """Every tensor an operator uses is bound to exactly nbytes bytes, and
+    a view of a constant (RESHAPE of a weight) has the constant's size.
+
+    root: planner.alias_roots() of the model. Called by the Interpreter
+    before any kernel's prepare (prepare may read constant data with
+    viper pointers). Raises ModelError.
+    """
+    tensors = interp.tensors
+    for op in interp.model.operators:
+        for i in op.inputs + op.outputs:
+            if i < 0:
+                continue
+            t, r = tensors[i], tensors[root[i]]
+            have = None if t.data is None else len(t.data)
+            if r.is_const and r is not t:
+                have = r.const_len
+            if have != t.nbytes:
+                raise ModelError("%s: %s needs %d bytes but is bound to %s"
+                                 % (op.label(), t.label(), t.nbytes,
+                                    "nothing" if have is None else
+                                    "%d bytes of %s" % (have, r.label())))
+
+
+def check_plan_size(m):
+    """Bound the memory planner's work before it runs.
+
+    planner.plan() places each buffer against those alive at the same
+    time: about buffers * peak_live steps (times a sort). A graph that
+    keeps hundreds of activations alive at once (e.g. every op's output
+    a subgraph output) would take minutes to plan on a board; no model
+    that fits a microcontroller does this. Raises ModelError when
+    buffers * peak_live > MAX_PLAN_WORK (also, through
+    planner.lifetimes, for tensors read before written).
+    """
+    from .planner import lifetimes
+    life = lifetimes(m)
+    events = []
+    for first, last in life.values():
+        events.append((first, 1))
+        events.append((last + 1, -1))  # ends sort before starts
+    events.sort()
+    live = peak = 0
+    for _, d in events:
+        live += d
+        if live > peak:
+            peak = live
+    if len(life) * peak > MAX_PLAN_WORK:
+        raise ModelError("%d activations with up to %d alive at once: too "
+                         "many to plan (buffers x alive must be <= %d)"
+                         % (len(life), peak, MAX_PLAN_WORK))
+
+
+INTERNAL = "internal error"
+
+
+def internal_error(e, stage):
+    """The TFLMError to raise for an unexpected exception e, caught while
+    the Interpreter was `stage` ('parsing the model', 'preparing op 3
+    (CONV_2D)', ...).
+
+    Such an exception means a check is missing (or a kernel has a bug),
+    yet the caller must still get a TFLMError, so every Exception is
+    converted (KeyboardInterrupt
+    and SystemExit are not Exceptions and pass through): IndexError,
+    KeyError, ValueError (struct.error on MicroPython, UnicodeError),
+    TypeError and AttributeError (a missing value where an object was
+    expected), OverflowError (a value too big for an array('i')),
+    ZeroDivisionError, RuntimeError (RecursionError) become PrepareError
+    while preparing an operator and ModelError otherwise, with the
+    original type and message and the words 'internal error' (a check is
+    missing: please report it). MemoryError becomes ArenaError: the model
+    needs more RAM than the heap has free, a property of the board rather
+    than a bug.
+    """
+    if isinstance(e, MemoryError):
+        import gc
+        gc.collect()  # room for the message: the failed block is free
+        return ArenaError("out of memory while %s: the model needs more RAM "
+                          "than is free" % stage)
+    what = "%s %s" % (type(e).__name__, e) if str(e) else type(e).__name__
+    cls = PrepareError if stage.startswith("preparing") else ModelError
+    return cls("%s while %s: %s (no check caught this: please report it "
+               "with the model)" % (INTERNAL, stage, what))
+
+
+__all__ = ("structure", "check_model", "check_quantization",
+           "check_bindings", "check_plan_size", "internal_error")

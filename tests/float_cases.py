@@ -1,0 +1,148 @@
+"""Helpers of the float32 tests: ulp distances, special-value inputs, and
+running many single-op models in one MicroPython process against TFLM."""
+
+import numpy as np
+
+from conftest import PKG
+from host_tools import device
+from host_tools.oracle import Reference
+
+# Every invoke runs under heap_lock: float kernels allocate nothing.
+RUNNER = r"""
+import sys, micropython
+sys.path.insert(0, sys.argv[1])
+import tflm
+from tflm.interpreter import Interpreter
+d, n = sys.argv[2], int(sys.argv[3])
+
+def rd(p):
+    with open(p, 'rb') as f:
+        return f.read()
+
+for k in range(n):
+    pre = '%s/%d' % (d, k)
+    try:
+        it = Interpreter(rd(pre + '.tflite'))
+    except tflm.TFLMError as e:
+        print('ERR', k, type(e).__name__, e)
+        continue
+    j = 0
+    while True:
+        try:
+            rd(pre + '.in%d' % j)
+        except OSError:
+            break
+        for i in range(len(it.inputs)):
+            it.inputs[i].data[:] = rd(pre + '.in%d_%d' % (j, i))
+        micropython.heap_lock()
+        try:
+            it.invoke()
+        finally:
+            micropython.heap_unlock()
+        for i in range(len(it.outputs)):
+            with open(pre + '.out%d_%d' % (j, i), 'wb') as f:
+                f.write(it.outputs[i].data)
+        j += 1
+    print('OK', k)
+"""
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45,
+                     1.1754942e-38, 3.4028235e38, -3.4028235e38, 1.0, -1.0],
+                    np.float32)
+
+
+def ulp_diff(a, b):
+    """Per element distance in float32 ulps (0 for equal bits, for -0.0
+    vs 0.0 and for NaN vs NaN; 2**40 for NaN vs a number)."""
+    a = np.ascontiguousarray(a, np.float32).ravel()
+    b = np.ascontiguousarray(b, np.float32).ravel()
+
+    def key(x):
+        u = x.view(np.int32).astype(np.int64)
+        return np.where(u < 0, -(u & 0x7FFFFFFF), u)
+
+    d = np.abs(key(a) - key(b))
+    na, nb = np.isnan(a), np.isnan(b)
+    d[na & nb] = 0
+    d[na ^ nb] = 1 << 40
+    return d
+
+
+def floats(rng, shape, scale=1.0, special=0.0):
+    """Normal float32 values times scale; a fraction `special` of them
+    replaced by SPECIALS (zeros, infinities, NaN, subnormals, extremes)."""
+    x = (rng.standard_normal(shape) * scale).astype(np.float32)
+    if special:
+        m = rng.random(shape) < special
+        x[m] = rng.choice(SPECIALS, int(m.sum()))
+    return x
+
+
+def run_cases(cases, tmp_path):
+    """Run (model_bytes, input_sets, tol_ulp) cases: input_sets is a list
+    of lists of numpy arrays (one per model input). TFLM runs each set on
+    CPython, tflm on the unix port (one process, invoke under heap_lock).
+
+    Asserts that tflm accepts what TFLM accepts and that every output is
+    within tol_ulp of TFLM's (NaN where TFLM has NaN). Returns the largest
+    ulp distance seen per case (None when TFLM rejected the model)."""
+    d = str(tmp_path)
+    expected = []
+    for k, (model, sets, tol) in enumerate(cases):
+        with open("%s/%d.tflite" % (d, k), "wb") as f:
+            f.write(model)
+        try:
+            ref = Reference(model)
+        except RuntimeError:
+            expected.append(None)
+            continue
+        outs = []
+        for j, ins in enumerate(sets):
+            for i, x in enumerate(ins):
+                with open("%s/%d.in%d_%d" % (d, k, j, i), "wb") as f:
+                    f.write(np.ascontiguousarray(x).tobytes())
+            with open("%s/%d.in%d" % (d, k, j), "wb") as f:
+                f.write(b"x")
+            outs.append([np.array(o) for o in ref.run(ins)])
+        expected.append(outs)
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    proc = device.run_script(str(script), [PKG, d, str(len(cases))],
+                             timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    status = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if parts[0] in ("OK", "ERR"):
+            status[int(parts[1])] = parts
+    worst = []
+    for k, outs in enumerate(expected):
+        st = status.get(k)
+        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
+        if outs is None:
+            worst.append(None)
+            continue
+        assert st[0] == "OK", "case %d: tflm rejected what TFLM runs: %s" % (
+            k, st[2:])
+        tol = cases[k][2]
+        w = 0
+        for j, want in enumerate(outs):
+            for i, e in enumerate(want):
+                with open("%s/%d.out%d_%d" % (d, k, j, i), "rb") as f:
+                    raw = f.read()
+                assert len(raw) == e.nbytes, "case %d: output size" % k
+                if e.dtype != np.float32:
+                    assert raw == e.tobytes(), "case %d set %d output %d" % (
+                        k, j, i)
+                    continue
+                dist = ulp_diff(np.frombuffer(raw, np.float32), e)
+                bad = np.nonzero(dist > tol)[0]
+                assert not len(bad), (
+                    "case %d set %d output %d: %d values beyond %d ulp, "
+                    "first at %d: tflm %r TFLM %r (%d ulp)" % (
+                        k, j, i, len(bad), tol, bad[0],
+                        np.frombuffer(raw, np.float32)[bad[0]],
+                        e.ravel()[bad[0]], dist[bad[0]]))
+                w = max(w, int(dist.max()) if dist.size else 0)
+        worst.append(w)
+    return worst

@@ -1,0 +1,113 @@
+"""`python -m host_tools plan`: lists every activation with the board's
+own plan, and draws it as a valid PNG."""
+
+import subprocess
+import sys
+
+from conftest import ROOT, shared
+from host_tools import plan_tool
+from host_tools.demo import MODEL as DEMO
+from host_tools.png import read_size
+from tflm import planner
+from tflm.model import Model
+
+
+def activations(path):
+    with open(path, "rb") as f:
+        m = Model(f.read())
+    root = planner.alias_roots(m)
+    return m, [i for i in planner.lifetimes(m)
+               if not m.tensors[root[i]].is_const]
+
+
+def run_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "host_tools", "plan"]
+                          + list(args), capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_lists_every_activation_with_the_planner_offsets():
+    path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    out = run_cli(path)
+    m, acts = activations(path)
+    arena, bufs, root = planner.plan_model(m)
+    rows = {}
+    for line in out.splitlines()[1:-1]:
+        f = line.split()
+        rows[int(f[0])] = f
+    assert sorted(rows) == sorted(acts)
+    for i in acts:
+        t = m.tensors[i]
+        b = bufs[root[i]]
+        # columns: index name dtype shape bytes offset first last [alias]
+        assert int(rows[i][4]) == t.nbytes
+        assert int(rows[i][5]) == b.offset
+    # the flatten RESHAPE output shares its input's bytes
+    aliases = [f for f in rows.values() if len(f) == 9]
+    assert aliases and all(f[8] == "t%d" % root[int(f[0])]
+                           for f in aliases)
+    assert "arena: %d bytes" % arena in out.splitlines()[-1]
+    assert arena == 16000  # TFLM's head for this model
+
+
+def test_lifetimes_and_no_overlap():
+    plan = plan_tool.compute(shared("person_detect", "person_detect.tflite"))
+    bufs = plan["buffers"]
+    for a in bufs:
+        assert a["offset"] + a["size"] <= plan["arena"]
+        assert a["offset"] % planner.ALIGN == 0
+        for b in bufs:
+            if a is b or a["last"] < b["first"] or b["last"] < a["first"]:
+                continue
+            assert (a["offset"] + a["size"] <= b["offset"]
+                    or b["offset"] + b["size"] <= a["offset"])
+    assert plan["peak_live"] <= plan["arena"] <= plan["no_reuse"]
+
+
+def test_png(tmp_path):
+    png = tmp_path / "plan.png"
+    out = run_cli(DEMO, "--png", str(png))
+    assert "wrote" in out
+    data = png.read_bytes()
+    w, h = read_size(data)
+    assert 400 <= w <= 2000 and 300 <= h <= 2000
+    assert 1000 < len(data) < 500000
+    # the IEND chunk closes the file; zlib data decompresses to h rows
+    import zlib
+    assert data.endswith(b"IEND\xaeB`\x82")
+    idat = data[data.index(b"IDAT") + 4:data.index(b"IEND") - 8]
+    assert len(zlib.decompress(idat)) == h * (1 + 3 * w)
+
+
+BOARD_PLAN = """
+import json
+from tflm.model import Model
+from tflm import planner
+out = {}
+for path in %r:
+    with open(path, 'rb') as f:
+        m = Model(f.read())
+    arena, bufs, root = planner.plan_model(m)
+    out[path] = [arena, sorted([r, b.offset] for r, b in bufs.items())]
+print(json.dumps(out))
+"""
+
+
+def test_board_plans_equal_host_plans(tmp_path):
+    """MicroPython's sort is not stable: the planner must not depend on
+    tie order, or the plan tool would not show what the board does."""
+    from conftest import SHARED, run_mp
+    import glob
+    import json
+    import os
+    paths = sorted(glob.glob(os.path.join(SHARED, "*", "*.tflite")))
+    paths = [p for p in paths if os.sep + "malformed" + os.sep not in p]
+    paths.append(DEMO)
+    out = json.loads(run_mp(BOARD_PLAN % paths, tmp_path).splitlines()[-1])
+    for p in paths:
+        plan = plan_tool.compute(p)
+        want = [plan["arena"], sorted([b["root"], b["offset"]]
+                                      for b in plan["buffers"])]
+        assert out[p] == want, p
