@@ -716,8 +716,11 @@ def save(c, corpus, reason):
     stem = "%s_%d" % (os.path.splitext(os.path.basename(c.base))[0], c.id)
     with open(c.path, "rb") as f:
         raw = f.read()
+    # Mutants of shared or repo models are stored as recipes (base + byte
+    # edits): copies of ../shared files are never committed.
     in_repo = c.base.startswith(ROOT + os.sep)
-    if len(raw) <= CORPUS_MAX_BYTES and not in_repo:
+    in_shared = c.base.startswith(SHARED)
+    if len(raw) <= CORPUS_MAX_BYTES and not in_repo and not in_shared:
         name = stem + ".tflite"
         with open(os.path.join(corpus, name), "wb") as f:
             f.write(raw)
