@@ -67,8 +67,21 @@ def _raw(values):
         return None
 
 
+def _check_container(t, values, what):
+    """InvokeError unless values is a sequence, buffer or ndarray."""
+    try:
+        len(values)  # MicroPython's builtins have no __len__ attribute
+        ok = not isinstance(values, (str, dict))
+    except TypeError:
+        ok = False
+    if not ok:
+        raise InvokeError("%s: %s takes a sequence, buffer or ndarray, not "
+                          "%s" % (t.label(), what, type(values).__name__))
+
+
 def set_values(t, values):
     """Write values into tensor t (see Tensor.set)."""
+    _check_container(t, values, "set()")
     if is_float_values(values) and not isinstance(values, (list, tuple)):
         if t.dtype != "float32":
             raise InvokeError("%s is %s: real values need set_float()"
@@ -105,6 +118,12 @@ def _pack(t, tc, values):
     rng = RANGES.get(t.dtype)
     if rng is not None:
         for v in vals:
+            if isinstance(v, float):
+                raise InvokeError("%s is %s: real values need set_float()"
+                                  % (t.label(), t.dtype))
+            if not isinstance(v, int):
+                raise InvokeError("%s: %r is not an integer"
+                                  % (t.label(), v))
             if not rng[0] <= v <= rng[1]:
                 raise InvokeError("%s: value %r is outside %s"
                                   % (t.label(), v, t.dtype))
@@ -120,12 +139,25 @@ def quantize(t, values):
     """Float values -> list of ints with t's scale and zero point."""
     if not t.scale:
         raise InvokeError("%s has no quantization scale" % t.label())
+    _check_container(t, values, "set_float()")
+    if isinstance(values, (bytes, bytearray)):
+        raise InvokeError("%s: set_float() takes real values, not bytes"
+                          % t.label())
     lo, hi = RANGES[t.dtype]
     out = []
     for x in values:
+        if not isinstance(x, (int, float)):
+            raise InvokeError("%s: %r is not a number" % (t.label(), x))
         q = x / t.scale
-        q = int(q + 0.5) if q >= 0 else -int(-q + 0.5)
-        out.append(min(hi, max(lo, q + t.zero_point)))
+        if q != q:
+            raise InvokeError("%s: cannot quantize NaN" % t.label())
+        if q >= hi - t.zero_point:  # also +inf: saturate
+            out.append(hi)
+        elif q <= lo - t.zero_point:
+            out.append(lo)
+        else:
+            q = int(q + 0.5) if q >= 0 else -int(-q + 0.5)
+            out.append(min(hi, max(lo, q + t.zero_point)))
     return out
 
 
