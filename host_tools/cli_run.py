@@ -46,9 +46,27 @@ def make_inputs(path, files, seed, raw=False):
     return [inputs.random_input(t, rng) for t in ins]
 
 
+SHOW = 16  # values printed per output (the rest are summarised)
+
+
+def _show(values):
+    """At most SHOW values of a list, then how many more there are."""
+    more = len(values) - SHOW
+    text = str(values[:SHOW])
+    return text if more <= 0 else text[:-1] + ", ... %d more]" % more
+
+
 def main(args):
-    ins, outs = model_io(args.model)
-    data = make_inputs(args.model, args.input, args.seed, args.raw)
+    from tflm import TFLMError
+    try:
+        ins, outs = model_io(args.model)
+    except TFLMError as e:
+        print("rejected: %s: %s" % (type(e).__name__, e))
+        return 1
+    try:
+        data = make_inputs(args.model, args.input, args.seed, args.raw)
+    except ValueError as e:
+        raise SystemExit("bad input: %s" % e)
     results, info = device.run_model(args.model, [data], len(outs),
                                      repeat=args.repeat)
     if results is None:
@@ -59,9 +77,9 @@ def main(args):
         arr = as_array(raw, o)
         print("output %d '%s' %s %s" % (j, o["name"], o["dtype"],
                                         tuple(o["shape"])))
-        print("  raw:        ", arr.ravel().tolist())
-        print("  dequantized:", np.round(dequantize(arr, o).ravel(),
-                                         5).tolist())
+        real = dequantize(arr, o).ravel().astype(np.float64)
+        print("  raw:        ", _show(arr.ravel().tolist()))
+        print("  dequantized:", _show([round(v, 5) for v in real.tolist()]))
     print("time per inference: %.3f ms (median of %d, unix port)"
           % (us / 1000, len(info["us"])))
     print("arena: %d bytes" % info["arena"])

@@ -54,13 +54,16 @@ def from_file(path, tensor, raw=False, frame=0):
         raw = True
     elif path.endswith(".npy"):
         data = np.load(path).ravel()
-    else:
+    elif path.endswith(".bin"):
         with open(path, "rb") as f:
             blob = f.read()
         if len(blob) == tensor["nbytes"]:
             return blob
-        data = np.frombuffer(blob, np.float32)
+        data = np.frombuffer(blob[:len(blob) // 4 * 4], np.float32)
         data = data[frame * n:(frame + 1) * n]
+    else:
+        raise ValueError("%s: inputs are .npy, .bin (raw tensor bytes or "
+                         "float32 frames) or .bmp files" % path)
     if data.size != n:
         raise ValueError("%s holds %d values, the input needs %d"
                          % (path, data.size, n))

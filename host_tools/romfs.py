@@ -48,7 +48,7 @@ ARCHES = {
     "x86": "unix port, 32-bit x86",
     "armv6m": "Cortex-M0/M0+: RP2040 (Pico), SAMD21, STM32F0/G0/L0; "
               "loads on any Cortex-M",
-    "armv7m": "Cortex-M3 and up: RP2350 (Pico 2) in Arm mode, SAMD51; "
+    "armv7m": "Cortex-M3 and up (SAMD51, ...); RP2350 (Pico 2): armv7emsp; "
               "loads on any M3/M4/M7",
     "armv7em": "Cortex-M4/M7",
     "armv7emsp": "Cortex-M4F/M7 with a single precision FPU: STM32F4, "
@@ -326,6 +326,7 @@ def main(args):
         print("note: mpremote deploys a file as an image only if its name "
               "ends in .img or .romfs")
     print("deploy with:  mpremote romfs deploy %s" % args.out)
+    names = [e.path for e in entries if e.is_model] or ["<model>.tflite"]
     print("then on the board (after a soft reset):  import tflm; "
-          "tflm.Interpreter('/rom/<model>.tflite')")
+          "tflm.Interpreter('/rom/%s')" % names[0])
     return 0

@@ -49,7 +49,9 @@ class Interpreter:
     """Runs a .tflite model (subgraph 0).
 
     model: a path, or any buffer (bytes, bytearray, memoryview of a /rom
-    file, uctypes.bytearray_at over flash); never copied.
+    file, uctypes.bytearray_at over flash). A buffer is never copied; a
+    path is used in place where the filesystem maps files (ROMFS) and
+    read into RAM elsewhere (model_in_ram).
     arena_size: optional budget in bytes; if the plan needs more, ArenaError
     says how much, before the arena is allocated.
 
