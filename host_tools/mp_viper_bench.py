@@ -7,7 +7,7 @@
 # CONV_2D op again (same state: folded bias, multipliers, scratch). The
 # plain version below is the loop structure of conv._conv_1x1 written
 # with ordinary indexing of the same memoryviews / arrays; requantization
-# is the same fixedpoint.requant_i8 call in all three, so the comparison
+# is the same fixedpoint.requant_i8b call in all three, so the comparison
 # is about the multiply-accumulate loops. Every version must write the
 # same output bytes. Prints one JSON line with the median times (us).
 import sys
@@ -19,7 +19,7 @@ pkg, model_path, op_index, repeats = sys.argv[1:5]
 sys.path.insert(0, pkg)
 import tflm
 from tflm.kernels import conv
-from tflm.fixedpoint import requant_i8
+from tflm.fixedpoint import requant_i8b
 
 op_index, repeats = int(op_index), int(repeats)
 
@@ -53,17 +53,18 @@ def conv1x1(st):
                 pb += OC
                 o += OC
                 if pb >= cap:
-                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb)
+                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                                out, o - pb, 0)
                     pb = 0
                 xpix += SW * C
     if pb:
-        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)
+        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
+                    o - pb, 0)
 """
 
 
 def compile_variant(decorator):
-    g = {"requant_i8": requant_i8, "micropython": micropython}
+    g = {"requant_i8b": requant_i8b, "micropython": micropython}
     exec(decorator + SRC, g)
     return g["conv1x1"]
 

@@ -124,6 +124,13 @@ def store_i8(buf, n: int, out, off: int, qp):
 @micropython.viper
 def requant_i8(x: int, i: int, t: int, buf, n: int, nch: int, mults, shifts,
                qp, out, off: int):
+    """requant_i8b with shifts in an array('i') (one int32 per channel)."""
+    requant_i8b(x, i, t, buf, n, nch, mults, shifts, qp, out, off, 1)
+
+
+@micropython.viper
+def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
+                shifts, qp, out, off: int, wide: int):
     """Fused requantize + store of n int32 accumulators, channel-minor:
 
         out[off + k] = clamp(MultiplyByQuantizedMultiplier(buf[k], m, s)
@@ -133,7 +140,9 @@ def requant_i8(x: int, i: int, t: int, buf, n: int, nch: int, mults, shifts,
     i.e. scale_i32 (per channel) then store_i8 in one pass over a batch of
     n // nch pixels of nch channels, so one call serves many pixels. x, i,
     t are the hot locals (viper keeps the first locals in registers):
-    callers pass 0. buf, mults, shifts, qp: array('i'); qp = (zp, lo, hi);
+    callers pass 0. buf, mults, qp: array('i'); qp = (zp, lo, hi);
+    shifts: array('b') (wide=0: the kernels keep shifts, all in
+    [-31, 30], as bytes to save RAM) or array('i') (wide=1);
     out: writable bytes-like. Channels form the outer loop, so each
     channel's multiplier and shift are decoded once per batch.
 
@@ -147,6 +156,7 @@ def requant_i8(x: int, i: int, t: int, buf, n: int, nch: int, mults, shifts,
     p = ptr32(buf)
     pm = ptr32(mults)
     ps = ptr32(shifts)
+    pb = ptr8(shifts)
     q = ptr32(qp)
     o = ptr8(out)
     one: int = 1
@@ -160,7 +170,9 @@ def requant_i8(x: int, i: int, t: int, buf, n: int, nch: int, mults, shifts,
         m: int = pm[c]  # in [0, 2**31): no sign extension needed
         mh: int = m >> 16
         ml: int = m & 0xFFFF
-        sh: int = (ps[c] ^ S) - S
+        sh: int = (pb[c] ^ 0x80) - 0x80
+        if wide:
+            sh = (ps[c] ^ S) - S
         ls: int = 0
         e: int = 0
         if sh > 0:

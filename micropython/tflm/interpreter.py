@@ -93,7 +93,7 @@ class Interpreter:
         mods = self._resolve()
         self._stage = "planning the arena"
         verify.check_plan_size(m)
-        need, self._buffers, groups = planner.plan_model(m)
+        need, buffers, groups = planner.plan_model(m)
         if arena_size is not None and arena_size < need:
             raise ArenaError("arena of %d bytes is too small: the plan "
                              "needs %d" % (arena_size, need))
@@ -101,7 +101,7 @@ class Interpreter:
         self._stage = "allocating a %d-byte arena" % need
         self.arena = bytearray(need)
         self._stage = "binding tensors"
-        self._bind(groups)
+        self._bind(groups, buffers)
         verify.check_bindings(self, groups)
         self.scratch_len = self._scratch_len()
         self._stage = "allocating %d words of scratch" % self.scratch_len
@@ -119,7 +119,7 @@ class Interpreter:
             raise UnsupportedOpError("no kernel for " + ", ".join(missing))
         return mods
 
-    def _bind(self, root):
+    def _bind(self, root, buffers):
         model_mv = self.model.fb.mv
         arena = memoryview(self.arena)
         for t in self.tensors:
@@ -127,7 +127,7 @@ class Interpreter:
             if r.is_const:
                 t.data = model_mv[r.const_pos:r.const_pos + t.nbytes]
             else:
-                b = self._buffers.get(r.index)
+                b = buffers.get(r.index)
                 if b is not None:
                     t.offset = b.offset
                     t.data = arena[b.offset:b.offset + t.nbytes]

@@ -16,6 +16,12 @@ MAX_BYTES = 1 << 28
 MAX_RANK = 8
 
 
+# Tensor fields read from the model on demand (Tensor.__getattr__).
+_LAZY = ("dtype", "itemsize", "name", "buffer", "is_variable",
+         "quantized_dimension", "scale", "zero_point", "scales",
+         "zero_points")
+
+
 class Tensor:
     """One tensor of subgraph 0.
 
@@ -26,47 +32,60 @@ class Tensor:
     quantized_dimension, buffer (index), const_pos / const_len (where its
     constant bytes are in the model, or const_pos None for activations),
     is_variable, data (memoryview, set by the interpreter).
+
+    To keep little RAM per tensor, a loaded tensor stores only index,
+    pos (its table in the model), shape, type, size, nbytes, the place
+    of its constant bytes and data. dtype and itemsize follow from type;
+    name, buffer, is_variable and the quantization are read from the
+    model bytes on each access (__getattr__; kernels read them in
+    prepare, never in invoke). Assigning any attribute stores the value
+    given, which then wins (tests and tools build or alter tensors so).
     """
+
+    data = None
+    const_pos = None
+    const_len = 0
+    _fb = None  # the model's FlatBuffer; None for a tensor made by hand
 
     def __init__(self, index):
         self.index = index
-        self.data = None
-        self.const_pos = None
-        self.const_len = 0
 
     @property
     def is_const(self):
         return self.const_pos is not None
 
-    # Quantization vectors: (fb, scale_pos, n, zp_pos, n) into the model,
-    # or tuples given directly (tests, tools) through the setters.
-    _q = None
-    _scales = None
-    _zero_points = None
-
-    @property
-    def scales(self):
-        """Quantization scales (tuple of floats; per-channel if > 1)."""
-        if self._scales is not None or not self._q:
-            return self._scales or ()
-        fb, s, n = self._q[:3]
-        return tuple(fb.f32(s + 4 * i) for i in range(n))
-
-    @scales.setter
-    def scales(self, values):
-        self._scales = tuple(values)
-
-    @property
-    def zero_points(self):
-        """Quantization zero points (tuple of ints)."""
-        if self._zero_points is not None or not self._q:
-            return self._zero_points or ()
-        fb, z, n = self._q[0], self._q[3], self._q[4]
-        return tuple(fb.i64(z + 8 * i) for i in range(n))
-
-    @zero_points.setter
-    def zero_points(self, values):
-        self._zero_points = tuple(values)
+    def __getattr__(self, key):
+        # Called only for attributes that are not stored: see above.
+        if key not in _LAZY:
+            raise AttributeError(key)
+        if key == "dtype":
+            return schema.type_name(self.type)
+        if key == "itemsize":
+            return schema.type_size(self.type)
+        fb = self._fb
+        t = Table(fb, self.pos) if fb is not None else None
+        if key == "name":
+            return t.string(3) if t is not None else ""
+        if key == "buffer":
+            return t.u32(2) if t is not None else 0
+        if key == "is_variable":
+            return t is not None and t.u8(5) != 0
+        q = t.table(4) if t is not None else None
+        if key == "quantized_dimension":
+            return q.i32(6) if q is not None else 0
+        # Scales (float32) or zero points (int64): per-channel vectors
+        # stay in the model bytes, as Python floats they would cost ~20
+        # bytes each on a board.
+        sc = key[0] == "s"
+        start, n = (0, 0) if q is None else q.vector(2 if sc else 3,
+                                                     4 if sc else 8)
+        if key[-1] != "s":  # scale / zero_point: the first entry
+            if not n:
+                return 0.0 if sc else 0
+            return fb.f32(start) if sc else fb.i64(start)
+        if sc:
+            return tuple(fb.f32(start + 4 * i) for i in range(n))
+        return tuple(fb.i64(start + 8 * i) for i in range(n))
 
     def label(self):
         return tensor_label(self.index, self.name)
@@ -106,21 +125,41 @@ class Operator:
     Attributes: index, code (BuiltinOperator), name, version, custom_code,
     inputs / outputs (tuples of tensor indices, -1 for an omitted optional
     input), options (Table of builtin_options or None), options_type.
+
+    options and options_type are read from the model on each access
+    (kernels read them in prepare only), so a loaded operator keeps no
+    Table; assigning either stores the value given, which then wins.
     """
+
+    version = 1
+    custom_code = None
+    _fb = None  # the model's FlatBuffer; None for an operator made by hand
+
+    def __getattr__(self, key):
+        # Called only for attributes that are not stored: see above.
+        if key != "options" and key != "options_type":
+            raise AttributeError(key)
+        if self._fb is None:
+            return None if key == "options" else 0
+        t = Table(self._fb, self.pos)
+        return t.table(4) if key == "options" else t.u8(3)
 
     def label(self):
         return op_label(self.index, self.name)
 
     def opt_int(self, field, default=0):
         """int32 builtin option field (e.g. Conv2DOptions.stride_w)."""
-        return self.options.i32(field, default) if self.options else default
+        t = self.options
+        return t.i32(field, default) if t else default
 
     def opt_byte(self, field, default=0):
         """byte / bool / enum builtin option field (padding, activation)."""
-        return self.options.i8(field, default) if self.options else default
+        t = self.options
+        return t.i8(field, default) if t else default
 
     def opt_float(self, field, default=0.0):
-        return self.options.f32(field, default) if self.options else default
+        t = self.options
+        return t.f32(field, default) if t else default
 
     def __repr__(self):
         return "<Operator %d %s in=%s out=%s>" % (self.index, self.name,
@@ -184,39 +223,16 @@ class Model:
 
     def _tensor(self, t, k):
         ts = Tensor(k)
-        ts.pos = t.pos  # for error messages
-        ts.name = t.string(3)
+        ts._fb = self.fb
+        ts.pos = t.pos
         ts.shape = t.int_vector(0)
         ts.type = t.i8(1)
-        ts.dtype = schema.type_name(ts.type)
-        ts.itemsize = schema.type_size(ts.type)
-        ts.is_variable = t.u8(5) != 0
-        ts.buffer = t.u32(2)
         ts.size = _element_count(ts)
         ts.nbytes = ts.size * ts.itemsize
         if ts.nbytes > MAX_BYTES:
             raise ModelError("%s needs %d bytes" % (ts.label(), ts.nbytes))
-        self._quant(t.table(4), ts)
         self._buffer(ts)
         return ts
-
-    def _quant(self, q, ts):
-        # Per-channel scales and zero points stay in the model bytes: as
-        # Python floats they would cost ~20 bytes each on a board. Only the
-        # first of each is kept; Tensor.scales reads the rest on demand.
-        ts._q = None
-        ts.quantized_dimension = 0
-        ts.scale = 0.0
-        ts.zero_point = 0
-        if q is not None:
-            s, ns = q.vector(2, 4)
-            z, nz = q.vector(3, 8)
-            ts._q = (self.fb, s, ns, z, nz)
-            ts.quantized_dimension = q.i32(6)
-            if ns:
-                ts.scale = self.fb.f32(s)
-            if nz:
-                ts.zero_point = self.fb.i64(z)
 
     def _buffer(self, ts):
         start, nbuf = self._buffers
@@ -248,21 +264,24 @@ class Model:
             t = sg.table_at(start, k)
             op = Operator()
             op.index = k
-            op.pos = t.pos  # for error messages
+            op._fb = self.fb
+            op.pos = t.pos
             ci = t.u32(0)
             if ci >= len(codes):
                 raise ModelError("op %d: opcode_index %d out of range (%d "
                                  "codes)" % (k, ci, len(codes)))
-            op.code, op.version, op.custom_code = codes[ci]
-            op.name = op.custom_code or schema.builtin_name(op.code)
+            op.code, version, custom = codes[ci]
+            if version != 1:
+                op.version = version
+            if custom is not None:
+                op.custom_code = custom
+            op.name = custom or schema.builtin_name(op.code)
             op.inputs = t.int_vector(1)
             op.outputs = t.int_vector(2)
             for i in op.inputs + op.outputs:
                 if not -1 <= i < n:
                     raise ModelError("%s: tensor index %d out of range (%d "
                                      "tensors)" % (op.label(), i, n))
-            op.options_type = t.u8(3)
-            op.options = t.table(4)
             ops.append(op)
         return ops
 

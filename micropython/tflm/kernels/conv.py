@@ -36,7 +36,7 @@ from array import array
 import micropython
 
 from ..errors import PrepareError
-from ..fixedpoint import requant_i8
+from ..fixedpoint import requant_i8b
 from . import conv_util
 
 
@@ -118,7 +118,7 @@ def _eval_any(st):
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 CIN, 10 SH, 11 SW,
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 FPG
 # (filters per group), 18 NB (output pixels per requantization batch: the
-# accumulators of NB consecutive pixels are requantized by one requant_i8
+# accumulators of NB consecutive pixels are requantized by one requant_i8b
 # call).
 
 @micropython.viper
@@ -206,8 +206,8 @@ def _conv_1x1(acc: int, va: int, wa: int, st):
                 pb += OC
                 o += OC
                 if pb >= cap:
-                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb)
+                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb, 0)
                     pb = 0
                 xpix += xstep
                 ox += 1
@@ -215,7 +215,8 @@ def _conv_1x1(acc: int, va: int, wa: int, st):
         xb += H * W * C
         b += 1
     if pb:
-        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)
+        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
+                    o - pb, 0)
 
 
 @micropython.viper
@@ -380,11 +381,12 @@ def _conv_any(acc: int, va: int, wa: int, st):
                 pb += OC
                 o += OC
                 if pb >= cap:
-                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb)
+                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb, 0)
                     pb = 0
                 ox += 1
             oy += 1
         b += 1
     if pb:
-        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)
+        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
+                    o - pb, 0)

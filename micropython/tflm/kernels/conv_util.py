@@ -135,9 +135,10 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
     n_ch: output channels (filter dimension 0 for conv, 3 for depthwise).
     same_zp_count: also require as many filter zero points as scales (a
     check DepthwiseConvPrepare makes and ConvPrepare does not).
-    Returns (mults, shifts, qp): array('i') of n_ch multipliers and
-    shifts (per-tensor filters are broadcast), and array('i') [output
-    zero point, activation min, activation max] for fixedpoint.store_i8.
+    Returns (mults, shifts, qp): array('i') of n_ch multipliers, array('b')
+    of n_ch shifts (per-tensor filters are broadcast), and array('i')
+    [output zero point, activation min, activation max] for
+    fixedpoint.requant_i8b.
     The filter zero point is ignored, as TFLM's int8 kernels ignore it.
     """
     scales = filt.scales
@@ -156,24 +157,28 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
                            % (op.label(), filt.label(), len(scales),
                               len(filt.zero_points)))
     mults = array("i", bytes(4 * n_ch))
-    shifts = array("i", bytes(4 * n_ch))
+    shifts = array("b", bytes(n_ch))  # [-31, 30]: bytes save RAM
+    top = 0
+    in_s, out_s = inp.scale, out.scale  # read once: they are model reads
     try:
         cache = {}
         for c in range(n_ch):
             s = scales[c] if len(scales) > 1 else scales[0]
             ms = cache.get(s)
             if ms is None:
-                ms = quant.conv_multiplier(inp.scale, s, out.scale)
+                ms = quant.conv_multiplier(in_s, s, out_s)
                 cache[s] = ms
-            mults[c], shifts[c] = ms
-        lo, hi = quant.activation_range(act, out.scale, out.zero_point)
+            top = max(top, ms[1])
+            if top <= 30:  # shifts are in [-31, 30]: they fit a byte
+                mults[c], shifts[c] = ms
+        lo, hi = quant.activation_range(act, out_s, out.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
-    if max(shifts) > 30:
+    if top > 30:
         # TFLM's left shift x * (1 << shift) is undefined beyond 30 bits.
         raise PrepareError("%s: requantization multiplier of filter %s "
                            "too large (shift %d)"
-                           % (op.label(), filt.label(), max(shifts)))
+                           % (op.label(), filt.label(), top))
     if lo > hi:
         raise PrepareError("%s: empty activation range [%d, %d] of output %s"
                            % (op.label(), lo, hi, out.label()))

@@ -22,7 +22,7 @@ from array import array
 import micropython
 
 from ..errors import PrepareError
-from ..fixedpoint import requant_i8
+from ..fixedpoint import requant_i8b
 from . import conv_util
 
 
@@ -94,7 +94,7 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
     output channels in one pass (input, filter and accumulators are
     contiguous along channels). m1: DM == 1, a 4-way unrolled loop.
     The accumulators of NB consecutive output pixels are kept side by side
-    in the scratch array and requantized by one requant_i8 call.
+    in the scratch array and requantized by one requant_i8b call.
 
     sa, xa, wa are the hot locals (addresses of the current accumulator,
     input byte and filter byte); callers pass 0.
@@ -219,11 +219,12 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
                 pb += OC
                 o += OC
                 if pb >= cap:
-                    requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb)
+                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb, 0)
                     pb = 0
                 ox += 1
             oy += 1
         b += 1
     if pb:
-        requant_i8(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out, o - pb)
+        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
+                    o - pb, 0)

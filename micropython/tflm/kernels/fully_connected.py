@@ -34,7 +34,7 @@ import micropython
 
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import requant_i8
+from ..fixedpoint import requant_i8b
 from .conv_util import work_buffer
 
 FULLY_CONNECTED_OPTIONS = 8
@@ -116,8 +116,8 @@ def _shapes(op, x, w, bias, y):
 
 
 def _multipliers(op, x, w, bias, y, units):
-    """(mults, shifts, per_channel) as array('i')s, like TFLM's
-    CalculateOpDataFullyConnected."""
+    """(mults, shifts, per_channel): array('i') and array('b') (shifts
+    are in [-31, 30]), like TFLM's CalculateOpDataFullyConnected."""
     label = op.label()
     scales = w.scales
     try:
@@ -145,7 +145,7 @@ def _multipliers(op, x, w, bias, y, units):
             raise PrepareError("%s: requantization multiplier too large "
                                "(shift %d)" % (label, s))
     mults = array("i", [m for m, _ in pairs])
-    shifts = array("i", [s for _, s in pairs])
+    shifts = array("b", [s for _, s in pairs])
     return mults, shifts, per_channel
 
 
@@ -246,7 +246,7 @@ def _eval(state):
 def _fc(s: int, va: int, wa: int, st):
     """For each input row b and unit u:
     acc[u] = fbias[u] - 128 * sum_d u[b, d] + sum_d wu[u, d] * u[b, d],
-    then requant_i8 per chunk of units. The depth is walked in chunks
+    then requant_i8b per chunk of units. The depth is walked in chunks
     of at most DC values: each chunk's u are gathered into the work
     array, and every unit's partial sum is carried in acc. s, va, wa
     are the hot locals (accumulator, work array and weight addresses);
@@ -326,8 +326,8 @@ def _fc(s: int, va: int, wa: int, st):
                     k += 1
                 d0 += dn
             ch = chunks[kc]
-            requant_i8(0, 0, 0, acc, n, n if per_channel else 1, ch[0],
-                       ch[1], qp, yd, b * units + u0)
+            requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, ch[0],
+                        ch[1], qp, yd, b * units + u0, 0)
             u0 += n
             kc += 1
         b += 1
