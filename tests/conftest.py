@@ -38,3 +38,21 @@ def run_bytes(raw, tmp_path, sets, n_out=1, **kw):
     path = tmp_path / "m.tflite"
     path.write_bytes(raw)
     return device.run_model(str(path), sets, n_out, **kw)
+
+
+def fc_multiplier(input_scale, filter_scale, output_scale):
+    """Per-tensor multiplier as kernel_util.cc's GetQuantizedConvolution-
+    Multipler reads: in_scale * filter_scale in float32 first, then the
+    double division. The kernels do not use it: the TFLM build we test
+    against (PyPI tflite-micro) takes the double product for
+    FULLY_CONNECTED (quant.conv_multiplier); test_fuzz.py shows models
+    where the two differ. Raises ModelError outside float32's range."""
+    from tflm import quant
+    prod = quant.mul(quant.from_f32(input_scale),
+                     quant.from_f32(filter_scale), 24)
+    n = quant.bitlen(prod[0]) + prod[1]  # 2**(n-1) <= prod < 2**n
+    if prod[0] and not -125 <= n <= 128:
+        raise quant.ModelError("scale product %r * %r is outside float32's "
+                               "normal range" % (input_scale, filter_scale))
+    return quant.quantize_multiplier(
+        quant.div(prod, quant.from_f32(output_scale)))

@@ -14,7 +14,7 @@ import tempfile
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, fc_multiplier
 from host_tools import fuzz
 
 FUZZ_N = int(os.environ.get("TFLM_FUZZ_N", "4000"))
@@ -183,7 +183,7 @@ def _fc_models():
     for xs, ws, ys, zin, wv, want in FC_CASES:
         acc = wv * (11 - zin)
         assert mbqm_ref(acc, *quant.conv_multiplier(xs, ws, ys)) == want
-        assert mbqm_ref(acc, *quant.fc_multiplier(xs, ws, ys)) != want
+        assert mbqm_ref(acc, *fc_multiplier(xs, ws, ys)) != want
         yield opgen.single_op(
             "FULLY_CONNECTED",
             [T([1, 1], scale=xs, zero_point=zin),

@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 
-from conftest import run_mp
+from conftest import fc_multiplier, run_mp
 from tflm import quant
 
 
@@ -59,10 +59,10 @@ def test_fc_multiplier_takes_float32_product():
             prod = x * y  # float32 product, as TFLM takes it
         if not (np.finfo(np.float32).tiny <= prod < np.inf):
             with pytest.raises(quant.ModelError):
-                quant.fc_multiplier(float(x), float(y), z)
+                fc_multiplier(float(x), float(y), z)
             continue
         want = tflm_quantize_multiplier(float(prod) / z)
-        assert quant.fc_multiplier(float(x), float(y), z) == want
+        assert fc_multiplier(float(x), float(y), z) == want
         checked += 1
     assert checked > n // 2
 

@@ -1,4 +1,4 @@
-"""fixedpoint.requant_i8 (fused, batched requantize + store) equals
+"""fixedpoint.requant_i8b (fused, batched requantize + store) equals
 TFLM's int64 MultiplyByQuantizedMultiplier + zero point + clamp."""
 
 import numpy as np
@@ -45,7 +45,7 @@ def test_requant_i8_on_unix_port(tmp_path, nch, zp, lo, hi):
     code = """
 from array import array
 import micropython
-from tflm.fixedpoint import requant_i8
+from tflm.fixedpoint import requant_i8b
 def load(name):
     a = array('i')
     with open(%r + '/' + name + '.bin', 'rb') as f:
@@ -55,7 +55,7 @@ x, m, s = load('x'), load('m'), load('s')
 qp = array('i', (%d, %d, %d))
 out = bytearray(len(x) + 3)
 micropython.heap_lock()
-requant_i8(0, 0, 0, x, len(x), %d, m, s, qp, out, 3)
+requant_i8b(0, 0, 0, x, len(x), %d, m, s, qp, out, 3, 1)
 micropython.heap_unlock()
 with open(%r + '/out.bin', 'wb') as f:
     f.write(out)

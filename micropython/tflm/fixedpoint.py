@@ -122,13 +122,6 @@ def store_i8(buf, n: int, out, off: int, qp):
 
 
 @micropython.viper
-def requant_i8(x: int, i: int, t: int, buf, n: int, nch: int, mults, shifts,
-               qp, out, off: int):
-    """requant_i8b with shifts in an array('i') (one int32 per channel)."""
-    requant_i8b(x, i, t, buf, n, nch, mults, shifts, qp, out, off, 1)
-
-
-@micropython.viper
 def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
                 shifts, qp, out, off: int, wide: int):
     """Fused requantize + store of n int32 accumulators, channel-minor:

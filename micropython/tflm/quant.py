@@ -138,22 +138,6 @@ def conv_multiplier(input_scale, filter_scale, output_scale):
     return quantize_multiplier(div(prod, from_f32(output_scale)))
 
 
-def fc_multiplier(input_scale, filter_scale, output_scale):
-    """Per-tensor multiplier as kernel_util.cc's GetQuantizedConvolution-
-    Multipler reads: the product in_scale * filter_scale in float32 first.
-
-    Not used by the kernels: the TFLM build we test against (PyPI
-    tflite-micro) gives FULLY_CONNECTED the double product, i.e.
-    conv_multiplier; tests/test_fuzz.py shows models where the two differ.
-    """
-    prod = mul(from_f32(input_scale), from_f32(filter_scale), 24)
-    n = bitlen(prod[0]) + prod[1]  # 2**(n-1) <= prod < 2**n
-    if prod[0] and not -125 <= n <= 128:
-        raise ModelError("scale product %r * %r is outside float32's normal "
-                         "range" % (input_scale, filter_scale))
-    return quantize_multiplier(div(prod, from_f32(output_scale)))
-
-
 def ratio_multiplier(num_scale, den_scale):
     """QuantizeMultiplier((double)num / (double)den), e.g. requantize."""
     return quantize_multiplier(div(from_f32(num_scale), from_f32(den_scale)))

@@ -272,7 +272,7 @@ def _add_lut(x: int, i: int, t: int, st):
     out[i] = clamp(MBQM(tab[x1[i]] + tab[256 + x2[i]], mo, so) + zp).
     st = (x1, x2, out, prm, work box); prm = [n, -zp1, -zp2, m1, s1, m2,
     s2, mo, so, zp, lo, hi]; every shift is <= 0 (SmallerThanOneExp).
-    MBQM as in fixedpoint.requant_i8 (16-bit limbs: same bits on 32- and
+    MBQM as in fixedpoint.requant_i8b (16-bit limbs: same bits on 32- and
     64-bit ports). x, i, t are the hot locals; callers pass 0.
     """
     p1 = ptr8(st[0])

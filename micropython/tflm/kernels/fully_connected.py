@@ -135,7 +135,7 @@ def _multipliers(op, x, w, bias, y, units):
             _check_bias_scale(op, x, w, bias, y)
             # The oracle (PyPI tflite-micro) rounds (double)in * (double)w,
             # not the float32 product kernel_util.cc shows: fuzzing found
-            # outputs one off with fc_multiplier (tests/test_fuzz.py).
+            # outputs one off with the float32 product (tests/test_fuzz.py).
             pairs = [quant.conv_multiplier(x.scale, w.scale, y.scale)]
             per_channel = 0
     except ModelError as e:
