@@ -39,14 +39,19 @@ MODULES = {
     schema.EXPAND_DIMS: "reshape",
     schema.TRANSPOSE: "transpose",
     schema.QUANTIZE: "quantize",
-    # float32 only for now (PrepareError for other types):
-    schema.SUB: "float_ops",
-    schema.MUL: "float_ops",
+    # Operator groups below: each group's kernels own their lines.
+    # [activations] float32-only kernels until the int8 ones land:
     schema.RELU: "float_ops",
     schema.RELU6: "float_ops",
     schema.LOGISTIC: "float_ops",
     schema.TANH: "float_ops",
+    # [binary]
+    schema.SUB: "float_ops",
+    schema.MUL: "float_ops",
+    # [reduce]
     schema.MEAN: "mean",
+    # [movement]
+    # [spatial]
     # byte copies: float32, int8 and the other types TFLM copies
     schema.CONCATENATION: "concatenation",
     schema.PAD: "pad",

@@ -1,0 +1,16 @@
+"""Conformance suite: seeded single-operator models, ours vs TFLM.
+
+Generators live in the gen_*.py modules of this package. Each module
+defines GENERATORS, a dict {op name: gen}, where
+
+    gen(rng, size) -> bytes | (bytes, inputs)
+
+rng is a random.Random seeded per case, size an int budget from 1 (tiny:
+every dimension 1 or 2) to 4 (the largest shapes the generator makes);
+the runner lowers size to shrink a failing case. The result is a .tflite
+model (host_tools.opgen), optionally with the model's input arrays (numpy,
+one per model input) when random bytes would not be valid inputs (indices
+out of range, ...); without them the runner fills every input with random
+values of its dtype. A generator only makes models that TFLM accepts.
+The helpers for random shapes, scales and zero points are in rand.py.
+"""
