@@ -161,6 +161,7 @@ def bench_model(name, rel, sample, rounds):
         "ratio_min": min(ratios), "ratio_max": max(ratios),
         "mmacs": mac / ours if ours else 0.0,
         "arena": info["arena"], "copied": info["copied"],
+        "persistent": info["persistent"],
         "tflm_head": ta.get("head"), "tflm_tail": ta.get("tail"),
         "heap": statistics.median(r["heap"] for r in per_round),
         "build_us": statistics.median(r["build_us"] for r in per_round),
@@ -240,10 +241,12 @@ def markdown(res):
         "Times are medians over many invokes; *ratio* = ours / TFLM, "
         "computed per round from back-to-back medians, median over %d "
         "rounds (min..max shows machine noise). Arena: our planned "
-        "activation arena; TFLM's *head* is its planned activation arena "
-        "and *tail* its persistent structures (64-bit build). Heap: "
-        "`gc.mem_alloc()` growth while building the interpreter (arena, "
-        "scratch, model view, kernel state; not the model bytes). Build: "
+        "activation arena (*head*) and persistent arena (*tail*: "
+        "multipliers, shifts, folded biases, tables, scratch); TFLM's "
+        "*head* is its planned activation arena and *tail* its persistent "
+        "structures (64-bit build). Heap: `gc.mem_alloc()` growth while "
+        "building the interpreter (both arena blocks, kernel modules "
+        "imported, state; not the model bytes). Build: "
         "time to construct the interpreter. %s For models that take a few "
         "microseconds the ratio measures per-invoke overhead (a "
         "Python-level call per operator), not kernel speed."
@@ -253,18 +256,19 @@ def markdown(res):
            "OUTPUTS DIFFER from TFLM's where marked NOT EXACT."),
         "",
         "| model | MACs | ours ms | TFLM ms | ratio (min..max) | MMAC/s "
-        "| arena B | TFLM head / tail B | heap KiB | build ms |",
+        "| arena head / tail B | TFLM head / tail B | heap KiB | build ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in res["models"]:
         lines.append(
             "| %s%s | %s | %.3f | %.3f | **%.2f** (%.2f..%.2f) | %s | %s "
-            "| %s / %s | %s | %.1f |"
+            "/ %s | %s / %s | %s | %.1f |"
             % (r["name"], "" if r["bit_exact"] else " (NOT EXACT)",
                "{:,}".format(r["macs"]), r["ours_us"] / 1000,
                r["tflm_us"] / 1000, r["ratio"], r["ratio_min"],
                r["ratio_max"], "%.1f" % r["mmacs"] if r["macs"] else "-",
-               num(r["arena"]), num(r["tflm_head"]), num(r["tflm_tail"]),
+               num(r["arena"]), num(r["persistent"]), num(r["tflm_head"]),
+               num(r["tflm_tail"]),
                kb(r["heap"]), r["build_us"] / 1000))
     target = [r for r in res["models"] if r["name"] in TARGETS]
     if target:

@@ -77,6 +77,7 @@ def main():
             with open("%s/out_%d_%d.bin" % (work, k, j), "wb") as f:
                 f.write(t.data)
     print(json.dumps({"arena": interp.arena_size, "us": times,
+                      "persistent": interp.persistent_size,
                       "heap": heap, "build_us": build_us,
                       "copied": interp.copied_bytes,
                       "alloc_fail": alloc_fail}))

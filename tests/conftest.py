@@ -56,3 +56,14 @@ def fc_multiplier(input_scale, filter_scale, output_scale):
                                "normal range" % (input_scale, filter_scale))
     return quant.quantize_multiplier(
         quant.div(prod, quant.from_f32(output_scale)))
+
+
+def unix_arch():
+    """The mpy-cross -march of the unix port the tests run (x64, or x86
+    for a 32-bit build given by TFLM_MICROPYTHON)."""
+    import subprocess
+    from host_tools import romfs
+    proc = subprocess.run([device.micropython_bin(), "-c",
+                           "import sys; print(sys.implementation._mpy)"],
+                          capture_output=True, text=True, timeout=60)
+    return romfs.arch_of(int(proc.stdout))

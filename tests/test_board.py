@@ -1,7 +1,7 @@
 """On the board: .mpy builds, the REPL API (predict, print, ulab), deploy
 commands, package.json for mip, and the boards/*/board.json files.
 
-The MicroPython unix port stands in for a board: it imports the x64 .mpy
+The MicroPython unix port stands in for a board: it imports the .mpy
 build exactly as a board imports its armv6m / armv7emsp build."""
 
 import json
@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, SHARED, shared
-from host_tools import boards, build, deploy, device, inputs
+from conftest import ROOT, SHARED, shared, unix_arch
+from host_tools import boards, build, device, inputs
 from host_tools.cli_run import model_io
 from host_tools.oracle import Reference
 
@@ -36,11 +36,11 @@ MPY_ARCH = {"x64": 2, "armv6m": 4, "armv7emsp": 7, "armv7emdp": 8}
 
 
 @pytest.fixture(scope="module")
-def x64_build(tmp_path_factory):
-    """build/x64-like folder holding tflm/*.mpy compiled for the unix
+def unix_build(tmp_path_factory):
+    """build/<arch>-like folder holding tflm/*.mpy compiled for the unix
     port (no .py files: imports must come from the .mpy)."""
-    out = tmp_path_factory.mktemp("mpy_x64")
-    build.build("x64", str(out))
+    out = tmp_path_factory.mktemp("mpy_unix")
+    build.build(unix_arch(), str(out))
     return out
 
 
@@ -106,7 +106,8 @@ def test_only_needed_modules():
 def test_only_needed_build_runs(tmp_path):
     """A pruned build (ONLY_NEEDED) still runs its model."""
     model = shared("hello_world_int8", "hello_world_int8.tflite")
-    build.build("x64", str(tmp_path), build.needed_modules([model]))
+    build.build(unix_arch(), str(tmp_path),
+                build.needed_modules([model]))
     assert not os.path.exists(tmp_path / "tflm" / "kernels" / "conv.mpy")
     shutil.copy(model, str(tmp_path / "m.tflite"))
     out = run_in(tmp_path, "import tflm\n"
@@ -135,7 +136,7 @@ print('ok')
 
 
 @pytest.mark.parametrize("rel", INT8_MODELS)
-def test_x64_mpy_bit_exact_with_tflm(rel, x64_build, tmp_path):
+def test_unix_mpy_bit_exact_with_tflm(rel, unix_build, tmp_path):
     path = shared(rel)
     ins, outs = model_io(path)
     rng = np.random.default_rng(4)
@@ -146,7 +147,7 @@ def test_x64_mpy_bit_exact_with_tflm(rel, x64_build, tmp_path):
             (tmp_path / ("in_%d_%d.bin" % (k, i))).write_bytes(d)
     script = tmp_path / "bitexact.py"
     script.write_text("import sys\nsys.path.insert(0, %r)\n"
-                      % str(x64_build) + BITEXACT)
+                      % str(unix_build) + BITEXACT)
     proc = device.run_script(str(script), [path, str(tmp_path),
                                            str(N_SETS)], timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -163,11 +164,11 @@ def test_x64_mpy_bit_exact_with_tflm(rel, x64_build, tmp_path):
 # ------------------------------------------------------- REPL, end to end
 
 
-def board_dir(tmp_path, x64_build, models):
+def board_dir(tmp_path, unix_build, models):
     """A folder laid out like a board's filesystem after `make deploy`:
     tflm/ (.mpy only) and the model files."""
     root = tmp_path / "board"
-    shutil.copytree(str(x64_build / "tflm"), str(root / "tflm"))
+    shutil.copytree(str(unix_build / "tflm"), str(root / "tflm"))
     for src, name in models:
         shutil.copy(src, str(root / name))
     return root
@@ -190,18 +191,19 @@ print(interp.input(0).shape, interp.arena_size)
 """
 
 
-def test_repl_session_end_to_end(x64_build, tmp_path):
+def test_repl_session_end_to_end(unix_build, tmp_path):
     hello = shared("hello_world_int8", "hello_world_int8.tflite")
     speech = shared("micro_speech_quantized", "micro_speech_quantized.tflite")
     yes = np.load(shared("micro_speech_quantized", "yes_features.npy"))
-    root = board_dir(tmp_path, x64_build, [(hello, "hello_world_int8.tflite"),
+    root = board_dir(tmp_path, unix_build, [(hello, "hello_world_int8.tflite"),
                                            (speech, "micro_speech.tflite")])
     (root / "yes.bin").write_bytes(yes.astype(np.int8).tobytes())
     code = "yes = open('yes.bin', 'rb').read()\n" + REPL
     out = run_in(root, code).splitlines()
     summary = "\n".join(out[:4])
     assert out[0].startswith("<Interpreter: 3 operators (FULLY_CONNECTED x3)")
-    assert "arena 32 bytes, model 2704 bytes read into RAM" in summary
+    assert "arena 32 + " in summary
+    assert " persistent bytes, model 2704 bytes read into RAM" in summary
     assert out[2].startswith("  input 0 'serving_default_dense_input:0' "
                              "int8 (1, 1) scale 0.02448")
     assert out[2].endswith(" zero_point -128")
@@ -222,9 +224,9 @@ def test_repl_session_end_to_end(x64_build, tmp_path):
     assert out[7] == "(1, 1960) 5968"
 
 
-def test_predict_argument_forms(x64_build, tmp_path):
+def test_predict_argument_forms(unix_build, tmp_path):
     add = shared("simple_add", "simple_add_model.tflite")
-    root = board_dir(tmp_path, x64_build, [(add, "add.tflite")])
+    root = board_dir(tmp_path, unix_build, [(add, "add.tflite")])
     out = run_in(root, r"""
 from array import array
 import tflm
@@ -302,9 +304,9 @@ except tflm.InvokeError:
 """
 
 
-def test_ulab_ndarrays(x64_build, tmp_path):
+def test_ulab_ndarrays(unix_build, tmp_path):
     hello = shared("hello_world_int8", "hello_world_int8.tflite")
-    root = board_dir(tmp_path, x64_build, [(hello, "hello.tflite")])
+    root = board_dir(tmp_path, unix_build, [(hello, "hello.tflite")])
     lib = tmp_path / "fake_ulab"
     for rel, text in FAKE_ULAB.items():
         (lib / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -314,9 +316,9 @@ def test_ulab_ndarrays(x64_build, tmp_path):
                    "InvokeError"]
 
 
-def test_without_ulab_dequantize_gives_array(x64_build, tmp_path):
+def test_without_ulab_dequantize_gives_array(unix_build, tmp_path):
     hello = shared("hello_world_int8", "hello_world_int8.tflite")
-    root = board_dir(tmp_path, x64_build, [(hello, "hello.tflite")])
+    root = board_dir(tmp_path, unix_build, [(hello, "hello.tflite")])
     out = run_in(root, r"""
 import tflm
 try:

@@ -36,7 +36,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import shared
+from conftest import shared, unix_arch
 from host_tools import build, deploy, device
 from host_tools.oracle import Reference
 
@@ -159,7 +159,7 @@ def _wait_ready(board):
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
-    """A running unix-port board with the x64 .mpy package deployed."""
+    """A running unix-port board with the .mpy package (the port's arch) deployed."""
     socat = shutil.which("socat")
     if not socat:
         pytest.skip("socat is not installed (apt-get install socat; "
@@ -168,7 +168,8 @@ def board(tmp_path_factory):
     if not mpremote_bin():
         pytest.skip("mpremote is not installed (make venv)")
     tmp = tmp_path_factory.mktemp("e2e")
-    _, out_dir, _ = build.build_target(arch="x64", build_dir=str(tmp / "build"))
+    _, out_dir, _ = build.build_target(arch=unix_arch(),
+                                       build_dir=str(tmp / "build"))
     root = tmp / "board"
     root.mkdir()
     port = str(tmp / "ttyMP")

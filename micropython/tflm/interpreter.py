@@ -10,6 +10,8 @@ kernel's prepare once. invoke() only calls the prepared eval functions.
 import time
 from array import array
 
+import micropython
+
 from . import kernels, planner, verify
 from .errors import ArenaError, InvokeError, TFLMError, UnsupportedOpError
 from .model import Model
@@ -56,8 +58,13 @@ class Interpreter:
     says how much, before the arena is allocated.
 
     Attributes: inputs, outputs (lists of model.Tensor: name, shape,
-    dtype, scale, zero_point, data), arena_size (bytes planned),
-    copied_bytes (constant bytes copied for alignment), model_in_ram.
+    dtype, scale, zero_point, data), arena_size (bytes planned for the
+    activations), persistent_size (bytes of the persistent arena: kernel
+    data kept for eval, such as multipliers, shifts, biases and the
+    scratch words; TFLM's arena tail), copied_bytes (constant bytes
+    copied for alignment), model_in_ram, tensors (built on access).
+    Besides the two arena blocks, a built interpreter keeps about 7 KB
+    for person_detect on a 32-bit port (state tuples and views).
     Raises FormatError / ModelError for a bad file, UnsupportedOpError
     listing every operator without a kernel, PrepareError from a kernel,
     ArenaError when the arena does not fit (arena_size or free RAM). Any
@@ -73,8 +80,8 @@ class Interpreter:
     """
 
     def __init__(self, model, arena_size=None):
-        self._steps = None
-        self.copied_bytes = 0
+        self._steps = self._tensors = None
+        self.copied_bytes = self.persistent_size = 0
         buf, self.model_in_ram = _open_model(model)
         self._stage = "parsing the model"
         try:
@@ -86,7 +93,7 @@ class Interpreter:
 
     def _build(self, buf, arena_size):
         self.model = m = Model(buf)
-        self.tensors = m.tensors
+        self._tensors = m.tensors
         self.inputs = [m.tensors[i] for i in m.inputs]
         self.outputs = [m.tensors[i] for i in m.outputs]
         self._stage = "resolving operators"
@@ -106,17 +113,29 @@ class Interpreter:
         self.scratch_len = self._scratch_len()
         self._stage = "allocating %d words of scratch" % self.scratch_len
         self.scratch = array("i", bytes(4 * self.scratch_len))
-        self._steps = self._prepare(mods)
+        self._kept = [(self.scratch, 4)]
+        steps = self._prepare(mods)
+        self._stage = "allocating the persistent arena"
+        self._steps = self._persist(steps)
+        self._release(groups)
 
     def _resolve(self):
         mods, missing = [], []
+        hint = ""
         for op in self.model.operators:
-            mod = kernels.find(op.code) if op.custom_code is None else None
+            if op.custom_code is None:
+                mod = kernels.find(op.code)
+            else:  # a Python kernel from tflm.register_op (custom.py)
+                from .custom import find
+                mod = find(op.custom_code)
+                if mod is None:
+                    hint = "; register custom ops with tflm.register_op"
             if mod is None:
                 missing.append(op.label())
             mods.append(mod)
         if missing:
-            raise UnsupportedOpError("no kernel for " + ", ".join(missing))
+            raise UnsupportedOpError("no kernel for " + ", ".join(missing)
+                                     + hint)
         return mods
 
     def _bind(self, root, buffers):
@@ -158,6 +177,89 @@ class Interpreter:
         self._profiled = False
         return steps
 
+    def keep(self, a, itemsize=4):
+        """Move array a into the persistent arena after prepare; returns a.
+
+        a: this op's own array('i') (itemsize 4), array('b') or
+        bytearray (itemsize 1), final once prepare returns, and an item
+        of the op's state tuple. Once all kernels are prepared, its bytes
+        are copied into one bytearray (TFLM's persistent tail of the
+        arena: multipliers, shifts, biases, tables), and every state
+        tuple gets a view of that copy in its place: eval code reads it
+        through viper pointers only. The heap then holds one block
+        instead of one object per array (issue: ~16 bytes each, plus
+        fragmentation).
+        """
+        self._kept.append((a, itemsize))
+        return a
+
+    def _persist(self, steps):
+        box = getattr(self, "_work_box", None)  # conv_util.work_buffer
+        if box is not None:
+            self._kept.append((box[0], 4))
+        # Sizes rounded up to words, so that every view is 4-aligned.
+        total = 0
+        for a, size in self._kept:
+            total += (len(a) * size + 3) & ~3
+        self.persistent = tail = bytearray(total)
+        self.persistent_size = total
+        mv = memoryview(tail)
+        views = {}
+        off = 0
+        for a, size in self._kept:
+            n = len(a) * size
+            v = mv[off:off + n]
+            _copy(v, a, n)
+            views[id(a)] = v
+            off += (n + 3) & ~3
+        self._kept = None
+        self.scratch = views[id(self.scratch)]
+        if box is not None:
+            box[0] = views[id(box[0])]
+        out = []
+        for fn, st in steps:
+            if isinstance(st, tuple):
+                st = tuple([views.get(id(x), x) for x in st])
+            out.append((fn, st))
+        return out
+
+    def _release(self, groups):
+        # Keep where each tensor's bytes are (compact), drop the parsed
+        # lists: `tensors` rebuilds Tensor views on demand.
+        where = array("i", bytes(4 * len(self._tensors)))
+        for t in self._tensors:
+            r = self._tensors[groups[t.index]]
+            if r.is_const:
+                where[t.index] = -2 - r.const_pos
+            else:
+                off = getattr(r, "offset", None)
+                where[t.index] = -1 if off is None else off
+        self._where = where
+        self._tensors = None
+        self.model.release()
+
+    @property
+    def tensors(self):
+        """All tensors of subgraph 0, bound to their bytes (model.Tensor).
+
+        Built from the model on each access once the interpreter is
+        ready (it keeps only inputs and outputs, to save RAM): use the
+        list you get, do not call this in a loop. Allocates."""
+        if self._tensors is not None:
+            return self._tensors
+        ts = self.model.tensors
+        self.model.release()
+        model_mv = self.model.fb.mv
+        arena = memoryview(self.arena)
+        for t in ts:
+            w = self._where[t.index]
+            if w <= -2:
+                t.data = model_mv[-2 - w:-2 - w + t.nbytes]
+            elif w >= 0:
+                t.offset = w
+                t.data = arena[w:w + t.nbytes]
+        return ts
+
     def int32_array(self, t):
         """An aligned array('i') copy of constant int32 tensor t (e.g. a
         bias), so viper may use ptr32 on it; counted in copied_bytes."""
@@ -184,7 +286,8 @@ class Interpreter:
         return _pick(self.outputs, i, "output")
 
     def invoke(self, profile=False):
-        """Run the model once. Allocates nothing.
+        """Run the model once. Allocates nothing (unless the model uses a
+        Python custom operator whose eval allocates: tflm/custom.py).
 
         profile=True also times every operator with time.ticks_us (like
         TFLM's MicroProfiler); read the times with profile(). The plain
@@ -251,3 +354,14 @@ class Interpreter:
         (name, dtype, shape, scale, zero point): print(interp)."""
         from .repl import summary
         return summary(self)
+
+
+@micropython.viper
+def _copy(dst, src, n: int):
+    """dst[0:n] = the first n bytes of src's buffer (any buffer types)."""
+    d = ptr8(dst)
+    s = ptr8(src)
+    i: int = 0
+    while i < n:
+        d[i] = s[i]
+        i += 1

@@ -190,14 +190,38 @@ class Model:
             raise ModelError("model has no subgraph")
         self.num_subgraphs = n_sg
         sg = root.table_at(sg_start, 0)
-        codes = self._opcodes(root)
-        self.tensors = self._tensors(sg)
-        n = len(self.tensors)
+        self._sg = sg.pos
+        self._codes = self._opcodes(root)
+        self._t = self._tensors(sg)
+        n = len(self._t)
         self.inputs = self._indices(sg, 1, n, "subgraph input")
         self.outputs = self._indices(sg, 2, n, "subgraph output")
-        self.operators = self._operators(sg, codes, n)
+        self._o = self._operators(sg, self._codes, n)
         self.name = sg.string(4)
         verify.check_model(self)
+
+    # The interpreter releases the parsed lists once its kernels are
+    # prepared (they cost ~170 bytes per tensor on a board); a later
+    # access parses the model again, giving new, equal objects.
+
+    @property
+    def tensors(self):
+        """List of Tensor (subgraph 0), parsed again after release()."""
+        if self._t is None:
+            self._t = self._tensors(Table(self.fb, self._sg))
+        return self._t
+
+    @property
+    def operators(self):
+        """List of Operator (subgraph 0), parsed again after release()."""
+        if self._o is None:
+            self._o = self._operators(Table(self.fb, self._sg), self._codes,
+                                      len(self.tensors))
+        return self._o
+
+    def release(self):
+        """Drop the parsed Tensor and Operator lists (see above)."""
+        self._t = self._o = None
 
     def _opcodes(self, root):
         start, n = root.vector(schema.MODEL_OPCODES, 4)
@@ -245,9 +269,12 @@ class Model:
         bt = Table(self.fb, self.fb.deref(start + 4 * b, "buffer"))
         pos, n = bt.vector(0, 1)
         off = bt.u64(1)
-        if off > 1:  # data stored after the flatbuffer (models > 2 GB)
+        if not pos and off > 1:
+            # No data vector: Buffer.offset / size place the bytes after
+            # the flatbuffer, counted from the file's start (valid if
+            # offset > 1, schema.fbs; TFLM ignores them). Used in place.
             n = bt.u64(2)
-            self.fb.check(off, n, "data of buffer %d" % b)
+            self.fb.check(off, n, "data of buffer %d (Buffer.offset)" % b)
             pos = off
         if n == 0:
             return

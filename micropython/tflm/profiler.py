@@ -20,6 +20,7 @@ def report(interp, table=False):
     us = interp._prof_us
     rows = [(i, ops[i].name, us[k])
             for k, i in enumerate(interp._prof_ops)]
+    interp.model.release()  # the interpreter keeps no parsed operators
     if table:
         print_table(rows, us[len(rows)])
     return rows

@@ -89,13 +89,15 @@ def summary(interp):
         size = 0
     lines = ["<Interpreter: %d operator%s (%s)" % (
         len(ops), "" if len(ops) == 1 else "s", _op_counts(ops)),
-        "  arena %d bytes, model %d bytes %s, %d bytes copied" % (
-            interp.arena_size, size,
+        "  arena %d + %d persistent bytes, model %d bytes %s, "
+        "%d bytes copied" % (
+            interp.arena_size, interp.persistent_size, size,
             "read into RAM" if interp.model_in_ram else "used in place",
             interp.copied_bytes)]
     for i, t in enumerate(interp.inputs):
         lines.append(_tensor_line("input", i, t))
     for i, t in enumerate(interp.outputs):
         lines.append(_tensor_line("output", i, t))
+    model.release()  # the interpreter keeps no parsed operators
     return "\n".join(lines) + ">"
 

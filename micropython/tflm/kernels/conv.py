@@ -84,12 +84,12 @@ def prepare(op, ins, outs, ctx):
     one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
            and filt.is_const)
     win = conv_util.work_buffer(ctx, c if one else kh * kw * cin)
-    st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts, qp,
-          ctx.scratch, win)
     if one:
         _fold_offset(bias_a, filt.data, oc, c, off)
-        return _eval_1x1, st
-    return _eval_any, st
+    k = conv_util.keep
+    st = (k(ctx, p), inp.data, filt.data, k(ctx, bias_a), out.data,
+          k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch, win)
+    return (_eval_1x1 if one else _eval_any), st
 
 
 def _fold_offset(bias_a, fdata, oc, c, off):

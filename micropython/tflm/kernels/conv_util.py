@@ -236,6 +236,13 @@ def filter_sums(filt, n: int, k: int, out):
         i += 1
 
 
+def keep(ctx, a, itemsize=4):
+    """ctx.keep(a, itemsize) (the interpreter moves a into its persistent
+    arena after prepare); a unchanged for a context without keep()."""
+    k = getattr(ctx, "keep", None)
+    return a if k is None else k(a, itemsize)
+
+
 def work_buffer(ctx, n):
     """A one-element list [array('i')] of at least n words, shared by the
     kernels of one interpreter and used by one op at a time during its

@@ -69,8 +69,9 @@ def prepare(op, ins, outs, ctx):
     nb = ctx.scratch_len // oc
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,
                     sh, sw, dh, dw, ph, pw, off, nb))
-    st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts, qp,
-          ctx.scratch)
+    k = conv_util.keep
+    st = (k(ctx, p), inp.data, filt.data, k(ctx, bias_a), out.data,
+          k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch)
     return (_eval_m1 if dm == 1 else _eval_any), st
 
 

@@ -35,7 +35,7 @@ import micropython
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import work_buffer
+from .conv_util import keep, work_buffer
 
 FULLY_CONNECTED_OPTIONS = 8
 # Longest run of input values gathered at once (words of the shared work
@@ -233,8 +233,9 @@ def prepare(op, ins, outs, ctx):
         chunks.append((mv, sv))
     dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk))
-    state = (ctx.scratch, x.data, w.data, y.data, fbias, prm, qp,
-             tuple(chunks), work_buffer(ctx, dchunk))
+    state = (ctx.scratch, x.data, w.data, y.data, keep(ctx, fbias),
+             keep(ctx, prm), keep(ctx, qp), tuple(chunks),
+             work_buffer(ctx, dchunk))
     return _eval, state
 
 

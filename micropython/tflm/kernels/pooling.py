@@ -16,6 +16,7 @@ import micropython
 
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
+from .conv_util import keep
 
 POOL2D_OPTIONS = 5
 
@@ -120,7 +121,7 @@ def prepare(op, ins, outs, ctx):
     p = array("i", [n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw, lo, hi])
     fn = _avg_pool if op.code == schema.AVERAGE_POOL_2D else _max_pool
     step = ctx.scratch_len
-    return _eval, (fn, ctx.scratch, x.data, y.data, p, c, step)
+    return _eval, (fn, ctx.scratch, x.data, y.data, keep(ctx, p), c, step)
 
 
 def _eval(state):

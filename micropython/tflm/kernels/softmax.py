@@ -24,6 +24,7 @@ import micropython
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
+from . import conv_util
 
 SOFTMAX_OPTIONS = 9
 SCALED_DIFF_INTEGER_BITS = 5
@@ -169,8 +170,10 @@ def prepare(op, ins, outs, ctx):
     m = array("i", [0])
     s = array("i", [0])
     qp = array("i", [-128, -128, 127])
+    k = conv_util.keep
     return _eval, (x.data, y.data, x.size // depth if depth else 0, depth,
-                   st, e_tab, r_tab, ctx.scratch, ctx.scratch_len, m, s, qp)
+                   st, k(ctx, e_tab), k(ctx, r_tab), ctx.scratch,
+                   ctx.scratch_len, m, s, qp)
 
 
 def _eval(state):
