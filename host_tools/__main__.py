@@ -6,6 +6,8 @@ import sys
 from . import boards, build, cli_run, demo, deploy, romfs
 from . import bench, plan_tool
 from . import fuzz
+from .conformance import runner as conformance
+from . import dedupe, inspect_tool
 
 
 def parser():
@@ -32,6 +34,9 @@ def parser():
     boards.add_parser(sub)
     build.add_parsers(sub)
     deploy.add_parser(sub)
+    conformance.add_parser(sub)
+    inspect_tool.add_parser(sub)
+    dedupe.add_parser(sub)
     return p
 
 
@@ -55,6 +60,12 @@ def main(argv=None):
         return build.main_package_json(args)
     if args.cmd == "deploy":
         return deploy.main(args)
+    if args.cmd == "conformance":
+        return conformance.main(args)
+    if args.cmd == "inspect":
+        return inspect_tool.main(args)
+    if args.cmd == "dedupe":
+        return dedupe.main(args)
     return demo.main(args)
 
 

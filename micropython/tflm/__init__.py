@@ -40,3 +40,11 @@ from .errors import (TFLMError, FormatError, ModelError,  # noqa: E402
 
 __version__ = "0.1.0"
 from .interpreter import Interpreter  # noqa: E402
+
+
+def register_op(name, prepare, eval):
+    """Run CUSTOM operators named name with a Python kernel:
+    prepare(op, ins, outs, options) -> state once, eval(state) at each
+    invoke(). See tflm/custom.py (imported only when used)."""
+    from .custom import register_op as reg
+    reg(name, prepare, eval)

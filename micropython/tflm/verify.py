@@ -22,7 +22,9 @@ offset in the file where one applies:
    negative or absurd dimension, element count and byte size bounded
    (MAX_DIM, MAX_BYTES: a 32-bit board's heap is never asked for absurd
    sizes; plain Python ints on the device cannot overflow); a constant's
-   buffer holds exactly size * itemsize bytes, inside the file.
+   buffer holds exactly size * itemsize bytes, inside the file (also when
+   Buffer.offset / size place them after the flatbuffer; custom.py checks
+   Operator.large_custom_options_offset / size the same way).
 4. check_model() (here, after parsing): quantization (finite positive
    scales, as many zero points as scales, zero points within int32 as
    TFLM stores them, per-channel counts matching quantized_dimension),
