@@ -59,5 +59,15 @@ SEED ?= 1
 fuzz: $(STAMP)
 	$(VPY) -m host_tools fuzz --n $(N) --seed $(SEED)
 
+# Conformance suite (host_tools/conformance): N cases PER OP, 50 unless
+# N is given (the N ?= 20000 above is fuzz's default), e.g.
+#   make conformance N=200 SEED=3 OPS=CONV_2D,ADD JOBS=2
+OPS ?=
+JOBS ?= 2
+CONF_N = $(if $(filter command line environment,$(origin N)),$(N),50)
+.PHONY: conformance
+conformance: $(STAMP)
+	$(VPY) -m host_tools conformance -n $(CONF_N) --seed $(SEED) --jobs $(JOBS) $(if $(OPS),--ops $(OPS))
+
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -336,17 +336,19 @@ def test_ops_match_tflm(group, tmp_path):
     assert len(ran) >= len(cases) // 2, "TFLM rejected most cases"
 
 
-def test_int8_new_ops_rejected(tmp_path):
-    """MUL and friends are float32 only for now: a clear PrepareError."""
+def test_int16_mul_rejected(tmp_path):
+    """Types without a kernel (int16 MUL): a clear PrepareError naming the
+    supported ones."""
     q = dict(scale=0.1, zero_point=0)
-    raw = opgen.single_op("MUL", [T([4], "int8", **q), T([4], "int8", **q)],
-                          [T([4], "int8", **q)])
+    raw = opgen.single_op("MUL", [T([4], "int16", **q),
+                                  T([4], "int16", **q)],
+                          [T([4], "int16", **q)])
     path = tmp_path / "m.tflite"
     path.write_bytes(raw)
     out = run_mp("import tflm\ntry:\n    tflm.Interpreter(open(%r, 'rb')"
                  ".read())\nexcept tflm.PrepareError as e:\n    print('PE',"
                  " e)\n" % str(path), tmp_path)
-    assert out.startswith("PE") and "float32" in out, out
+    assert out.startswith("PE") and "int16; supported: int8" in out, out
 
 
 # --- the engines themselves -------------------------------------------------

@@ -13,4 +13,21 @@ one per model input) when random bytes would not be valid inputs (indices
 out of range, ...); without them the runner fills every input with random
 values of its dtype. A generator only makes models that TFLM accepts.
 The helpers for random shapes, scales and zero points are in rand.py.
+
+Optional: a module may define STRICT, a collection of its op names whose
+models our runtime must all run. For the other ops, a model our runtime
+rejects as unsupported (UnsupportedOpError, or a PrepareError whose
+message says "support": e.g. a float32-only kernel given int8) is
+counted as "unsupported" instead of failing.
+
+Running (runner.py; docs there):
+
+    python -m host_tools conformance [-n N per op] [--seed S] [--ops A,B]
+                                     [--corpus DIR] [--jobs J] [--replay]
+    make conformance N=200 SEED=3 OPS=CONV_2D,ADD
+
+Modules: cases.py (discovery, seeded case generation, random inputs,
+model descriptions), oracle_worker.py (generation + TFLM in a worker
+process), driver.py (our runtime, inside MicroPython), runner.py
+(orchestration, comparison, shrinking, corpus, command line).
 """

@@ -149,7 +149,8 @@ def activation_range(act, scale, zero_point, qmin=-128, qmax=127):
     act: ActivationFunctionType (0 none, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6).
     Returns (act_min, act_max) clamped to [qmin, qmax]. The bounds are
     zero_point + TfLiteRound(x / scale), computed in float32 as TFLM does.
-    Raises ModelError for other activation codes.
+    Raises ModelError for other activation codes, and when a rounded
+    bound is outside int32 (kernel_util.cc's Quantize fails Prepare then).
     """
     if act == 0:
         return qmin, qmax
@@ -177,4 +178,7 @@ def _round_div_f32(x, scale):
         r = m << e
     else:
         r = (m + (1 << (-e - 1))) >> -e
+    if r > 1 << 31:  # above (float)INT32_MAX: TFLM's Quantize fails
+        raise ModelError("activation bound %r / scale %r overflows int32"
+                         % (x, scale))
     return -r if x < 0 else r

@@ -14,6 +14,11 @@ returns the eval function and its state. ctx is the Interpreter: kernels
 use ctx.scratch (a shared array('i') used only during one op's eval; its
 length is ctx.scratch_len) and ctx.int32_array(tensor) (an aligned copy of a
 small constant int32 tensor such as a bias, counted in ctx.copied_bytes).
+Arrays that an op keeps for eval (multipliers, shifts, biases, tables,
+parameter blocks) go through conv_util.keep(ctx, a): after every op is
+prepared, the interpreter copies them into its persistent arena (TFLM's
+arena tail) and puts views of the copies in the state tuples, so eval
+code must read them with viper pointers only.
 
 eval_fn(state) is the hot path: it must not allocate (it runs under
 micropython.heap_lock()), and its loops are @micropython.viper code that is
@@ -40,21 +45,49 @@ MODULES = {
     schema.TRANSPOSE: "transpose",
     schema.QUANTIZE: "quantize",
     # Operator groups below: each group's kernels own their lines.
-    # [activations] float32-only kernels until the int8 ones land:
-    schema.RELU: "float_ops",
-    schema.RELU6: "float_ops",
-    schema.LOGISTIC: "float_ops",
-    schema.TANH: "float_ops",
+    # [activations] int8 (float32 RELU, RELU6, LOGISTIC, TANH: float_ops)
+    schema.RELU: "activations",
+    schema.RELU6: "activations",
+    schema.LEAKY_RELU: "activations",
+    schema.LOGISTIC: "lut",
+    schema.TANH: "lut",
+    schema.HARD_SWISH: "lut",
+    schema.RSQRT: "lut",
+    schema.PRELU: "prelu",
+    schema.L2_NORMALIZATION: "l2norm",
     # [binary]
-    schema.SUB: "float_ops",
-    schema.MUL: "float_ops",
+    schema.SUB: "sub",
+    schema.MUL: "mul",
+    schema.SQUARED_DIFFERENCE: "squared_difference",
+    schema.MAXIMUM: "maximum_minimum",
+    schema.MINIMUM: "maximum_minimum",
     # [reduce]
-    schema.MEAN: "mean",
+    schema.MEAN: "reduce",
+    schema.SUM: "reduce",
+    schema.REDUCE_MAX: "reduce",
+    schema.ARG_MAX: "arg_minmax",
+    schema.ARG_MIN: "arg_minmax",
+    schema.GATHER: "gather",
+    schema.SHAPE: "fill",
+    schema.FILL: "fill",
+    schema.ZEROS_LIKE: "fill",
     # [movement]
+    schema.STRIDED_SLICE: "strided_slice",
+    schema.SLICE: "slice",
+    schema.PACK: "pack",
+    schema.UNPACK: "pack",
+    schema.SPLIT: "split",
+    schema.SPLIT_V: "split",
+    schema.SPACE_TO_BATCH_ND: "space_batch",
+    schema.BATCH_TO_SPACE_ND: "space_batch",
     # [spatial]
+    schema.RESIZE_NEAREST_NEIGHBOR: "resize",
+    schema.RESIZE_BILINEAR: "resize",
+    schema.TRANSPOSE_CONV: "transpose_conv",
     # byte copies: float32, int8 and the other types TFLM copies
     schema.CONCATENATION: "concatenation",
     schema.PAD: "pad",
+    schema.PADV2: "pad",
     schema.DEQUANTIZE: "dequantize",
 }
 

@@ -1,12 +1,15 @@
-"""PAD: a byte copy with a constant border (float32, int8, int16, int32).
+"""PAD and PADV2: a byte copy with a constant border (float32, int8,
+int16, int32).
 
-Follows tensorflow/lite/micro/kernels/pad.cc (PadPrepare, PadEval) and
+Follows tensorflow/lite/micro/kernels/pad.cc, pad_common.cc (PadPrepare,
+PadEval: one kernel for PAD and PADV2) and
 kernels/internal/reference/pad.h (PadImpl): input rank <= 5, paddings a
 constant int32 [rank, 2] tensor of (before, after) pairs, each output
 dimension = input + before + after; the border value is the optional
-third input (one element of the input's type; for int8 it must share the
-output's scale and zero point), else 0.0 for float32, the output zero
-point for int8, 0 otherwise.
+third input, PADV2's constant_values (one element of the input's type,
+constant or not; for int8 it must share the output's scale and zero
+point), else 0.0 for float32, the output zero point for int8, 0
+otherwise.
 """
 
 from array import array
@@ -54,7 +57,7 @@ def _pad_value(op, x, y, cv):
 
 
 def prepare(op, ins, outs, ctx):
-    """Check a PAD op and bind its eval.
+    """Check a PAD or PADV2 op and bind its eval.
 
     ins: [input (rank <= 5), paddings, optional constant_values]; outs:
     [output of the input's type, padded shape]. Raises PrepareError.

@@ -1,0 +1,251 @@
+"""NumPy-style broadcasting for the binary elementwise kernels.
+
+Shared by ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM and MINIMUM. Follows
+tensorflow/lite/kernels/internal/reference/process_broadcast_shapes.h
+(ProcessBroadcastShapes: equal extended shapes need no broadcast) and
+reference/broadcast_loop.h (BroadcastBinaryOpSimple: inputs and output of
+any rank up to 6 (MAX_RANK), size-1 dimensions broadcast, loops fused
+where the strides allow). Every output element depends only on its two
+input elements, so walking the output in order gives TFLM's bits.
+
+Eval walks the output in chunks: gather() loads the next n elements of
+both inputs (offset, optionally shifted, sign-extended) into two int32
+arrays, the kernel combines them, then stores. The walk's position lives
+in an odometer array('i') (see walker()), so chunks continue where the
+last one stopped.
+"""
+
+from array import array
+
+import micropython
+
+from .. import quant, schema
+from ..errors import ModelError, PrepareError
+
+# broadcast_loop.h allows rank 8, but TFLM's RuntimeShape holds at most 6
+# dimensions (runtime_shape.h kMaxSmallSize): rank 7 and 8 tensors give
+# wrong results there (seen on the oracle), so they are refused.
+MAX_RANK = 6
+
+
+def binary_io(op, ins, outs):
+    """(x1, x2, y) of an op with two inputs and one output, all of one
+    type; raises PrepareError otherwise."""
+    label = op.label()
+    if len(ins) != 2 or None in ins or len(outs) != 1:
+        raise PrepareError("%s needs two inputs and one output" % label)
+    x1, x2, y = ins[0], ins[1], outs[0]
+    for t in (x2, y):
+        if t.type != x1.type:
+            raise PrepareError("%s: %s is %s but %s is %s" % (
+                label, t.label(), t.dtype, x1.label(), x1.dtype))
+    return x1, x2, y
+
+
+def int8_io(op, ins, outs, types="int8, float32"):
+    """(x1, x2, y): two inputs and one output, all int8 with per-tensor
+    quantization and int8 zero points; raises PrepareError otherwise
+    (types: what the op's kernels take, for the message)."""
+    x1, x2, y = binary_io(op, ins, outs)
+    label = op.label()
+    for t in (x1, x2, y):
+        if t.type != schema.INT8:
+            raise PrepareError("%s: %s is %s; supported: %s"
+                               % (label, t.label(), t.dtype, types))
+        if not t.scales:
+            raise PrepareError("%s: %s has no quantization"
+                               % (label, t.label()))
+        if not -128 <= t.zero_point <= 127:
+            raise PrepareError("%s: %s zero point %d is outside int8"
+                               % (label, t.label(), t.zero_point))
+    return x1, x2, y
+
+
+def activation_range(op, act, y):
+    """(lo, hi) of fused activation act for int8 output y, as
+    CalculateActivationRangeQuantized (kernel_util.cc), which also fails
+    Prepare when round(6 / scale) (RELU6) or round(1 / scale)
+    (RELU_N1_TO_1) is outside int32: raises PrepareError then, and for
+    unknown activations."""
+    f = {schema.ACT_RELU6: 6.0, schema.ACT_RELU_N1_TO_1: 1.0}.get(act)
+    try:
+        if f is not None and quant._round_div_f32(f, y.scale) > 1 << 31:
+            raise PrepareError("%s: activation bound %r / %s scale %r "
+                               "overflows int32" % (op.label(), f, y.label(),
+                                                    y.scale))
+        return quant.activation_range(act, y.scale, y.zero_point)
+    except ModelError as e:
+        raise PrepareError("%s: %s" % (op.label(), e))
+
+
+def _extend(shape, n):
+    return [1] * (n - len(shape)) + list(shape)
+
+
+def check(op, x1, x2, y):
+    """Check that x1 and x2 broadcast (NumPy rules) to y's shape.
+
+    Returns False when no broadcast is needed (equal extended input
+    shapes, as ProcessBroadcastShapes; the output must then have as many
+    elements), True otherwise. Raises PrepareError naming op.label() and
+    the tensors for shapes that do not broadcast, or ranks above 6.
+    """
+    n = max(len(x1.shape), len(x2.shape), len(y.shape))
+    e1, e2, eo = _extend(x1.shape, n), _extend(x2.shape, n), \
+        _extend(y.shape, n)
+    if n > MAX_RANK:
+        raise PrepareError("%s: rank %d is not supported (TFLM: at most %d)"
+                           % (op.label(), n, MAX_RANK))
+    if e1 == e2 and x1.size == y.size:
+        return False
+    for a, b, o in zip(e1, e2, eo):
+        if (a != b and a != 1 and b != 1) or o != (b if a == 1 else a):
+            raise PrepareError("%s: inputs %s %s and %s %s do not broadcast "
+                               "to output %s %s" % (
+                                   op.label(), x1.label(), x1.shape,
+                                   x2.label(), x2.shape, y.label(), y.shape))
+    return True
+
+
+def _can_fuse(out_dim, stride, expected, inner_stride):
+    """broadcast_loop.h CanFuseLoops: can this dimension extend the loop
+    inside it?"""
+    if out_dim == 1:
+        return True
+    if inner_stride == 0:
+        return stride == 0
+    return stride == expected
+
+
+def loops(s1, s2, so):
+    """Fused broadcast loops, innermost first: a list of
+    [size, stride1, stride2] (strides in elements, 0 where that input is
+    broadcast), as BroadcastBinaryOpSimple builds them."""
+    n = max(len(s1), len(s2), len(so))
+    e1, e2, eo = _extend(s1, n), _extend(s2, n), _extend(so, n)
+    out = []
+    a_acc = b_acc = 1
+    for i in range(n - 1, -1, -1):
+        d1, d2, do = e1[i], e2[i], eo[i]
+        a = 0 if d1 == 1 and do != 1 else a_acc
+        b = 0 if d2 == 1 and do != 1 else b_acc
+        if (out and _can_fuse(do, a, a_acc, out[-1][1])
+                and _can_fuse(do, b, b_acc, out[-1][2])):
+            out[-1][0] *= do
+        else:
+            out.append([do, a, b])
+        a_acc *= d1
+        b_acc *= d2
+    return out or [[1, 0, 0]]
+
+
+def walker(x1, x2, y, broadcast, add1=0, add2=0, shift=0, width=1):
+    """The odometer array('i') that gather() walks.
+
+    Layout: [n_loops, off1, off2, add1, add2, shift, width, (unused)],
+    then per loop (innermost first) [size, counter, stride1, stride2].
+    width is the element size in bytes: 1 (int8: gather() stores
+    (v + add) << shift) or 4 (int32 / float32 bits, little-endian, read
+    byte by byte since model data may be unaligned; stored as they are).
+    """
+    lps = loops(x1.shape, x2.shape, y.shape) if broadcast \
+        else [[y.size, 1, 1]]
+    st = [len(lps), 0, 0, add1, add2, shift, width, 0]
+    for size, a, b in lps:
+        st += [size, 0, a, b]
+    return array("i", st)
+
+
+@micropython.viper
+def reset(st):
+    """Rewind the odometer to the first output element."""
+    s = ptr32(st)
+    s[1] = 0
+    s[2] = 0
+    k: int = 0
+    nd: int = s[0]
+    while k < nd:
+        s[9 + 4 * k] = 0
+        k += 1
+
+
+@micropython.viper
+def gather(a, b, n: int, x1, x2, st):
+    """a[i] = (x1[..] + add1) << shift and b[i] = (x2[..] + add2) << shift
+    for the next n output elements (int8 elements, sign-extended), or the
+    4-byte elements' int32 bits as they are (width 4), walking the
+    odometer st (see walker()).
+    a, b: array('i') (or memoryviews of one) of at least n entries.
+    """
+    pa = ptr32(a)
+    pb = ptr32(b)
+    p1 = ptr8(x1)
+    p2 = ptr8(x2)
+    s = ptr32(st)
+    one: int = 1
+    S: int = one << 31
+    nd: int = s[0]
+    o1: int = s[1]
+    o2: int = s[2]
+    z1: int = (s[3] ^ S) - S
+    z2: int = (s[4] ^ S) - S
+    sh: int = s[5]
+    w: int = s[6]
+    d0: int = s[8]
+    c0: int = s[9]
+    a0: int = s[10]
+    b0: int = s[11]
+    i: int = 0
+    while i < n:
+        if w == 1:
+            pa[i] = (((p1[o1] ^ 0x80) - 0x80) + z1) << sh
+            pb[i] = (((p2[o2] ^ 0x80) - 0x80) + z2) << sh
+        else:
+            j: int = o1 * 4
+            pa[i] = ((((p1[j + 3] ^ 0x80) - 0x80) << 24) | (p1[j + 2] << 16)
+                     | (p1[j + 1] << 8) | p1[j])
+            j = o2 * 4
+            pb[i] = ((((p2[j + 3] ^ 0x80) - 0x80) << 24) | (p2[j + 2] << 16)
+                     | (p2[j + 1] << 8) | p2[j])
+        i += 1
+        o1 += a0
+        o2 += b0
+        c0 += 1
+        if c0 == d0:  # carry into the outer loops
+            c0 = 0
+            o1 -= d0 * a0
+            o2 -= d0 * b0
+            k: int = 12
+            end: int = 8 + 4 * nd
+            while k < end:
+                o1 += s[k + 2]
+                o2 += s[k + 3]
+                ck: int = s[k + 1] + 1
+                if ck < s[k]:
+                    s[k + 1] = ck
+                    break
+                s[k + 1] = 0
+                o1 -= s[k] * s[k + 2]
+                o2 -= s[k] * s[k + 3]
+                k += 4
+    s[1] = o1
+    s[2] = o2
+    s[9] = c0
+
+
+@micropython.viper
+def store_w32(buf, n: int, out, off: int):
+    """out[off + i] = buf[i] as 4 little-endian bytes, for i < n (int32 or
+    float32 bits; byte stores, so any alignment)."""
+    p = ptr32(buf)
+    o = ptr8(out)
+    i: int = 0
+    j: int = off * 4
+    while i < n:
+        v: int = p[i]
+        o[j] = v
+        o[j + 1] = v >> 8
+        o[j + 2] = v >> 16
+        o[j + 3] = v >> 24
+        i += 1
+        j += 4

@@ -1,0 +1,152 @@
+"""int8 LOGISTIC, TANH, HARD_SWISH and RSQRT as 256-entry lookup tables.
+
+Each output byte depends only on the input byte, so prepare tabulates
+TFLM's own integer algorithm for all 256 inputs (lut_math.py, in Python
+ints) and eval is one viper table lookup per element (lookup() below, also
+used by activations.py for RELU, RELU6 and LEAKY_RELU).
+
+Semantics and Prepare checks follow tensorflow/lite/micro/kernels/
+logistic.cc + logistic_common.cc (output zero point must be -128; the
+output scale is not read: TFLM's int8 LOGISTIC always produces
+q = 256 * sigmoid - 128), tanh.cc (no output checks; TFLM always produces
+q = 128 * tanh), hard_swish.cc + hard_swish_common.cc (the output
+multiplier's exponent must be <= 0) and elementwise.cc (RSQRT: an input
+below its zero point fails the invoke; TFLM's message is "Rsqrt is only
+defined for positive values"). float32 LOGISTIC and TANH go to
+float_ops.py; other types raise PrepareError.
+"""
+
+import micropython
+
+from .. import schema
+from ..errors import InvokeError, ModelError, PrepareError
+from . import lut_math
+from .conv_util import keep
+
+
+def unary_io(op, ins, outs, what="int8"):
+    """Check one input and one output of the same type and element count,
+    int8 with per-tensor quantization (zero points in int8); returns
+    (x, y). Raises PrepareError."""
+    label = op.label()
+    if len(ins) != 1 or ins[0] is None or len(outs) != 1:
+        raise PrepareError("%s needs one input and one output" % label)
+    x, y = ins[0], outs[0]
+    for t in (x, y):
+        if t.type != schema.INT8:
+            raise PrepareError("%s: %s is %s; supported: %s"
+                               % (label, t.label(), t.dtype, what))
+        if not t.scales:
+            raise PrepareError("%s: %s has no quantization"
+                               % (label, t.label()))
+        if not -128 <= t.zero_point <= 127:
+            raise PrepareError("%s: %s zero point %d is outside int8"
+                               % (label, t.label(), t.zero_point))
+    if x.size != y.size:
+        raise PrepareError("%s: input %s shape %s and output %s shape %s "
+                           "differ" % (label, x.label(), x.shape, y.label(),
+                                       y.shape))
+    return x, y
+
+
+def bind(ctx, table, x, y):
+    """(eval_fn, state) writing y[i] = table[x[i] & 0xFF]; the table goes
+    to the persistent arena (conv_util.keep)."""
+    return _eval, (x.data, y.data, x.size, keep(ctx, table, 1))
+
+
+def prepare(op, ins, outs, ctx):
+    """Check an int8 LOGISTIC / TANH / HARD_SWISH / RSQRT op, build its
+    table and bind its eval.
+
+    ins: [int8]; outs: [int8, as many elements]. LOGISTIC: output zero
+    point -128. HARD_SWISH: input_scale / 128 / output_scale below 1
+    (TFLM's output multiplier exponent <= 0). RSQRT: invoke raises InvokeError if an input is below its
+    zero point. float32 LOGISTIC / TANH run in float_ops. Raises
+    PrepareError.
+    """
+    code = op.code
+    if (code in (schema.LOGISTIC, schema.TANH) and ins and ins[0] is not None
+            and ins[0].type == schema.FLOAT32):
+        from . import float_ops
+        return float_ops.prepare(op, ins, outs, ctx)
+    x, y = unary_io(op, ins, outs,
+                    "int8 and float32" if code in (schema.LOGISTIC,
+                                                   schema.TANH) else "int8")
+    label = op.label()
+    try:
+        if code == schema.LOGISTIC or code == schema.TANH:
+            if code == schema.LOGISTIC and y.zero_point != -128:
+                raise PrepareError("%s: output %s zero point must be -128"
+                                   % (label, y.label()))
+            p = lut_math.sigmoid_params(x.scale)
+            if p is None:
+                raise PrepareError("%s: input %s scale %r is out of range"
+                                   % (label, x.label(), x.scale))
+            fn = lut_math.logistic_table if code == schema.LOGISTIC \
+                else lut_math.tanh_table
+            return bind(ctx, fn(x.zero_point, *p), x, y)
+        if code == schema.HARD_SWISH:
+            p = lut_math.hard_swish_params(x.scale, y.scale)
+            if p[1] > 0:
+                raise PrepareError("%s: input scale / 128 / output scale "
+                                   "(%r, %r) must be below 1"
+                                   % (label, x.scale, y.scale))
+            return bind(ctx, lut_math.hard_swish_table(
+                x.zero_point, y.zero_point, *p), x, y)
+        if code == schema.RSQRT:
+            return _prepare_rsqrt(op, x, y, ctx)
+    except ModelError as e:
+        raise PrepareError("%s: %s" % (label, e))
+    raise PrepareError("%s: not a lookup-table op" % label)
+
+
+def _prepare_rsqrt(op, x, y, ctx):
+    mult, shift = lut_math.rsqrt_params(x.scale, y.scale)
+    # MultiplyByQuantizedMultiplier(data, mult, shift - 20) must not shift
+    # right by more than 31 (undefined in TFLM).
+    if shift - 20 < -31:
+        raise PrepareError("%s: 1 / (sqrt(input scale) * output scale) is "
+                           "too small" % op.label())
+    table = lut_math.rsqrt_table(x.zero_point, y.zero_point, mult, shift)
+    err = InvokeError("%s: Rsqrt is only defined for positive values "
+                      "(input %s below its zero point)"
+                      % (op.label(), x.label()))
+    return _eval_rsqrt, (x.data, y.data, x.size, keep(ctx, table, 1),
+                         x.zero_point, err)
+
+
+def _eval(state):
+    x, y, n, table = state
+    lookup(x, y, n, table)
+
+
+def _eval_rsqrt(state):
+    x, y, n, table, zp, err = state
+    if _below(x, n, zp):
+        raise err  # made at prepare: raising it allocates nothing
+    lookup(x, y, n, table)
+
+
+@micropython.viper
+def lookup(x, y, n: int, table):
+    """y[i] = table[x[i]] for i < n (bytes; table has 256 entries)."""
+    px = ptr8(x)
+    py = ptr8(y)
+    pt = ptr8(table)
+    i: int = 0
+    while i < n:
+        py[i] = pt[px[i]]
+        i += 1
+
+
+@micropython.viper
+def _below(x, n: int, zp: int) -> int:
+    """1 if some int8 x[i] (i < n) is below zp, else 0."""
+    px = ptr8(x)
+    i: int = 0
+    while i < n:
+        if ((px[i] ^ 0x80) - 0x80) < zp:
+            return 1
+        i += 1
+    return 0

@@ -1,0 +1,40 @@
+"""SUB: int8 with NumPy-style broadcasting; float32 via float_ops, int32
+via binary_i32.
+
+Follows tensorflow/lite/micro/kernels/sub.cc, sub_common.cc
+(CalculateOpDataSub) and reference/sub.h (SubElementwise,
+BroadcastQuantSubSlow): ADD's int8 arithmetic with a - b (the eval lives
+in add.py). The multipliers are ADD's double quotients: the sub_common.cc
+we read (tflite-micro of August 2026) divides in float32 (scale /
+twice_max as float, then widened to double), but the TFLM build we test
+against (PyPI tflite-micro, the oracle) computes them in double, as
+tests/test_ops_binary.py (test_sub_double_multipliers) shows on models
+where the two differ.
+"""
+
+from .. import schema
+from . import add, broadcast
+
+SUB_OPTIONS = 28
+
+
+def prepare(op, ins, outs, ctx):
+    """Check a SUB op and bind its eval.
+
+    float32: float_ops; int32: binary_i32. int8: two int8 inputs (int8
+    zero points) whose shapes broadcast to the int8 output's; SubOptions
+    fused activation. Raises PrepareError for other types, bad shapes,
+    and multipliers TFLM would abort on (outside (0, 1)).
+    """
+    t = ins[0].type if ins and ins[0] is not None else None
+    if t == schema.FLOAT32:
+        from . import float_ops
+        return float_ops.prepare(op, ins, outs, ctx)
+    if t == schema.INT32:
+        from . import binary_i32
+        act = op.opt_byte(0, 0) if op.options_type == SUB_OPTIONS else 0
+        return binary_i32.prepare(op, ins, outs, ctx, act)
+    x1, x2, y = broadcast.int8_io(op, ins, outs,
+                                 "int8, int32, float32")
+    qs = add.multipliers(op, x1, x2, y)
+    return add.prepare_quant(op, x1, x2, y, ctx, qs, SUB_OPTIONS, True)

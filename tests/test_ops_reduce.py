@@ -1,0 +1,380 @@
+"""MEAN, SUM, REDUCE_MAX, ARG_MAX, ARG_MIN, GATHER, SHAPE, FILL, ZEROS_LIKE
+vs TFLM.
+
+Seeded random single-operator models come from the conformance
+generators (host_tools/conformance/gen_reduce.py); the TFLM reference
+interpreter (the oracle) runs them on CPython, tflm runs all of them in
+one MicroPython process, invoking under micropython.heap_lock(). Outputs
+must be bit-identical (float32 NaN matches any NaN, as in
+test_float_ops.py). Hand-checked cases follow TFLM's *_test.cc.
+"""
+
+import random
+
+import numpy as np
+
+from conftest import PKG, run_mp
+from host_tools import device, opgen
+from host_tools.conformance import gen_reduce
+from host_tools.oracle import Reference
+
+T = opgen.Tensor
+
+RUNNER = r"""
+import sys, micropython
+sys.path.insert(0, sys.argv[1])
+import tflm
+from tflm.interpreter import Interpreter
+d, n = sys.argv[2], int(sys.argv[3])
+if len(sys.argv) > 4:  # a tiny scratch array: exercises the chunked paths
+    Interpreter._scratch_len = lambda self: int(sys.argv[4])
+
+def rd(p):
+    with open(p, 'rb') as f:
+        return f.read()
+
+def run(k):
+    pre = '%s/%d' % (d, k)
+    raw = rd(pre + '.tflite')
+    buf = bytearray(k % 4 + len(raw))  # constants at any alignment
+    buf[k % 4:] = raw
+    try:
+        it = Interpreter(memoryview(buf)[k % 4:])
+    except tflm.TFLMError as e:
+        print('ERR', k, type(e).__name__, e)
+        return
+    for i in range(len(it.inputs)):
+        it.inputs[i].data[:] = rd(pre + '.in%d' % i)
+    for rep in range(2):  # twice: eval must not depend on leftover state
+        micropython.heap_lock()
+        try:
+            it.invoke()
+            bad = None
+        except tflm.InvokeError as e:
+            bad = e
+        finally:
+            micropython.heap_unlock()
+    if bad is not None:
+        print('IERR', k, bad)
+        return
+    for i in range(len(it.outputs)):
+        with open(pre + '.out%d' % i, 'wb') as f:
+            f.write(it.outputs[i].data)
+    print('OK', k)
+
+for k in range(n):
+    run(k)
+"""
+
+
+def oracle(model, inputs):
+    """('ok', outputs) / ('reject', msg) at build / ('fail', msg) at
+    invoke, from TFLM."""
+    try:
+        ref = Reference(model)
+    except RuntimeError as e:
+        return "reject", str(e)
+    try:
+        return "ok", ref.run(inputs)
+    except RuntimeError as e:
+        return "fail", str(e)
+
+
+def random_inputs(model, rng):
+    """Random values for every model input (int8/int32 bytes, floats)."""
+    from tflm.model import Model
+    m = Model(model)
+    out = []
+    for t in (m.tensors[i] for i in m.inputs):
+        if t.dtype == "float32":
+            out.append(rng.standard_normal(t.size).astype(np.float32))
+        else:
+            info = np.iinfo(t.dtype)
+            out.append(rng.integers(info.min, info.max + 1, size=t.size,
+                                    dtype=np.int64).astype(t.dtype))
+    return out
+
+
+def same(got, want):
+    """Bit equality; float32 NaN equals any NaN."""
+    if want.dtype == np.float32:
+        g = np.frombuffer(got, np.float32)
+        w = want.reshape(-1)
+        if len(g) != len(w):
+            return False
+        gb, wb = g.view(np.uint32), w.view(np.uint32)
+        return bool(np.all((gb == wb) | (np.isnan(g) & np.isnan(w))))
+    return got == np.ascontiguousarray(want).tobytes()
+
+
+def run_batch(cases, tmp_path, scratch=None):
+    """cases: list of (model bytes, inputs or None). Runs each on TFLM and
+    (all in one process) on tflm; asserts that both reject the same
+    models (TFLM may fail at invoke where tflm rejects at prepare) and
+    otherwise match. Returns tflm's per-case statuses ('ok', 'reject' at
+    build, 'fail' at invoke). Case k's model sits k % 4 bytes into a
+    buffer (unaligned constants). scratch: the interpreter's scratch
+    length (default: its own)."""
+    rng = np.random.default_rng(7)
+    d = str(tmp_path)
+    expected = []
+    for k, (model, inputs) in enumerate(cases):
+        if inputs is None:
+            inputs = random_inputs(model, rng)
+        with open("%s/%d.tflite" % (d, k), "wb") as f:
+            f.write(model)
+        for i, x in enumerate(inputs):
+            with open("%s/%d.in%d" % (d, k, i), "wb") as f:
+                f.write(np.ascontiguousarray(x).tobytes())
+        expected.append(oracle(model, inputs))
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    args = [PKG, d, str(len(cases))] + ([str(scratch)] if scratch else [])
+    proc = device.run_script(str(script), args, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    status = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if parts[0] in ("OK", "ERR", "IERR"):
+            status[int(parts[1])] = parts
+    kinds = []
+    for k, (kind, outs) in enumerate(expected):
+        st = status.get(k)
+        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
+        ours = {"OK": "ok", "ERR": "reject", "IERR": "fail"}[st[0]]
+        # a model TFLM fails at invoke may be rejected at prepare here
+        assert (ours == "ok") == (kind == "ok"), \
+            "case %d: TFLM %s (%s), tflm %s" % (
+                k, kind, "" if kind == "ok" else outs[:200], " ".join(st))
+        kinds.append(ours)
+        if kind != "ok":
+            continue
+        for i, w in enumerate(outs):
+            with open("%s/%d.out%d" % (d, k, i), "rb") as f:
+                got = f.read()
+            assert same(got, w), "case %d output %d:\nours %s\nTFLM %s" % (
+                k, i, np.frombuffer(got, w.dtype)[:40], w.reshape(-1)[:40])
+    return kinds
+
+
+def generated(op, n, seed):
+    """n cases from the conformance generator of op (sizes 1-4)."""
+    gen = gen_reduce.GENERATORS[op]
+    cases = []
+    for k in range(n):
+        r = gen(random.Random(seed * 1000 + k), 1 + k % 4)
+        cases.append(r if isinstance(r, tuple) else (r, None))
+    return cases
+
+
+COUNTS = {"MEAN": 60, "SUM": 50, "REDUCE_MAX": 50, "ARG_MAX": 40,
+          "ARG_MIN": 40, "GATHER": 50, "SHAPE": 15, "FILL": 25,
+          "ZEROS_LIKE": 15}
+
+
+def test_generated_match_tflm(tmp_path):
+    """All ops' random models in one MicroPython process."""
+    cases = []
+    for j, op in enumerate(sorted(COUNTS)):
+        cases += generated(op, COUNTS[op], j + 1)
+    kinds = run_batch(cases, tmp_path)
+    assert kinds.count("ok") == len(cases), kinds
+
+
+def test_sums_in_small_scratch_chunks(tmp_path):
+    """int8 MEAN / SUM with a 3-word scratch: outputs in many chunks."""
+    cases = generated("MEAN", 16, 11) + generated("SUM", 16, 12)
+    assert run_batch(cases, tmp_path, scratch=3) == ["ok"] * len(cases)
+
+
+def test_mean_large_counts(tmp_path):
+    """Counts up to 2**16 per output with extreme scale ratios: TFLM
+    clamps the 1/count shift to 31 + shift; sums near +-2**23."""
+    g = np.random.default_rng(3)
+    cases = []
+    for shape, axes, s_in, s_out, zp in (
+            ([1, 256, 256, 1], [1, 2], 1e-4, 10.0, -128),
+            ([1, 256, 256, 1], [1, 2], 10.0, 1e-4, 127),
+            ([2, 128, 129, 2], [1, -2], 0.02, 0.013, 5),
+            ([4, 4096], [1], 1e-4, 9.9, 127),
+            ([4, 4096], [-1], 3.0, 1e-4, -128)):
+        for op in ("MEAN", "SUM"):
+            out = [1 if i in [a % len(shape) for a in axes] else d
+                   for i, d in enumerate(shape)]
+            raw = opgen.single_op(op, [q8(shape, s_in, zp),
+                                       T([len(axes)], "int32", data=axes)],
+                                  [q8(out, s_out, -zp // 2)],
+                                  {"keep_dims": True})
+            lo, hi = (-128, -120) if g.random() < 0.5 else (120, 128)
+            x = g.integers(lo, hi, size=shape, dtype=np.int64)
+            cases.append((raw, [x.astype(np.int8)]))
+    assert run_batch(cases, tmp_path) == ["ok"] * len(cases)
+
+
+# --- hand-checked cases (after TFLM's kernel tests) -------------------------
+
+def q8(shape, scale, zp, data=None):
+    return T(shape, "int8", scale=scale, zero_point=zp, data=data)
+
+
+def run_one(model, inputs, tmp_path):
+    """Our outputs (after checking them against TFLM)."""
+    kinds = run_batch([(model, inputs)], tmp_path)
+    assert kinds == ["ok"]
+    return [np.array(v) for v in oracle(model, inputs)[1]]
+
+
+def test_mean_int8_hand(tmp_path):
+    # reduce_test.cc MeanInt84DWithoutKeepDims-like: scale 1, zp 0 in and
+    # out, mean of [1, 2, 3, 4] and [5, 6, 7, 9] over the last axis.
+    x = np.array([[1, 2, 3, 4], [5, 6, 7, 9]], np.int8)
+    raw = opgen.single_op("MEAN", [q8([2, 4], 1.0, 0),
+                                   T([1], "int32", data=[-1])],
+                          [q8([2], 1.0, 0)], {"keep_dims": False})
+    out = run_one(raw, [x], tmp_path)[0]
+    # 10 / 4 = 2.5 -> 3 (round half away), 27 / 4 = 6.75 -> 7
+    assert out.tolist() == [3, 7]
+
+
+def test_mean_multiplier_truncates(tmp_path):
+    """MEAN folds 1/count into the multiplier with an int64 division that
+    truncates: (m << k) / 365. Here a rounded-up multiplier would give -34
+    (found by search with fixedpoint.mbqm_ref)."""
+    x = np.full(365, -78, np.int8)
+    x[:60] = -79  # sum -28530
+    raw = opgen.single_op("MEAN", [q8([1, 365], 0.3, 0),
+                                   T([1], "int32", data=[1])],
+                          [q8([1], 0.7, 0)])
+    assert run_one(raw, [x], tmp_path)[0].tolist() == [-33]
+
+
+def test_sum_int8_hand(tmp_path):
+    # Sum with requantization: input scale 0.5, output scale 1, zp 2:
+    # (sum - 4 * zp_in) * 0.5 + 2.
+    x = np.array([[10, 20, 30, 41], [-128, -128, 127, 127]], np.int8)
+    raw = opgen.single_op("SUM", [q8([2, 4], 0.5, 1),
+                                  T([1], "int32", data=[1])],
+                          [q8([2, 1], 1.0, 2)], {"keep_dims": True})
+    out = run_one(raw, [x], tmp_path)[0]
+    # (101 - 4) * 0.5 = 48.5 -> 49; (-2 - 4) * 0.5 = -3 -> -1 with zp
+    assert out.reshape(-1).tolist() == [49 + 2, -3 + 2]
+
+
+def test_reduce_max_int8_hand(tmp_path):
+    # reduce_test.cc ReduceMax: max over axes 1 and 2 of a 4-D tensor.
+    x = np.arange(-12, 12, dtype=np.int8).reshape(1, 2, 3, 4)
+    x[0, 1, 0, 2] = 100
+    raw = opgen.single_op("REDUCE_MAX", [q8([1, 2, 3, 4], 0.1, -3),
+                                         T([2], "int32", data=[1, -2])],
+                          [q8([1, 1, 1, 4], 0.1, -3)], {"keep_dims": True})
+    out = run_one(raw, [x], tmp_path)[0]
+    assert out.reshape(-1).tolist() == [8, 9, 100, 11]
+
+
+def test_arg_min_max_hand(tmp_path):
+    # arg_min_max_test.cc: GetMaxArgFloat / GetMinArg with ties.
+    x = np.array([[1, 9, 7, 9], [3, 3, 3, 1]], np.float32)
+    for op, want in (("ARG_MAX", [1, 0]), ("ARG_MIN", [0, 3])):
+        raw = opgen.single_op(op, [T([2, 4], "float32"),
+                                   T([1], "int32", data=[1])],
+                              [T([2], "int32")], {"output_type": "int32"})
+        out = run_one(raw, [x], tmp_path)[0]
+        assert out.tolist() == want
+    # NaN: plain C comparisons (LessFn) - a NaN never wins, and a first
+    # NaN is never replaced; -0.0 ties with 0.0 (first kept).
+    x = np.array([[np.nan, -1, -3, 2], [-1, np.nan, -3, 2],
+                  [0.0, -0.0, 1, 0.0]], np.float32)
+    raw = opgen.single_op("ARG_MIN", [T([3, 4], "float32"),
+                                      T([1], "int32", data=[-1])],
+                          [T([3], "int32")], {"output_type": "int32"})
+    assert run_one(raw, [x], tmp_path)[0].tolist() == [0, 2, 0]
+
+
+def test_arg_axis_input_checked(tmp_path):
+    """An axis input whose value does not fit the output shape (undefined
+    in TFLM) raises InvokeError under heap_lock; a valid one works."""
+    raw = opgen.single_op("ARG_MAX", [q8([2, 3], 1.0, 0), T([1], "int32")],
+                          [T([2], "int32")], {"output_type": "int32"})
+    path = tmp_path / "m.tflite"
+    path.write_bytes(raw)
+    out = run_mp(
+        "import micropython, tflm\n"
+        "def main():\n"
+        "    it = tflm.Interpreter(open(%r, 'rb').read())\n"
+        "    it.inputs[0].set([1, 7, 3, 9, 2, -6])\n"
+        "    for a in (1, -1, 0, 2, -3, 1 << 20):\n"
+        "        it.inputs[1].set([a])\n"
+        "        micropython.heap_lock()\n"
+        "        try:\n"
+        "            it.invoke()\n"
+        "            r = 'ok'\n"
+        "        except tflm.InvokeError:\n"
+        "            r = 'bad'\n"
+        "        micropython.heap_unlock()\n"
+        "        print(a, r, list(it.outputs[0].get()))\n"
+        "main()\n" % str(path), tmp_path)
+    lines = out.split("\n")
+    assert lines[0] == "1 ok [1, 0]" and lines[1] == "-1 ok [1, 0]", out
+    assert all(" bad " in ln for ln in lines[2:6]), out
+
+
+def test_gather_hand(tmp_path):
+    # gather_test.cc GatherOp_Shuffle / axis 1 with int8.
+    x = np.array([[-2, 1, 3], [4, 5, -6]], np.int8)
+    idx = np.array([2, 0, 0], np.int32)
+    raw = opgen.single_op("GATHER", [q8([2, 3], 1.0, 0), T([3], "int32")],
+                          [q8([2, 3], 1.0, 0)], {"axis": 1})
+    out = run_one(raw, [x, idx], tmp_path)[0]
+    assert out.tolist() == [[3, -2, -2], [-6, 4, 4]]
+
+
+def test_gather_index_out_of_range(tmp_path):
+    """TFLM's eval fails; ours raises InvokeError, reads nothing out of
+    bounds, and both agree on which models fail."""
+    cases = []
+    for bad in (3, -1, 1 << 24, -(1 << 31)):
+        raw = opgen.single_op("GATHER", [q8([3, 2], 1.0, 0),
+                                         T([2], "int32")],
+                              [q8([2, 2], 1.0, 0)])
+        x = np.arange(6, dtype=np.int8).reshape(3, 2)
+        cases.append((raw, [x, np.array([0, bad], np.int32)]))
+    assert run_batch(cases, tmp_path) == ["fail"] * len(cases)
+
+
+def test_shape_fill_zeros_like_hand(tmp_path):
+    # shape_test.cc, fill_test.cc, zeros_like_test.cc
+    raw = opgen.single_op("SHAPE", [T([1, 3, 1, 5], "float32")],
+                          [T([4], "int32")], {"out_type": "int32"})
+    out = run_one(raw, [np.zeros(15, np.float32)], tmp_path)[0]
+    assert out.tolist() == [1, 3, 1, 5]
+    raw = opgen.single_op("FILL", [T([2], "int64", data=[2, 3]),
+                                   T([], "float32")], [T([2, 3], "float32")])
+    out = run_one(raw, [np.float32(4.25)], tmp_path)[0]
+    assert (out == 4.25).all() and out.shape == (2, 3)
+    raw = opgen.single_op("ZEROS_LIKE", [T([2, 2], "int32")],
+                          [T([2, 2], "int32")])
+    out = run_one(raw, [np.array([1, -2, 3, 4], np.int32)], tmp_path)[0]
+    assert out.tolist() == [[0, 0], [0, 0]]
+
+
+def test_rejections_match_tflm(tmp_path):
+    """Models TFLM rejects (at prepare or eval) are rejected here too."""
+    I = "int32"
+    cases = [
+        # int8 REDUCE_MAX with a different output scale (TFLM: eval error)
+        (opgen.single_op("REDUCE_MAX", [q8([2, 3], 0.5, 0),
+                                        T([1], I, data=[1])],
+                         [q8([2], 0.25, 0)]), None),
+        # GATHER of int32 params
+        (opgen.single_op("GATHER", [T([4], I), T([2], I)], [T([2], I)]),
+         None),
+        # FILL with dims as a model input
+        (opgen.single_op("FILL", [T([2], I), T([], I)], [T([2, 3], I)]),
+         [np.array([2, 3], np.int32), np.array(1, np.int32)]),
+        # ARG_MAX with an int64 output
+        (opgen.single_op("ARG_MAX", [q8([2, 3], 1.0, 0),
+                                     T([1], I, data=[1])],
+                         [T([2], "int64")], {"output_type": "int64"}), None),
+    ]
+    kinds = run_batch(cases, tmp_path)
+    assert all(k in ("reject", "fail") for k in kinds), kinds
