@@ -6,14 +6,14 @@ tool recomputes those lists so that they stay true as the runtime changes:
 
 - arena: the device package's own planner (tflm.planner.plan_model), the
   exact plan the board uses;
-- everything else the runtime keeps in RAM (tensor and operator records,
-  quantization parameters, per-channel multipliers, bias copies, the
-  scratch array, kernel state) and the RAM that imported code takes are
-  measured on the MicroPython unix port with gc.mem_alloc(). A 64-bit port
-  is scaled to a 32-bit board (OBJ_FACTOR, CODE_FACTOR: calibrated with a
-  32-bit x86 build of the same unix port, where objects measured 0.52 to
-  0.63 and code 0.74 of their 64-bit size); arena, scratch and bias copies
-  are the same on every port and are not scaled;
+- everything else the runtime keeps in RAM (the persistent arena:
+  per-channel multipliers, folded biases, tables, scratch; state tuples
+  and views) and the RAM that imported code takes are measured on the
+  MicroPython unix port with gc.mem_alloc(). A 64-bit port is scaled to a
+  32-bit board (OBJ_FACTOR, CODE_FACTOR: calibrated with a 32-bit x86
+  build of the same unix port, where objects measured 0.52 to 0.63 and
+  code 0.74 of their 64-bit size); both arena parts are the same on every
+  port and are not scaled;
 - a model read from the filesystem is also in RAM (Interpreter(path) reads
   the file); one in ROMFS is used in place and costs no RAM.
 
@@ -42,6 +42,9 @@ OBJ_FACTOR = 0.65      # 64-bit object bytes -> 32-bit (measured 0.52-0.63)
 CODE_FACTOR = 0.75     # 64-bit code RAM -> Thumb (measured 0.74 on x86-32)
 MIN_RESERVE = 16 * KB  # heap always left free
 RUNTIME_ALLOWANCE = 16 * KB  # runtime records of a typical model (budget)
+# kernel modules of a typical int8 CNN (for the arena budget)
+TYPICAL_KERNELS = ("conv", "depthwise_conv", "fully_connected", "pooling",
+                   "softmax", "reshape", "add")
 FS_SLACK = 0.9         # usable part of a filesystem partition
 ROMFS_OVERHEAD = 1 * KB  # ROMFS record headers and alignment padding
 BUDGET_TOLERANCE = 8 * KB  # committed arena budgets may lag this much
@@ -86,8 +89,7 @@ for p in sys.argv[2:]:
         gc.collect()
         r["total"] = gc.mem_alloc() - a
         r["arena"] = it.arena_size
-        r["scratch"] = 4 * it.scratch_len
-        r["copied"] = it.copied_bytes
+        r["persistent"] = it.persistent_size
         ops = it.model.operators
         r["ops"] = len(ops)
         r["kernels"] = sorted(set(kernels.MODULES[o.code] for o in ops))
@@ -218,10 +220,11 @@ class Cost:
         # planner is not deterministic across Pythons (shown with '*').
         self.arena = r["arena"]
         of, cf = (OBJ_FACTOR, CODE_FACTOR) if bits == 64 else (1.0, 1.0)
-        exact = r["arena"] + r["scratch"] + r["copied"]
-        objects = max(0, r["total"] - exact)
+        # the persistent arena (multipliers, shifts, biases, scratch) has
+        # the same size on every port; the other objects scale
+        objects = max(0, r["total"] - r["arena"] - r["persistent"])
         self.ops = r["ops"]
-        self.runtime = r["scratch"] + r["copied"] + int(objects * of + 0.5)
+        self.runtime = r["persistent"] + int(objects * of + 0.5)
         self.code = int(cf * (code["core"] + sum(code[k]
                                                  for k in r["kernels"])) + 0.5)
 
@@ -239,7 +242,8 @@ def costs(models_dir=MODELS_DIR):
     cf = CODE_FACTOR if bits == 64 else 1.0
     out = [Cost(k, p, r, bits, code) for (k, p), r in zip(files.items(),
                                                            results)]
-    return out, int(cf * sum(code.values()) + 0.5)
+    typical = code["core"] + sum(code.get(k, 0) for k in TYPICAL_KERNELS)
+    return out, int(cf * typical + 0.5)
 
 
 _PKG_MPY = {}
@@ -273,9 +277,11 @@ def reserve(board):
 
 
 def arena_budget(board, code_all):
-    """Largest arena to plan for: heap - reserve - the whole package's
-    code - RUNTIME_ALLOWANCE, rounded down to 4 KB (subtract the model
-    file too when it is read from the filesystem)."""
+    """Largest arena to plan for: heap - reserve - code - RUNTIME_ALLOWANCE,
+    rounded down to 4 KB (subtract the model file too when it is read
+    from the filesystem). code_all: RAM of the core modules plus the
+    kernels of a typical CNN (TYPICAL_KERNELS; kernels are imported only
+    when a model uses them)."""
     b = board["heap_bytes"] - reserve(board) - code_all - RUNTIME_ALLOWANCE
     return max(0, b // (4 * KB) * 4 * KB)
 

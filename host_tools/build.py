@@ -44,41 +44,63 @@ def target(board=None, arch=None):
     return arch, arch
 
 
-def _kernel_deps(name, seen):
+# kernels/ modules only float32 tensors use (imported lazily by the
+# kernels that also take float32)
+FLOAT_MODULES = ("conv_f32", "pool_f32", "f32", "f32_math", "float_ops")
+
+
+def _kernel_deps(name, seen, floats=True):
     """Adds kernel module name and the kernels/ modules it imports
-    (`from . import x`, `from .x import y`) to seen, transitively."""
+    (`from . import x`, `from .x import y`) to seen, transitively;
+    floats=False leaves out FLOAT_MODULES that are imported inside a
+    function (lazily, for float32 tensors: the model has none)."""
     if name in seen:
         return
     seen.add(name)
     path = os.path.join(PKG_DIR, "tflm", "kernels", name + ".py")
     with open(path) as f:
         src = f.read()
-    for a, b in re.findall(r"^\s*from \.(?:\s+import\s+(\w+)|(\w+)\s+import)",
-                           src, re.M):
+    for ind, a, b in re.findall(
+            r"^(\s*)from \.(?:\s+import\s+(\w+)|(\w+)\s+import)", src, re.M):
         dep = a or b
+        if ind and not floats and dep in FLOAT_MODULES:
+            continue
         if os.path.exists(os.path.join(PKG_DIR, "tflm", "kernels",
                                        dep + ".py")):
-            _kernel_deps(dep, seen)
+            _kernel_deps(dep, seen, floats)
+
+
+FLOAT32 = 0  # TensorType
+
+# imported only by a model with a CUSTOM operator (tflm.register_op)
+CUSTOM_OP_MODULES = ("custom.py", "flexbuffers.py")
 
 
 def needed_modules(model_paths):
     """Package paths ('tflm/kernels/conv.py', ...) that running these
-    models imports: every module outside kernels/, kernels/__init__.py,
-    and the kernel modules of their operators (kernels are imported only
-    when a model uses them). Unsupported operators are ignored here."""
+    models imports: every module outside kernels/ (custom.py and
+    flexbuffers.py only for a model with a custom operator),
+    kernels/__init__.py, and the kernel modules of their operators
+    (kernels are imported only when a model uses them). Unsupported
+    operators are ignored here."""
     from tflm import kernels
     from tflm.model import Model
     names = set()
+    custom = False
     for path in model_paths:
         with open(path, "rb") as f:
             m = Model(f.read())
+        floats = any(t.type == FLOAT32 for t in m.tensors)
         for op in m.operators:
             mod = kernels.MODULES.get(op.code)
+            custom = custom or op.custom_code is not None
             if mod and op.custom_code is None:
-                _kernel_deps(mod, names)
+                _kernel_deps(mod, names, floats)
     out = set()
     for _, rel in package_sources():
         parts = rel.split("/")
+        if parts[-1] in CUSTOM_OP_MODULES and not custom:
+            continue
         if len(parts) < 3 or parts[-1] == "__init__.py" or \
                 parts[-1][:-3] in names:
             out.add(rel)
