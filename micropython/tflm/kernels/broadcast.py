@@ -78,6 +78,38 @@ def activation_range(op, act, y):
         raise PrepareError("%s: %s" % (op.label(), e))
 
 
+def broadcast_loops(op, s1, s2, so):
+    """Loops that walk the output of a broadcasting binary op.
+
+    Returns [[size, stride1, stride2, stride_out], ...] innermost first
+    (strides in elements, 0 where an input is broadcast), with size-1
+    dimensions dropped and dimensions fused where all three tensors are
+    contiguous across them. Raises PrepareError unless s1 and s2
+    broadcast (NumPy rules) to so.
+    """
+    n = max(len(s1), len(s2), len(so))
+    e1 = [1] * (n - len(s1)) + list(s1)
+    e2 = [1] * (n - len(s2)) + list(s2)
+    eo = [1] * (n - len(so)) + list(so)
+    for a, b, o in zip(e1, e2, eo):
+        if (a != b and a != 1 and b != 1) or o != (b if a == 1 else a):
+            raise PrepareError("%s: shapes %s and %s do not broadcast to "
+                               "output %s" % (op.label(), s1, s2, so))
+    loops = []
+    st = [1, 1, 1]
+    for i in range(n - 1, -1, -1):
+        dims = (e1[i], e2[i], eo[i])
+        if eo[i] != 1:
+            s = [st[k] if dims[k] != 1 else 0 for k in range(3)]
+            last = loops[-1] if loops else None
+            if last and all(s[k] == last[k + 1] * last[0] for k in range(3)):
+                last[0] *= eo[i]
+            else:
+                loops.append([eo[i]] + s)
+        st = [st[k] * dims[k] for k in range(3)]
+    return loops or [[1, 0, 0, 0]]
+
+
 def _extend(shape, n):
     return [1] * (n - len(shape)) + list(shape)
 

@@ -24,87 +24,8 @@ from .. import quant
 from ..errors import ModelError
 from ..fixedpoint import mbqm_ref
 
-INT32_MAX = (1 << 31) - 1
-INT32_MIN = -(1 << 31)
-
-
-def w32(x):
-    """x wrapped to int32, as C's two's-complement arithmetic does."""
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
-def w16(x):
-    """x wrapped to int16 (static_cast<int16_t>)."""
-    return ((x + 0x8000) & 0xFFFF) - 0x8000
-
-
-def _tdiv(a, d):
-    """C integer division a / d (d > 0), truncating toward zero."""
-    return a // d if a >= 0 else -((-a) // d)
-
-
-# --- gemmlowp fixedpoint.h, int32 ----------------------------------------
-
-def srdhm(a, b):
-    """SaturatingRoundingDoublingHighMul(int32 a, int32 b)."""
-    if a == b == INT32_MIN:
-        return INT32_MAX
-    ab = a * b
-    return w32(_tdiv(ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30)),
-                     1 << 31))
-
-
-def rdbpot(x, e):
-    """RoundingDivideByPOT(int32 x, 0 <= e <= 31)."""
-    mask = w32((1 << e) - 1)
-    thr = (mask >> 1) + (1 if x < 0 else 0)
-    return w32((x >> e) + (1 if (x & mask) > thr else 0))
-
-
-def pot(x, e):
-    """SaturatingRoundingMultiplyByPOT<e>(int32 x)."""
-    if e < 0:
-        return rdbpot(x, -e)
-    if e == 0:
-        return x
-    thr = (1 << (31 - e)) - 1
-    if x > thr:
-        return INT32_MAX
-    if x < -thr:
-        return INT32_MIN
-    return x << e
-
-
-def _exp_quarter(a):
-    """exp_on_interval_between_negative_one_quarter_and_0_excl (Q0.31)."""
-    c = 1895147668  # exp(-1/8)
-    x = w32(a + (1 << 28))
-    x2 = srdhm(x, x)
-    x3 = srdhm(x2, x)
-    x4 = srdhm(x2, x2)
-    t = srdhm(w32(rdbpot(x4, 2) + x3), 715827883)  # 1/3
-    t = rdbpot(w32(t + x2), 1)
-    return w32(c + srdhm(c, w32(x + t)))
-
-
-_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084),
-           (1, 290630308), (2, 39332535), (3, 720401), (4, 242))
-
-
-def exp_neg(a, ib):
-    """exp_on_negative_values of a raw int32 a <= 0 with ib integer bits;
-    returns a Q0.31 raw value."""
-    frac = 31 - ib
-    quarter = 1 << (frac - 2)
-    a_mod = w32((a & (quarter - 1)) - quarter)
-    result = _exp_quarter(pot(a_mod, ib))
-    rem = w32(a_mod - a)
-    for e, m in _BARREL:
-        if ib > e and rem & (1 << (frac + e)):
-            result = srdhm(result, m)
-    if ib > 5 and a < -(1 << (36 - ib)):
-        result = 0
-    return INT32_MAX if a == 0 else result
+from .gemmlowp import (INT32_MAX, _tdiv, exp_neg, pot, rdbpot, srdhm,
+                       w16, w32)
 
 
 def _newton(a):

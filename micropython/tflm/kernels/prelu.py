@@ -26,7 +26,7 @@ from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import mbqm_ref, scale_i32, store_i8
 from .conv_util import keep
-from .float_ops import broadcast_loops
+from .broadcast import broadcast_loops
 
 
 def prepare(op, ins, outs, ctx):

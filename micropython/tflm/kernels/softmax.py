@@ -25,6 +25,7 @@ from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from . import conv_util
+from .gemmlowp import exp_neg, rdbpot as _rdbpot, srdhm as _srdhm
 
 SOFTMAX_OPTIONS = 9
 SCALED_DIFF_INTEGER_BITS = 5
@@ -34,59 +35,12 @@ INT32_MIN = -(1 << 31)
 ONE_OVER_256 = 0x3B800000  # float32 bits of 1 / 256
 
 
-# --- gemmlowp fixed point, plain Python (prepare time only) --------------
-
-def _srdhm(a, b):
-    """SaturatingRoundingDoublingHighMul for int32 a, b."""
-    if a == b == INT32_MIN:
-        return INT32_MAX
-    ab = a * b
-    t = ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30))
-    return t >> 31 if t >= 0 else -((-t) >> 31)  # C division truncates
-
-
-def _rdbpot(x, e):
-    """RoundingDivideByPOT(x, e)."""
-    mask = (1 << e) - 1
-    thr = (mask >> 1) + (1 if x < 0 else 0)
-    return (x >> e) + (1 if (x & mask) > thr else 0)
-
-
-def _sat_shl(x, e):
-    """SaturatingRoundingMultiplyByPOT<e> for e > 0 (int32)."""
-    thr = (1 << (31 - e)) - 1
-    if x > thr:
-        return INT32_MAX
-    if x < -thr:
-        return INT32_MIN
-    return x << e
-
-
-def _exp_quarter(a):
-    """exp_on_interval_between_negative_one_quarter_and_0_excl (Q0.31)."""
-    x = a + (1 << 28)
-    x2 = _srdhm(x, x)
-    x3 = _srdhm(x2, x)
-    x4 = _srdhm(x2, x2)
-    t = _rdbpot(_srdhm(_rdbpot(x4, 2) + x3, 715827883) + x2, 1)
-    return 1895147668 + _srdhm(1895147668, x + t)
-
-
-_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084),
-           (1, 290630308), (2, 39332535), (3, 720401), (4, 242))
+# gemmlowp fixed point, plain Python (prepare time only): gemmlowp.py.
 
 
 def exp_on_negative_values(a):
     """gemmlowp exp_on_negative_values for a Q5.26 raw a <= 0; Q0.31 raw."""
-    frac = 31 - SCALED_DIFF_INTEGER_BITS
-    quarter = 1 << (frac - 2)
-    a_mod = (a & (quarter - 1)) - quarter
-    result = _exp_quarter(_sat_shl(a_mod, SCALED_DIFF_INTEGER_BITS))
-    rem = a_mod - a
-    for e, m in _BARREL:
-        if rem & (1 << (frac + e)):
-            result = _srdhm(result, m)
-    return INT32_MAX if a == 0 else result
+    return exp_neg(a, SCALED_DIFF_INTEGER_BITS)
 
 
 def _tables(mult, shift, diff_min):
