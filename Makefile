@@ -44,6 +44,7 @@ mpy: $(STAMP)
 	$(VPY) -m host_tools mpy $(if $(BOARD),--board $(BOARD)) $(if $(ARCH),--arch $(ARCH))
 
 deploy: $(STAMP)
+	@test -n "$(BOARD)" || { echo "make deploy needs BOARD=<id>: one of $$(ls boards | grep -v README | tr '\n' ' ')" >&2; exit 2; }
 	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run)
 
 boards: $(STAMP)

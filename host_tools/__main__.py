@@ -41,7 +41,23 @@ def parser():
 
 
 def main(argv=None):
+    """Parse argv and run one subcommand; returns its exit status. A
+    missing or unreadable file, or a model this runtime rejects, is one
+    line on stderr and status 1, not a traceback."""
     args = parser().parse_args(argv)
+    from tflm.errors import TFLMError
+    try:
+        return _dispatch(args)
+    except OSError as e:
+        name = getattr(e, "filename", None)
+        print("error: %s%s" % ("%s: " % name if name else "",
+                               e.strerror or e), file=sys.stderr)
+    except TFLMError as e:
+        print("error: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+    return 1
+
+
+def _dispatch(args):
     if args.cmd == "run":
         return cli_run.main(args)
     if args.cmd == "bench":

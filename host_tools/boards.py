@@ -55,7 +55,13 @@ REQUIRED = {"id": str, "name": str, "mcu": str, "cpu": str,
             "filesystem_bytes": int, "romfs": bool, "romfs_bytes": int,
             "arena_budget_bytes": int, "fits": dict, "sources": list}
 
-# Runs in MicroPython. argv: pkg_dir model paths...; prints JSON lines.
+# Runs in MicroPython. argv: pkg_dir, a file naming the kernel modules
+# (comma-separated, each after the modules it imports; a file because the
+# unix port aborts on an argument over 255 bytes), model paths...; prints
+# JSON lines. Each
+# kernel module's code is measured on its own (its imports are loaded
+# first), so the sum over the modules a model needs does not depend on
+# the order of the measurement.
 MEASURE = r"""
 import sys, gc, json
 sys.path.insert(0, sys.argv[1])
@@ -65,20 +71,20 @@ import tflm
 from tflm import kernels
 gc.collect()
 code = {"core": gc.mem_alloc() - a}
-for c in sorted(kernels.MODULES):
-    name = kernels.MODULES[c]
-    if name not in code:
+with open(sys.argv[2]) as f:
+    names = f.read().split(",")
+for name in names:
+    gc.collect()
+    a = gc.mem_alloc()
+    try:
+        __import__("tflm.kernels." + name)
         gc.collect()
-        a = gc.mem_alloc()
-        try:
-            kernels.find(c)
-            gc.collect()
-            code[name] = gc.mem_alloc() - a
-        except Exception:  # a broken kernel only fails its own models
-            code[name] = 0
+        code[name] = gc.mem_alloc() - a
+    except Exception:  # a broken kernel only fails its own models
+        code[name] = 0
 print(json.dumps({"bits": 64 if sys.maxsize > (1 << 32) else 32,
                   "code": code}))
-for p in sys.argv[2:]:
+for p in sys.argv[3:]:
     with open(p, "rb") as f:
         buf = f.read()
     gc.collect()
@@ -90,9 +96,7 @@ for p in sys.argv[2:]:
         r["total"] = gc.mem_alloc() - a
         r["arena"] = it.arena_size
         r["persistent"] = it.persistent_size
-        ops = it.model.operators
-        r["ops"] = len(ops)
-        r["kernels"] = sorted(set(kernels.MODULES[o.code] for o in ops))
+        r["ops"] = len(it.model.operators)
         del it
     except Exception as e:
         r["error"] = "%s: %s" % (type(e).__name__, e)
@@ -178,16 +182,47 @@ def planned_arena(path):
         return None
 
 
+def _kernel_order():
+    """Every kernels/ module, each after the kernels/ modules it imports."""
+    from .build import _kernel_deps
+    from .romfs import package_sources
+    order = []
+    for _, rel in package_sources():
+        parts = rel.split("/")
+        if len(parts) == 3 and parts[1] == "kernels" and \
+                parts[2] != "__init__.py":
+            deps = set()
+            _kernel_deps(parts[2][:-3], deps)
+            for d in sorted(deps, key=lambda n: _depth(n)):
+                if d not in order:
+                    order.append(d)
+    return order
+
+
+def _depth(name, seen=()):
+    """Longest chain of kernels/ imports below module name."""
+    from .build import _kernel_deps
+    deps = set()
+    _kernel_deps(name, deps)
+    deps.discard(name)
+    if not deps or name in seen:
+        return 0
+    return 1 + max(_depth(d, seen + (name,)) for d in deps)
+
+
 def measure(paths):
     """Runs MEASURE on the unix port. Returns (bits, code bytes per module
     name and 'core', list of per-model dicts)."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(MEASURE)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as g:
+        g.write(",".join(_kernel_order()))
     try:
-        proc = device.run_script(f.name, [PKG_DIR] + list(paths),
+        proc = device.run_script(f.name, [PKG_DIR, g.name] + list(paths),
                                  timeout=300, heap="64M")
     finally:
         os.unlink(f.name)
+        os.unlink(g.name)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise device.DeviceError("measurement failed:\n%s%s"
@@ -225,8 +260,11 @@ class Cost:
         objects = max(0, r["total"] - r["arena"] - r["persistent"])
         self.ops = r["ops"]
         self.runtime = r["persistent"] + int(objects * of + 0.5)
-        self.code = int(cf * (code["core"] + sum(code[k]
-                                                 for k in r["kernels"])) + 0.5)
+        kern = [p.split("/")[-1][:-3] for p in self.needed
+                if p.startswith("tflm/kernels/")
+                and not p.endswith("__init__.py")]
+        self.code = int(cf * (code["core"] + sum(code.get(k, 0)
+                                                 for k in kern)) + 0.5)
 
     def ram(self, in_romfs):
         """Heap bytes needed; the file too unless it is in ROMFS."""

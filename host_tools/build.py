@@ -155,6 +155,7 @@ def package_json_text():
 
 
 def add_parsers(sub):
+    """The `mpy` and `package-json` subcommands (argparse subparsers)."""
     p = sub.add_parser("mpy", help="compile the package to .mpy into "
                                    "build/<board or arch>/tflm")
     p.add_argument("--board", help="board id (boards/<id>/board.json)")
@@ -171,6 +172,8 @@ def add_parsers(sub):
 
 
 def main_mpy(args):
+    """`python -m host_tools mpy`: compile, print the folder and size;
+    returns the exit status (1 if a module does not compile)."""
     try:
         only = needed_modules(args.only_for) if args.only_for else None
         args.build_dir = os.path.abspath(args.build_dir)
@@ -187,6 +190,8 @@ def main_mpy(args):
 
 
 def main_package_json(args):
+    """`python -m host_tools package-json [--check]`: write package.json
+    (or compare it); returns the exit status."""
     text = package_json_text()
     if args.check:
         try:

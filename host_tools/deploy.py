@@ -157,8 +157,9 @@ def main(args):
     from .boards import get_board
     board = get_board(args.board)
     if args.romfs and not board["romfs"]:
-        print("%s: no ROMFS partition; deploy without --romfs. %s"
-              % (board["id"], board.get("romfs_note", "")), file=sys.stderr)
+        print("%s has no ROMFS partition: deploy without ROMFS=1 "
+              "(--romfs).\n%s" % (board["id"], board.get("romfs_note", "")),
+              file=sys.stderr)
         return 2
     if args.model:
         if not os.path.exists(args.model):

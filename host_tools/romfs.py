@@ -46,13 +46,12 @@ MISALIGN = 1           # model data offset mod ALIGN with unaligned=True
 ARCHES = {
     "x64": "MicroPython unix port on x86-64 (tests)",
     "x86": "unix port, 32-bit x86",
-    "armv6m": "Cortex-M0/M0+: RP2040 (Pico), SAMD21, STM32F0/G0/L0; "
-              "loads on any Cortex-M",
-    "armv7m": "Cortex-M3 and up (SAMD51, ...); RP2350 (Pico 2): armv7emsp; "
-              "loads on any M3/M4/M7",
+    "armv6m": "Cortex-M0/M0+ (RP2040 Pico, SAMD21, STM32F0/G0/L0), "
+              "also loads on every other Cortex-M",
+    "armv7m": "Cortex-M3 (also loads on M4/M7)",
     "armv7em": "Cortex-M4/M7",
-    "armv7emsp": "Cortex-M4F/M7 with a single precision FPU: STM32F4, "
-                 "STM32L4, STM32F72x/F73x",
+    "armv7emsp": "Cortex-M4F/M7 with a single precision FPU (STM32F4, "
+                 "STM32L4, STM32F72x/F73x, RP2350 Pico 2, SAMD51)",
     "armv7emdp": "Cortex-M7 with a double precision FPU: STM32F76x/F77x, "
                  "STM32H7",
     "xtensawin": "ESP32, ESP32-S2/S3",

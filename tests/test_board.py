@@ -181,6 +181,7 @@ interp = tflm.Interpreter('hello_world_int8.tflite')
 print(interp)
 y = interp.predict([1.5])
 print(y[0][0])
+print(interp.predict(1.5)[0][0] == y[0][0])
 interp = tflm.Interpreter('micro_speech.tflite')
 out = interp.predict(yes)
 scores = list(out[0])
@@ -219,9 +220,10 @@ def test_repl_session_end_to_end(unix_build, tmp_path):
     s_out, z_out = d_out["quantization_parameters"]["scales"][0], \
         d_out["quantization_parameters"]["zero_points"][0]
     assert abs(float(out[4]) - (y[0, 0] - z_out) * s_out) < 1e-6
-    assert out[5] == "2"          # 'yes' of [silence, unknown, yes, no]
-    assert out[6] == "True"
-    assert out[7] == "(1, 1960) 5968"
+    assert out[5] == "True"       # predict(1.5) is predict([1.5])
+    assert out[6] == "2"          # 'yes' of [silence, unknown, yes, no]
+    assert out[7] == "True"
+    assert out[8] == "(1, 1960) 5968"
 
 
 def test_predict_argument_forms(unix_build, tmp_path):

@@ -78,8 +78,11 @@ def externalize(raw, custom=False, align=16):
 
 def test_every_shared_model_reads_the_same_constants():
     """Each constant tensor sees the same bytes, now at Buffer.offset."""
+    files = boards.model_files()
+    if not files:
+        pytest.skip("../shared/models is absent")
     n = 0
-    for key, path in boards.model_files().items():
+    for key, path in files.items():
         raw = open(path, "rb").read()
         try:
             m0 = tmodel.Model(raw)

@@ -24,15 +24,20 @@ first = int(first)
 
 
 def read(path):
+    """The bytes of a file."""
     with open(path, "rb") as f:
         return f.read()
 
 
 def emit(d):
+    """One JSON result line on stdout (read by runner.py)."""
     print(json.dumps(d))
 
 
 def run_case(k, model_path, inputs):
+    """Build, set inputs, invoke under heap_lock; emit ok (outputs as
+    hex), err (a TFLMError) or bug (any other exception, or an invoke
+    that allocated)."""
     stage = "build"
     try:
         # The model starts k % 4 bytes into a buffer, so constants sit at
@@ -72,6 +77,7 @@ def run_case(k, model_path, inputs):
 
 
 def main():
+    """Run every case of the cases file from the first id on."""
     with open(cases_file) as f:
         lines = f.read().split("\n")
     for line in lines:

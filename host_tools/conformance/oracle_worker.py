@@ -87,6 +87,9 @@ def run_case(case, log_fd, gens=None):
 
 
 def main(log_path, gen_dirs=()):
+    """Worker loop: read case requests (JSON lines) on stdin, generate
+    each model and run it in TFLM, answer one JSON line each on the
+    original stdout; TFLM's own output goes to log_path."""
     out = os.fdopen(os.dup(1), "w")
     log_fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log_fd, 1)

@@ -80,7 +80,7 @@ class Interpreter:
     """
 
     def __init__(self, model, arena_size=None):
-        self._steps = self._tensors = None
+        self._steps = self._tensors = self._kept = None
         self.copied_bytes = self.persistent_size = 0
         buf, self.model_in_ram = _open_model(model)
         self._stage = "parsing the model"
@@ -190,7 +190,8 @@ class Interpreter:
         instead of one object per array (issue: ~16 bytes each, plus
         fragmentation).
         """
-        self._kept.append((a, itemsize))
+        if self._kept is not None:  # else: a kernel prepared after load
+            self._kept.append((a, itemsize))  # (tools) keeps its array
         return a
 
     def _persist(self, steps):

@@ -18,10 +18,13 @@ def _is_value(x):
 
 def split_inputs(interp, x):
     """The per-input values of predict(x): x itself for a one-input model
-    (or [x] / (x,), OpenMV style), else a list / tuple of one value per
-    input. Raises InvokeError when the count does not match."""
+    (or [x] / (x,), OpenMV style; a bare int or float is [x]), else a list
+    / tuple of one value per input. Raises InvokeError when the count does
+    not match."""
     n = len(interp.inputs)
     if n == 1:
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return [[x]]  # a bare number for a one-element input
         if isinstance(x, (list, tuple)) and len(x) == 1 \
                 and not _is_value(x):
             return [x[0]]
