@@ -6,14 +6,16 @@ tool recomputes those lists so that they stay true as the runtime changes:
 
 - arena: the device package's own planner (tflm.planner.plan_model), the
   exact plan the board uses;
-- everything else the runtime keeps in RAM (the persistent arena:
-  per-channel multipliers, folded biases, tables, scratch; state tuples
-  and views) and the RAM that imported code takes are measured on the
-  MicroPython unix port with gc.mem_alloc(). A 64-bit port is scaled to a
-  32-bit board (OBJ_FACTOR, CODE_FACTOR: calibrated with a 32-bit x86
-  build of the same unix port, where objects measured 0.52 to 0.63 and
-  code 0.74 of their 64-bit size); both arena parts are the same on every
-  port and are not scaled;
+- everything else the runtime keeps in RAM (the persistent arena: per-
+  channel multipliers, folded biases, tables, scratch; state tuples and
+  views) and the RAM that imported code takes are measured on the
+  MicroPython unix port with gc.mem_alloc(), in a fresh process per model
+  that imports just the modules the model needs (build.needed_modules: the
+  same set `make deploy ONLY_NEEDED=1` copies). A 64-bit port is scaled to a
+  32-bit board (OBJ_FACTOR, CODE_FACTOR: calibrated with a 32-bit x86 build
+  of the same unix port, where objects measured 0.52 to 0.63 and code 0.74
+  of their 64-bit size); both arena parts are the same on every port and are
+  not scaled;
 - a model read from the filesystem is also in RAM (Interpreter(path) reads
   the file); one in ROMFS is used in place and costs no RAM.
 
@@ -55,41 +57,33 @@ REQUIRED = {"id": str, "name": str, "mcu": str, "cpu": str,
             "filesystem_bytes": int, "romfs": bool, "romfs_bytes": int,
             "arena_budget_bytes": int, "fits": dict, "sources": list}
 
-# Runs in MicroPython. argv: pkg_dir, a file naming the kernel modules
-# (comma-separated, each after the modules it imports; a file because the
-# unix port aborts on an argument over 255 bytes), model paths...; prints
-# JSON lines. Each
-# kernel module's code is measured on its own (its imports are loaded
-# first), so the sum over the modules a model needs does not depend on
-# the order of the measurement.
+# Runs in MicroPython, one process per model (a fresh heap, so that code
+# RAM, qstr pool growth included, is the model's own). argv: pkg_dir and
+# a job file: line 1 the kernel modules the model imports (comma-separated,
+# each after those it imports), line 2 the model path (or empty). (A file
+# because the unix port aborts on an argument over 255 bytes.) Prints one
+# JSON line: core and kernel code bytes, then the interpreter's heap use.
 MEASURE = r"""
 import sys, gc, json
 sys.path.insert(0, sys.argv[1])
+with open(sys.argv[2]) as f:
+    mods, path = (f.read().split("\n") + [""])[:2]
 gc.collect()
 a = gc.mem_alloc()
 import tflm
-from tflm import kernels
 gc.collect()
-code = {"core": gc.mem_alloc() - a}
-with open(sys.argv[2]) as f:
-    names = f.read().split(",")
-for name in names:
-    gc.collect()
-    a = gc.mem_alloc()
-    try:
+b = gc.mem_alloc()
+r = {"bits": 64 if sys.maxsize > (1 << 32) else 32, "core": b - a}
+for name in mods.split(","):
+    if name:
         __import__("tflm.kernels." + name)
-        gc.collect()
-        code[name] = gc.mem_alloc() - a
-    except Exception:  # a broken kernel only fails its own models
-        code[name] = 0
-print(json.dumps({"bits": 64 if sys.maxsize > (1 << 32) else 32,
-                  "code": code}))
-for p in sys.argv[3:]:
-    with open(p, "rb") as f:
+gc.collect()
+r["kernels"] = gc.mem_alloc() - b
+if path:
+    with open(path, "rb") as f:
         buf = f.read()
     gc.collect()
     a = gc.mem_alloc()
-    r = {"path": p}
     try:
         it = tflm.Interpreter(buf)
         gc.collect()
@@ -97,11 +91,9 @@ for p in sys.argv[3:]:
         r["arena"] = it.arena_size
         r["persistent"] = it.persistent_size
         r["ops"] = len(it.model.operators)
-        del it
     except Exception as e:
         r["error"] = "%s: %s" % (type(e).__name__, e)
-    del buf
-    print(json.dumps(r))
+print(json.dumps(r))
 """
 
 
@@ -182,20 +174,22 @@ def planned_arena(path):
         return None
 
 
-def _kernel_order():
-    """Every kernels/ module, each after the kernels/ modules it imports."""
+def _kernel_order(names=None):
+    """kernels/ modules (all, or names and what they import), each after
+    the kernels/ modules it imports."""
     from .build import _kernel_deps
     from .romfs import package_sources
+    if names is None:
+        names = [rel.split("/")[2][:-3] for _, rel in package_sources()
+                 if rel.count("/") == 2 and rel.startswith("tflm/kernels/")
+                 and not rel.endswith("__init__.py")]
     order = []
-    for _, rel in package_sources():
-        parts = rel.split("/")
-        if len(parts) == 3 and parts[1] == "kernels" and \
-                parts[2] != "__init__.py":
-            deps = set()
-            _kernel_deps(parts[2][:-3], deps)
-            for d in sorted(deps, key=lambda n: _depth(n)):
-                if d not in order:
-                    order.append(d)
+    for n in sorted(names):
+        deps = set()
+        _kernel_deps(n, deps)
+        for d in sorted(deps, key=_depth):
+            if d not in order:
+                order.append(d)
     return order
 
 
@@ -210,25 +204,32 @@ def _depth(name, seen=()):
     return 1 + max(_depth(d, seen + (name,)) for d in deps)
 
 
-def measure(paths):
-    """Runs MEASURE on the unix port. Returns (bits, code bytes per module
-    name and 'core', list of per-model dicts)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(MEASURE)
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as g:
-        g.write(",".join(_kernel_order()))
-    try:
-        proc = device.run_script(f.name, [PKG_DIR, g.name] + list(paths),
-                                 timeout=300, heap="64M")
-    finally:
-        os.unlink(f.name)
-        os.unlink(g.name)
+def measure_one(modules, path=None):
+    """Runs MEASURE in a fresh unix-port process: imports the kernels/
+    modules listed (in that order), then builds path's interpreter if
+    given. Returns its dict (bits, core, kernels, and total, arena,
+    persistent, ops or error). Raises device.DeviceError if it fails."""
+    with tempfile.TemporaryDirectory(prefix="tflm_measure_") as tmp:
+        script = os.path.join(tmp, "measure.py")
+        job = os.path.join(tmp, "job.txt")
+        with open(script, "w") as f:
+            f.write(MEASURE)
+        with open(job, "w") as f:
+            f.write(",".join(modules) + "\n" + (path or ""))
+        proc = device.run_script(script, [PKG_DIR, job], timeout=300,
+                                 heap="64M")
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise device.DeviceError("measurement failed:\n%s%s"
                                  % (proc.stdout[-2000:], proc.stderr[-2000:]))
-    head = json.loads(lines[0])
-    return head["bits"], head["code"], [json.loads(x) for x in lines[1:]]
+    return json.loads(lines[-1])
+
+
+def _model_kernels(needed):
+    """kernels/ module names in build.needed_modules() paths."""
+    return [p.split("/")[2][:-3] for p in needed
+            if p.count("/") == 2 and p.startswith("tflm/kernels/")
+            and not p.endswith("__init__.py")]
 
 
 class Cost:
@@ -239,32 +240,33 @@ class Cost:
     uses; file: the .tflite size; error: why it cannot run (None if it can).
     """
 
-    def __init__(self, key, path, r, bits, code):
+    def __init__(self, key, path):
         self.key, self.path = key, path
         self.file = os.path.getsize(path)
-        self.error = r.get("error")
         self.planned = planned_arena(path)
         self.arena = self.planned
+        from .build import needed_modules
+        try:
+            self.needed = needed_modules([path])
+        except Exception:  # noqa: BLE001 - the measurement says why
+            self.needed = set()
+        r = measure_one(_kernel_order(_model_kernels(self.needed)), path)
+        self.error = r.get("error")
         if self.error:
             self.ops = self.runtime = self.code = 0
             self.needed = None
             return
-        from .build import needed_modules
-        self.needed = needed_modules([path])
         # The board's own plan is what counts; planned != arena means the
         # planner is not deterministic across Pythons (shown with '*').
         self.arena = r["arena"]
-        of, cf = (OBJ_FACTOR, CODE_FACTOR) if bits == 64 else (1.0, 1.0)
+        of, cf = (OBJ_FACTOR, CODE_FACTOR) if r["bits"] == 64 else (1.0,
+                                                                    1.0)
         # the persistent arena (multipliers, shifts, biases, scratch) has
         # the same size on every port; the other objects scale
         objects = max(0, r["total"] - r["arena"] - r["persistent"])
         self.ops = r["ops"]
         self.runtime = r["persistent"] + int(objects * of + 0.5)
-        kern = [p.split("/")[-1][:-3] for p in self.needed
-                if p.startswith("tflm/kernels/")
-                and not p.endswith("__init__.py")]
-        self.code = int(cf * (code["core"] + sum(code.get(k, 0)
-                                                 for k in kern)) + 0.5)
+        self.code = int(cf * (r["core"] + r["kernels"]) + 0.5)
 
     def ram(self, in_romfs):
         """Heap bytes needed; the file too unless it is in ROMFS."""
@@ -273,15 +275,12 @@ class Cost:
 
 
 def costs(models_dir=MODELS_DIR):
-    """(list of Cost for every shared model, code bytes of the whole
-    package on a board)."""
-    files = model_files(models_dir)
-    bits, code, results = measure(list(files.values()))
-    cf = CODE_FACTOR if bits == 64 else 1.0
-    out = [Cost(k, p, r, bits, code) for (k, p), r in zip(files.items(),
-                                                           results)]
-    typical = code["core"] + sum(code.get(k, 0) for k in TYPICAL_KERNELS)
-    return out, int(cf * typical + 0.5)
+    """(list of Cost for every shared model, code bytes of the core and
+    the TYPICAL_KERNELS on a board)."""
+    out = [Cost(k, p) for k, p in model_files(models_dir).items()]
+    r = measure_one(_kernel_order(TYPICAL_KERNELS))
+    cf = CODE_FACTOR if r["bits"] == 64 else 1.0
+    return out, int(cf * (r["core"] + r["kernels"]) + 0.5)
 
 
 _PKG_MPY = {}
@@ -338,8 +337,7 @@ def fits(board, cost, in_romfs):
 
 def model_cost(path):
     """The Cost of one model file (measured on the unix port)."""
-    bits, code, results = measure([path])
-    return Cost(os.path.basename(path), path, results[0], bits, code)
+    return Cost(os.path.basename(path), path)
 
 
 def explain(board, cost, in_romfs):

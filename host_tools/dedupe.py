@@ -14,8 +14,12 @@ their own memory). A model with nothing to merge is written unchanged,
 byte for byte.
 
 Models that store buffers after the flatbuffer (Buffer.offset / size)
-are refused (ValueError): rewrite them inline first.
+are refused (ValueError): rewrite them inline first. So are bytes that
+are not a readable model (truncated, corrupted): they are read first by
+tflm's own bounds-checked reader, whose error the ValueError carries.
 """
+
+import struct
 
 import flatbuffers
 import numpy as np
@@ -76,6 +80,26 @@ def plan(model_t):
     return dup
 
 
+def parse(raw):
+    """The schema ModelT of .tflite bytes. Raises ValueError if they are
+    not a readable model: every table and vector is first read by
+    tflm.flatbuf (inspect_tool.dump), which checks each offset and
+    length against the file (the generated object API would raise
+    struct.error / TypeError, or loop on an absurd vector length)."""
+    from tflm.errors import TFLMError
+
+    from .inspect_tool import dump
+    try:
+        dump(raw, names=False, max_vector=0)
+    except TFLMError as e:
+        raise ValueError("not a readable .tflite model: %s" % e)
+    try:
+        return s.ModelT.InitFromPackedBuf(bytearray(raw), 0)
+    except (struct.error, TypeError, IndexError, OverflowError) as e:
+        raise ValueError("not a readable .tflite model: %s: %s"
+                         % (type(e).__name__, e))
+
+
 def _pack(model_t):
     b = flatbuffers.Builder(1024)
     b.Finish(model_t.Pack(b), file_identifier=b"TFL3")
@@ -89,9 +113,11 @@ def dedupe(raw, force=False):
     (their bytes), file_bytes_in / file_bytes_out / saved (file sizes,
     saved = in - out) and groups ({kept buffer: [dropped buffers]}).
     With nothing to merge, the bytes are returned unchanged (force=True
-    rewrites them anyway: a test of the rewriting itself).
+    rewrites them anyway: a test of the rewriting itself). Raises
+    ValueError for bytes that are not a readable model (parse) and for
+    buffers stored after the flatbuffer.
     """
-    m = s.ModelT.InitFromPackedBuf(bytearray(raw), 0)
+    m = parse(raw)
     dup = plan(m)
     groups = {}
     for d, k in sorted(dup.items()):

@@ -31,7 +31,7 @@ import re
 import struct
 import sys
 
-from tflm.flatbuf import FlatBuffer, Table
+from tflm.flatbuf import FlatBuffer
 
 # Generated number types -> (our reader's kind, bytes).
 FLAGS = {"Int8": ("i8", 1), "Uint8": ("u8", 1), "Bool": ("bool", 1),
@@ -362,7 +362,7 @@ def summary(raw, name="model"):
         mo = m.operators[k] if m is not None else None
         opname = mo.name if mo is not None else custom or str(
             oc.get("builtin_code"))
-        macs = op_macs(m, mo) if mo is not None else 0
+        macs = _macs(op_macs, m, mo)
         total += macs
         supported = mo is not None and (
             kernels.MODULES.get(mo.code) is not None
@@ -433,8 +433,20 @@ def summary(raw, name="model"):
         L.append("planned arena: %d bytes for %d activation buffers "
                  "(`python -m host_tools plan` shows the layout)"
                  % (plan[0], len(plan[1])))
-        L += [""] + _board_lines(len(raw), plan[0])
+        L += [""] + _board_lines(raw)
     return L
+
+
+def _macs(op_macs, m, op):
+    """op_macs(m, op), 0 for no operator or one whose tensors lack what
+    it reads (a malformed model, e.g. a rank-0 filter or a missing
+    output: the summary still lists the operator)."""
+    if op is None:
+        return 0
+    try:
+        return op_macs(m, op)
+    except (IndexError, TypeError):
+        return 0
 
 
 def _op_options(fb):
@@ -481,10 +493,12 @@ def _short(name, n):
     return name if len(name) <= n else ".." + name[-(n - 2):]
 
 
-def _board_lines(file_bytes, arena):
-    """Flash and RAM against each boards/*/board.json (estimate: the
-    arena against the board's arena budget, the file against its
-    storage; `python -m host_tools boards` measures everything)."""
+def _board_lines(raw):
+    """Flash and RAM against each boards/*/board.json: the model is
+    measured on the unix port as `python -m host_tools boards` does (code,
+    runtime and arena on a 32-bit board, the file in RAM unless in ROMFS),
+    and each board's verdict is boards.explain()'s."""
+    import tempfile
     from . import boards
     try:
         bl = boards.load_boards()
@@ -492,25 +506,26 @@ def _board_lines(file_bytes, arena):
         return []
     if not bl:
         return []
-    out = ["Boards (arena budget = heap - reserve - package code - runtime "
-           "allowance; from the filesystem the file is in RAM too):",
-           "%-14s %-22s %-22s %-22s" % ("board", "flash (file/space)",
-                                        "RAM, ROMFS (arena/budget)",
-                                        "RAM, file in RAM")]
+    with tempfile.TemporaryDirectory(prefix="tflm_inspect_") as tmp:
+        path = os.path.join(tmp, "model.tflite")
+        with open(path, "wb") as f:
+            f.write(raw)
+        try:
+            cost = boards.model_cost(path)
+        except Exception as e:  # noqa: BLE001 - no unix port: say so
+            return ["Boards: not measured (%s: %s)"
+                    % (type(e).__name__, str(e).splitlines()[0][:80])]
+    if cost.error:
+        return ["Boards: none (%s)" % cost.error]
+    out = ["Boards (RAM = code %s + runtime %s + arena %s on a 32-bit board, "
+           "+ the file when it is read from the filesystem):"
+           % (_k(cost.code), _k(cost.runtime), _k(cost.arena)),
+           "%-14s %-16s %-16s" % ("board", "filesystem", "ROMFS")]
     for b in bl:
-        budget = b.get("arena_budget_bytes", 0)
-        space = b["romfs_bytes"] if b.get("romfs") else int(
-            boards.FS_SLACK * b["filesystem_bytes"])
-        flash_ok = file_bytes <= space
-        rom = ("%s/%s %s" % (_k(arena), _k(budget),
-                             "ok" if arena <= budget else "NO")
-               if b.get("romfs") else "no ROMFS")
-        fs = arena + file_bytes
-        out.append("%-14s %-22s %-22s %-22s" % (
-            b["id"], "%s/%s %s" % (_k(file_bytes), _k(space),
-                                   "ok" if flash_ok else "NO"),
-            rom, "%s/%s %s" % (_k(fs), _k(budget),
-                               "ok" if fs <= budget else "NO")))
+        fs = "fits" if boards.fits(b, cost, False) else "does not fit"
+        rom = ("fits" if boards.fits(b, cost, True) else "does not fit") \
+            if b.get("romfs") else "no ROMFS"
+        out.append("%-14s %-16s %-16s" % (b["id"], fs, rom))
     return out
 
 

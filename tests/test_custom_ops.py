@@ -393,3 +393,93 @@ def test_custom_options_api_on_host():
     assert custom.find("Foo") is None
     with pytest.raises(TypeError):
         custom.register_op("Foo", None, None)
+
+
+def _shared_refs(length, n, kind):
+    """A FlexBuffer (byte width 4): a vector of n values of type kind
+    (5 string, 4 key, 25 blob) whose offsets all point at one string of
+    `length` bytes (keys: n keys starting at successive bytes of it)."""
+    import struct
+    b = bytearray(struct.pack("<I", length))
+    sp = len(b)
+    b += b"k" * length + b"\0"
+    while len(b) % 4:
+        b += b"\0"
+    b += struct.pack("<I", n)
+    p = len(b)
+    for k in range(n):
+        b += struct.pack("<I", p + 4 * k - sp - (k if kind == 4 else 0))
+    b += bytes([(kind << 2) | 2]) * n
+    r = len(b)
+    b += struct.pack("<I", r - p) + bytes([(10 << 2) | 2, 4])
+    return bytes(b)
+
+
+def test_loads_shared_strings_stay_small(tmp_path):
+    """Offsets may point many values at one long string: it is decoded
+    once (a 14 KB buffer used to expand into 8 MB of strings, a
+    MemoryError on a board); overlapping keys (n keys at successive bytes
+    of one run, n**2 / 2 bytes) stop at the string-data budget with
+    FormatError instead of a long scan."""
+    for kind in (5, 25, 4):
+        raw = _shared_refs(4000, 2000, 4 if kind == 4 else kind)
+        if kind == 4:  # keys at successive bytes: over the budget
+            with pytest.raises(FormatError):
+                flexbuffers.loads(_shared_refs(3000, 3000, 4))
+            continue
+        v = flexbuffers.loads(raw)
+        assert len(v) == 2000 and len(v[1999]) == 4000
+    (tmp_path / "s.fb").write_bytes(_shared_refs(4000, 2000, 5))
+    (tmp_path / "k.fb").write_bytes(_shared_refs(3000, 3000, 4))
+    out = run_mp("""
+from tflm import flexbuffers
+buf = bytearray(1) + open('%s/s.fb', 'rb').read()  # odd address
+v = flexbuffers.loads(memoryview(buf)[1:])
+print(len(v), len(v[-1]))
+try:
+    flexbuffers.loads(open('%s/k.fb', 'rb').read())
+except flexbuffers.FormatError as e:
+    print('FormatError')
+""" % (tmp_path, tmp_path), tmp_path, heap="2M")
+    assert out.split() == ["2000", "4000", "FormatError"], out
+
+
+def test_loads_short_stack_gives_format_error(tmp_path):
+    """A board's C stack (a few KB) ends before MAX_DEPTH levels of
+    nesting: MicroPython's stack check then raises RuntimeError inside
+    loads(), which must come out as FormatError. Simulated by calling
+    loads() with less and less stack left."""
+    v = 1
+    for _ in range(31):
+        v = [v]
+    (tmp_path / "d.fb").write_bytes(bytes(fx.Dumps(v)))
+    out = run_mp("""
+from tflm import flexbuffers
+raw = open('%s/d.fb', 'rb').read()
+
+def eat(n):
+    if n:
+        return eat(n - 1)
+    try:
+        flexbuffers.loads(b'\x01\x04\x01')  # a shallow one fits
+    except RuntimeError:
+        return 'full'
+    try:
+        flexbuffers.loads(raw)
+        return 'ok'
+    except flexbuffers.FormatError:
+        return 'FormatError'
+    except RuntimeError:
+        return 'leak'
+
+seen = []
+for n in range(0, 400, 5):
+    try:
+        seen.append(eat(n))
+    except RuntimeError:  # eat() itself ran out of stack
+        break
+print(' '.join(seen))
+""" % tmp_path, tmp_path)
+    seen = out.split()
+    assert "leak" not in seen and "FormatError" in seen and "ok" in seen, seen
+    assert flexbuffers.loads(b"\x01\x04\x01") == 1

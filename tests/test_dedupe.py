@@ -9,6 +9,8 @@ merged, 16-byte alignment kept, outputs bit-identical in TFLM and in tflm.
   constant's bytes, 16-byte aligned.
 """
 
+import struct
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,29 @@ def test_refuses_external_buffers():
     ext, _ = externalize(dup_model())
     with pytest.raises(ValueError, match="after the flatbuffer"):
         dedupe.dedupe(ext)
+
+
+def test_malformed_models_give_value_errors(tmp_path):
+    """Truncated / corrupted bytes: a ValueError naming what is wrong (the
+    CLI prints it and exits 1), never struct.error / TypeError from the
+    object API (regression: both came out as tracebacks)."""
+    import subprocess
+    import sys
+    good = dup_model()
+    bad = [b"", b"TFL3", good[:len(good) // 2]]
+    # A table whose vtable offset points far outside the file (the object
+    # API raised TypeError: bad number for type uint32).
+    raw = bytearray(good)
+    root = struct.unpack_from("<I", raw, 0)[0]
+    struct.pack_into("<i", raw, root, 1 << 20)
+    bad.append(bytes(raw))
+    for raw in bad:
+        with pytest.raises(ValueError, match="not a readable"):
+            dedupe.dedupe(raw)
+    src = tmp_path / "bad.tflite"
+    src.write_bytes(bad[2])
+    p = subprocess.run([sys.executable, "-m", "host_tools", "dedupe",
+                        str(src), str(tmp_path / "out.tflite")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 1 and "Traceback" not in p.stderr + p.stdout
+    assert "not a readable .tflite model" in p.stdout

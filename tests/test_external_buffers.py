@@ -225,3 +225,20 @@ def test_custom_options_stored_outside(tmp_path):
     want = bytes((i + 5) & 0xff for i in range(8)).hex() + " 5"
     assert lines[0] == want and lines[1] == want
     assert lines[2].startswith("ERR FormatError") and "outside" in lines[2]
+
+
+def test_buffer_zero_must_be_empty():
+    """Buffer 0 is the schema's empty buffer that activations point to;
+    data there (in the vector or after the flatbuffer) is refused at load,
+    since TFLM would read it as every activation's constant value."""
+    raw = opgen.single_op("ADD", [opgen.Tensor([1, 4], scale=.1),
+                                  opgen.Tensor([1, 4], scale=.1)],
+                          [opgen.Tensor([1, 4], scale=.2)])
+    tmodel.Model(raw)  # the plain model loads
+    m = s.ModelT.InitFromPackedBuf(bytearray(raw), 0)
+    m.buffers[0].data = np.arange(4, dtype=np.uint8)
+    with pytest.raises(ModelError, match="buffer 0 holds 4 bytes"):
+        tmodel.Model(_pack(m))
+    m.buffers[0].data, m.buffers[0].offset, m.buffers[0].size = None, 8, 4
+    with pytest.raises(ModelError, match="buffer 0 holds 4 bytes"):
+        tmodel.Model(_pack(m) + bytes(16))

@@ -237,3 +237,26 @@ def test_malformed_models_give_clean_errors():
             insp.summary(raw)
         except TFLMError:
             pass
+
+
+def test_summary_operator_without_the_tensors_its_macs_read():
+    """A FULLY_CONNECTED without outputs, a CONV_2D with a rank-1 filter:
+    tflm's reader accepts both (the kernels reject them at prepare), so the
+    summary lists them with no MACs instead of raising IndexError from
+    macs.op_macs (regression)."""
+    T = opgen.Tensor
+    m = opgen.Model()
+    x = T([1, 4], scale=0.5)
+    m.add_op("FULLY_CONNECTED", [x, T([3, 4], scale=0.1,
+                                      data=np.ones((3, 4), np.int8))],
+             [T([1, 3], scale=0.5)])
+    m.add_op("CONV_2D", [T([1, 2, 2, 1], scale=0.5),
+                         T([4], scale=0.1, data=np.ones(4, np.int8))],
+             [T([1, 2, 2, 1], scale=0.5)])
+    mt = s.ModelT.InitFromPackedBuf(bytearray(m.build()), 0)
+    mt.subgraphs[0].operators[0].outputs = []
+    b = __import__("flatbuffers").Builder(1024)
+    b.Finish(mt.Pack(b), file_identifier=b"TFL3")
+    lines = insp.summary(bytes(b.Output()))
+    ops = [x for x in lines if x.strip().startswith(("0 FULLY", "1 CONV"))]
+    assert len(ops) == 2 and all(" - " in x for x in ops), ops

@@ -269,3 +269,69 @@ for vals in (b'\\x0a\\x0b\\x0c\\x7f', b'\\x0a\\x0b\\x09\\x0c') * 2:
 """ % str(path), tmp_path)
     lines = out.strip().splitlines()
     assert [ln.split()[0] for ln in lines] == ["ok", "InvokeError"] * 2
+
+
+def test_overflowing_scale_ratios_rejected(tmp_path):
+    """Scale ratios where TFLM's int32 arithmetic is undefined (x * (1 <<
+    shift) with shift >= 31 in MultiplyByQuantizedMultiplier or
+    hard_swish's SaturatingLeftShift, a float -> int32 conversion out of
+    range in RELU6's six): x86 and Arm builds of TFLM disagree there, so
+    prepare raises PrepareError. The largest ratios that are defined run
+    and match TFLM."""
+    P = "PRELU"
+    bad = [
+        _unary("RELU", 1000.0, 0, 1e-9, 0, n=4),            # shift 40
+        _unary("RELU", 2.0 ** 30, 0, 1.0, 0, n=4),          # shift 31
+        _unary("LEAKY_RELU", 7.3, 0, 1e-9, 0, n=4, opts={"alpha": -0.0}),
+        _unary("LEAKY_RELU", 0.1, 0, 0.1, 0, n=4, opts={"alpha": -3.3e38}),
+        _unary("RELU6", 1e-9, 0, 1e-9, 0, n=4),             # 6 / 1e-9
+        _unary("HARD_SWISH", 1e9, 0, 1e9, 127, n=4),        # reluish 2**36
+        _unary("RSQRT", 1.4e-45, 0, 0.5, 0, n=4),           # shift 76
+        opgen.single_op(P, [T([4], scale=1e3), T([4], scale=1.0)],
+                        [T([4], scale=1e-9)]),
+        opgen.single_op(P, [T([4], scale=1e9), T([4], scale=1e9)],
+                        [T([4], scale=1e-9)]),
+    ]
+    (tmp_path / "bad").mkdir()
+    errors = run_cases([(raw, None) for raw in bad], tmp_path / "bad")
+    assert all(e and "PrepareError" in e for e in errors), errors
+    good = [
+        _unary("RELU", 2.0 ** 29.5, 3, 1.0, -7),             # shift 30
+        _unary("LEAKY_RELU", 1.0, 3, 1.0, -7, opts={"alpha": -2.0 ** 29}),
+        _unary("RELU6", 2.9e-9, 5, 1.0, 0),                  # six 2.07e9
+        _unary("HARD_SWISH", 2.0 ** 24, 0, 2.0 ** 20, 127),  # reluish 31
+        _unary("RSQRT", 2.0 ** -40, -128, 2.0 ** -29.5, 0),  # shift 50
+        opgen.single_op(P, [T([256], scale=1.0), T([256], scale=2.0 ** 29)],
+                        [T([256], scale=1.0)]),
+    ]
+    rev = ALL_Q[::-1].copy()
+    run_cases([(raw, lambda g, j, k=k: [ALL_Q] + ([rev] if k == 5 else []))
+               for k, raw in enumerate(good)], tmp_path)
+
+
+def test_failed_invokes_do_not_leak(tmp_path):
+    """RSQRT's InvokeError is made at prepare; raising that one object
+    again and again grew its traceback (MicroPython appends each raise's
+    frames, ~36 bytes on a 32-bit port): a loop that retries on error ran
+    a board out of heap. Without heap_lock a fresh copy is raised now."""
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_unary("RSQRT", 0.5, 10, 0.1, 0, n=4))
+    out = run_mp("""
+import gc
+import tflm
+it = tflm.Interpreter(open(%r, 'rb').read())
+it.inputs[0].data[:] = b'\\x0a\\x0b\\x09\\x0c'
+n = 0
+for k in range(1100):
+    if k == 100:
+        gc.collect()
+        free = gc.mem_free()
+    try:
+        it.invoke()
+    except tflm.InvokeError:
+        n += 1
+gc.collect()
+print(n, free - gc.mem_free())
+""" % str(path), tmp_path)
+    n, grown = map(int, out.split()[-2:])
+    assert n == 1100 and grown < 2000, (n, grown)

@@ -334,3 +334,30 @@ def test_high_rank(tmp_path):
         cases.append((raw, _inputs_for(raw)))
     errs = run_cases(cases, tmp_path, sets=2)
     assert errs == [None] * len(cases)
+
+
+def test_activation_bound_at_int32_limit(tmp_path):
+    """RELU6 bound round(6 / scale) == 2**31 passes TFLM's overflow check
+    ((float)INT32_MAX is 2**31) but its cast to int32_t is undefined (x86
+    gives INT32_MIN and garbage outputs, Arm saturates); so does a
+    zero_point + bound beyond INT32_MAX: PrepareError here. The largest
+    defined bound (2147483520, + zero point 127 == INT32_MAX) runs and
+    matches TFLM."""
+    at = float(np.float32(6 / 2 ** 31))    # 6 / at rounds to 2**31
+    below = float(np.float32(6 / 2147483520.0))
+    bad, good = [], []
+    for op in ("ADD", "SUB", "MUL"):
+        for scale, zp, out in ((at, 0, bad), (below, 127, good),
+                               (below, -7, good)):
+            x1 = T([4], scale=1e-9, zero_point=0)
+            x2 = T([4], scale=1e-9, zero_point=0)
+            y = T([4], scale=scale, zero_point=zp)
+            out.append(opgen.single_op(op, [x1, x2], [y],
+                                       {"activation": "RELU6"}))
+    (tmp_path / "bad").mkdir()
+    errs = run_cases([(raw, None) for raw in bad], tmp_path / "bad")
+    assert all(e and "overflows int32" in e for e in errs), errs
+    vals = [np.array([1, -2, 3, 100], np.int8),
+            np.array([5, 6, -7, 8], np.int8)]
+    assert run_cases([(raw, lambda g, j: vals) for raw in good],
+                     tmp_path) == [None] * len(good)

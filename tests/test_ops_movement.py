@@ -485,3 +485,97 @@ def test_rejections(tmp_path):
         assert "op 0 (" in msg, msg
         for w in words:
             assert w in msg, (k, w, msg)
+
+
+# --- options of another union type -------------------------------------------
+
+def retype_options(raw, options_type):
+    """raw with op 0's builtin_options_type replaced (its table kept): TFLM's
+    parser then ignores the table and uses the defaults."""
+    import flatbuffers
+    from tflite_micro.tensorflow.lite.micro.python import \
+        schema_py_generated as s
+    m = s.ModelT.InitFromPackedBuf(bytearray(raw), 0)
+    m.subgraphs[0].operators[0].builtinOptionsType = options_type
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def test_options_of_another_type_are_not_read(tmp_path):
+    """A StridedSliceOptions / PackOptions / UnpackOptions table whose union
+    type says another table (or NONE): TFLM reads none of its fields
+    (regression: the masks / counts were read anyway). STRIDED_SLICE then
+    slices without masks, like TFLM; PACK / UNPACK get values_count / num
+    0, for which TFLM copies nothing: rejected."""
+    x = np.arange(1, 7, dtype=np.int8)
+    # begin_mask would give x[0:3]; without it x[1:3]
+    sl = ss([6], [1], [3], [1], [2], "int8", begin_mask=1)
+    cases = [(retype_options(sl, t), [x]) for t in (0, 59)]
+    pk = opgen.single_op("PACK", [T([2], "int8", **Q), T([2], "int8", **Q)],
+                         [T([2, 2], "int8", **Q)], {"axis": 0})
+    up = opgen.single_op("UNPACK", [T([2, 3], "int8", **Q)],
+                         [T([3], "int8", **Q), T([3], "int8", **Q)],
+                         {"axis": 0})
+    cases += [(retype_options(pk, 64), [x[:2], x[2:4]]),
+              (retype_options(up, 0), [x])]
+    want = Reference(cases[0][0]).run([x])[0]
+    assert want.tobytes() == x[1:3].tobytes()
+    got = run_batch(cases, tmp_path)
+    for st, out in got[:2]:
+        assert st == "OK" and out == [x[1:3].tobytes()], (st, out)
+    for st, msg in got[2:]:
+        assert st == "ERR" and "PrepareError" in msg, (st, msg)
+        assert "values_count 0" in msg or "num 0" in msg, msg
+
+
+LEAK_RUNNER = r"""
+import sys, gc, micropython
+sys.path.insert(0, sys.argv[1])
+import tflm
+for path in sys.argv[2:]:
+    it = tflm.Interpreter(path)
+    for t in it.inputs:
+        t.data[:] = bytes(len(t.data))
+    it.inputs[1].data[:] = b'\xff' * len(it.inputs[1].data)  # -1 values
+    free = []
+    for k in range(300):
+        if k in (100, 299):
+            gc.collect()
+            free.append(gc.mem_free())
+        try:
+            if k & 1:  # also under heap_lock: still an InvokeError
+                micropython.heap_lock()
+            try:
+                it.invoke()
+            finally:
+                if k & 1:
+                    micropython.heap_unlock()
+        except tflm.InvokeError:
+            pass
+    print('LEAK', free[0] - free[1])
+"""
+
+
+def test_invoke_errors_do_not_grow_the_heap(tmp_path):
+    """SLICE / SPACE_TO_BATCH_ND with begin / block_shape computed by the
+    graph: 300 invokes that raise the InvokeError made at prepare (under
+    heap_lock too) keep the heap's free bytes (regression: every raise
+    appended its traceback to that one exception, ~48 bytes per raise)."""
+    paths = []
+    for k, (op, ins, y) in enumerate((
+            ("SLICE", [T([3, 4], "int8", **Q), T([2], "int32"),
+                       T([2], "int32")], T([2, 2], "int8", **Q)),
+            ("SPACE_TO_BATCH_ND", [T([1, 4, 4, 1], "int8", **Q),
+                                   T([2], "int32"), T([2, 2], "int32")],
+             T([4, 2, 2, 1], "int8", **Q)))):
+        p = tmp_path / ("%d.tflite" % k)
+        p.write_bytes(opgen.single_op(op, ins, [y]))
+        paths.append(str(p))
+    script = tmp_path / "leak.py"
+    script.write_text(LEAK_RUNNER)
+    proc = device.run_script(str(script), [PKG] + paths, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    leaks = [int(x.split()[1]) for x in proc.stdout.splitlines()
+             if x.startswith("LEAK")]
+    assert len(leaks) == 2 and max(leaks) < 1000, leaks

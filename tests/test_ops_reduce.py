@@ -378,3 +378,104 @@ def test_rejections_match_tflm(tmp_path):
     ]
     kinds = run_batch(cases, tmp_path)
     assert all(k in ("reject", "fail") for k in kinds), kinds
+
+
+def test_scalar_input_ignores_axes(tmp_path):
+    """A rank-0 input: TFLM's ResolveAxis ignores the axis values (even
+    out-of-range ones) and reduces nothing; an empty axis tensor reduces
+    nothing for any rank. float32 MEAN / SUM then give 0.0 + x: -0.0
+    becomes 0.0 (and NaN stays NaN)."""
+    I = "int32"
+    bits = np.array([0x80000000, 0x7FC00000, 0xFF812345, 0x3F800000,
+                     0x80000001, 0x7F7FFFFF], np.uint32).view(np.float32)
+    cases = []
+    for op in ("MEAN", "SUM", "REDUCE_MAX"):
+        for axes in ([0], [-1], [3, -7], []):
+            for keep in (False, True):
+                for dt in ("int8", "float32"):
+                    so, zo = (0.3, -5) if op == "REDUCE_MAX" else (0.11, 7)
+                    x = q8([], 0.3, -5) if dt == "int8" else T([], dt)
+                    y = q8([], so, zo) if dt == "int8" else T([], dt)
+                    raw = opgen.single_op(
+                        op, [x, T([len(axes)], I, data=axes)], [y],
+                        {"keep_dims": keep})
+                    v = np.array(-77, np.int8) if dt == "int8" else bits[:1]
+                    cases.append((raw, [v.reshape(())]))
+        if op != "REDUCE_MAX":  # rank 2, no axes: each output its input
+            raw = opgen.single_op(op, [T([2, 3], "float32"),
+                                       T([0], I, data=[])],
+                                  [T([2, 3], "float32")])
+            cases.append((raw, [bits.reshape(2, 3)]))
+    assert run_batch(cases, tmp_path) == ["ok"] * len(cases)
+
+
+def test_shift_above_30_rejected(tmp_path):
+    """int8 MEAN / SUM with in_scale / out_scale >= 2**30 (after MEAN's
+    1/count folding): TFLM's x * (1 << shift) overflows int32 (x86 and
+    Arm builds disagree), so prepare refuses; 2**29 still runs, like
+    TFLM."""
+    I = "int32"
+    cases = []
+    for op, s_in, s_out in (("SUM", 1e9, 1e-4), ("MEAN", 1e9, 1e-4),
+                            ("SUM", 3.0, 1e-9), ("SUM", 2.0 ** 29, 1.0),
+                            ("MEAN", 2.0 ** 31, 1.0)):
+        cases.append(opgen.single_op(
+            op, [q8([3, 4], s_in, 0), T([1], I, data=[1])],
+            [q8([3], s_out, 0)]))
+    for k, raw in enumerate(cases):
+        (tmp_path / ("%d.tflite" % k)).write_bytes(raw)
+    out = run_mp("""
+import tflm
+for k in range(%d):
+    try:
+        tflm.Interpreter(open('%s/%%d.tflite' %% k, 'rb').read())
+        print('OK')
+    except tflm.PrepareError as e:
+        print('ERR', e)
+""" % (len(cases), tmp_path), tmp_path)
+    lines = out.strip().splitlines()
+    assert [ln.split()[0] for ln in lines] == ["ERR"] * 3 + ["OK"] * 2, lines
+    assert all("shift" in ln for ln in lines[:3]), lines
+    # MEAN of 4 at 2**31 folds to shift 30: must also match TFLM
+    (tmp_path / "b").mkdir()
+    assert run_batch([(cases[3], None), (cases[4], None)],
+                     tmp_path / "b") == ["ok", "ok"]
+
+
+def test_failed_invokes_do_not_leak(tmp_path):
+    """GATHER (index out of range) and ARG_MAX (axis input out of range)
+    raise an InvokeError made at prepare; re-raising that one object grew
+    its traceback at every invoke (a slow heap leak on a board that
+    retries). A fresh copy is raised now (the object itself under
+    heap_lock, where nothing can grow)."""
+    I = "int32"
+    g = opgen.single_op("GATHER", [q8([4], 0.5, 0), T([2], I)],
+                        [q8([2], 0.5, 0)])
+    a = opgen.single_op("ARG_MAX", [q8([2, 3], 0.5, 0), T([1], I)],
+                        [T([2], I)], {"output_type": "int32"})
+    (tmp_path / "g.tflite").write_bytes(g)
+    (tmp_path / "a.tflite").write_bytes(a)
+    out = run_mp("""
+import gc
+import tflm
+G = (b'\\x01\\x02\\x03\\x04', b'\\x07\\0\\0\\0\\0\\0\\0\\0')
+A = (b'\\x01\\x02\\x03\\x04\\x05\\x06', b'\\x05\\0\\0\\0')
+for name, ins in (('g', G), ('a', A)):
+    it = tflm.Interpreter(open('%s/' + name + '.tflite', 'rb').read())
+    for i, d in enumerate(ins):
+        it.inputs[i].data[:] = d
+    n = 0
+    for k in range(1100):
+        if k == 100:
+            gc.collect()
+            free = gc.mem_free()
+        try:
+            it.invoke()
+        except tflm.InvokeError:
+            n += 1
+    gc.collect()
+    print(n, free - gc.mem_free())
+""" % tmp_path, tmp_path)
+    rows = [list(map(int, ln.split())) for ln in out.strip().splitlines()]
+    assert [r[0] for r in rows] == [1100, 1100], rows
+    assert all(r[1] < 2000 for r in rows), rows

@@ -269,3 +269,40 @@ def test_nearest_index_matches_float32():
         assert resize.nearest_index(i, n_in, n_out, align, half) == \
             _np_nearest(i, n_in, n_out, align, half), (i, n_in, n_out,
                                                        align, half)
+
+
+def test_options_of_another_type_are_not_read(tmp_path):
+    """align_corners / half_pixel_centers in a table whose union type says
+    another table (or NONE): TFLM's parser reads neither (both false), so
+    the outputs are those of the plain resize (regression: the flags were
+    read anyway); a TRANSPOSE_CONV options table of another type leaves
+    TFLM's strides 0: rejected."""
+    from test_ops_movement import retype_options
+    x = np.array([3, -6, 9, 12, 5, -1], np.int8)
+    cases = []
+    for op, opts, other in (
+            ("RESIZE_BILINEAR", {"align_corners": True}, 74),
+            ("RESIZE_NEAREST_NEIGHBOR", {"half_pixel_centers": True}, 15),
+            ("RESIZE_NEAREST_NEIGHBOR", {"align_corners": True}, 0)):
+        raw = retype_options(resize_model(op, [1, 2, 3, 1], [3, 5], **opts),
+                             other)
+        plain = resize_model(op, [1, 2, 3, 1], [3, 5])
+        want = Reference(plain).run([x])[0]
+        assert Reference(raw).run([x])[0].tobytes() == want.tobytes()
+        assert Reference(resize_model(op, [1, 2, 3, 1], [3, 5], **opts)) \
+            .run([x])[0].tobytes() != want.tobytes()
+        cases.append((raw, want))
+    for raw, want in cases:
+        got, info = run_bytes(raw, tmp_path, [[x.tobytes()]])
+        assert got is not None, info
+        assert got[0][0] == want.tobytes()
+    raw = opgen.single_op(
+        "TRANSPOSE_CONV",
+        [T([4], "int32", data=np.array([1, 4, 4, 1], np.int32)),
+         T([1, 2, 2, 1], scale=1.0, data=np.ones((1, 2, 2, 1), np.int8)),
+         T([1, 2, 2, 1], scale=1.0)],
+        [T([1, 4, 4, 1], scale=1.0)], {"padding": "VALID", "stride_h": 2,
+                                      "stride_w": 2})
+    got, info = run_bytes(retype_options(raw, 1), tmp_path, [[bytes(4)]])
+    assert got is None and info["error"] == "PrepareError", info
+    assert "strides (0, 0)" in info["message"]

@@ -9,7 +9,7 @@ CALLS = [
     "inp.set_float([float('nan')])", "it.predict([float('nan')])",
     "inp.set([1.5])", "inp.set(['a'])", "inp.set([None])", "inp.set([[1]])",
     "inp.set(None)", "inp.set(5)", "inp.set_float(None)",
-    "inp.set_float(5.0)", "it.predict(None)", "it.predict(0.5)",
+    "inp.set_float(5.0)", "it.predict(None)", "it.predict(True)",
     "inp.set_float(['a'])", "inp.set({1: 2})", "inp.set('x')",
     "inp.set_float(b'x')", "it.predict('x')", "inp.set([200])",
     "inp.set(b'12')", "it.input(1)", "it.output(-1)",

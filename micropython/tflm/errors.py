@@ -48,3 +48,22 @@ def op_label(index, name):
 def tensor_label(index, name):
     """"tensor 7 'conv1/out'": how messages name a tensor."""
     return "tensor %d '%s'" % (index, name)
+
+
+def raise_made(err):
+    """Raise err, an exception made at prepare (eval may not allocate).
+
+    MicroPython appends every raise's frames to the exception object
+    raised (~50 bytes per raise on a 32-bit port, never freed), so a loop
+    that catches the error would grow err until the heap runs out; and
+    `err.__traceback__ = None`, MicroPython's reset for that, only works
+    on built-in exception types, not on InvokeError (a Python class: the
+    assignment lands in its instance dict). So a fresh copy of err is
+    raised, garbage once caught; under heap_lock (making it raises
+    MemoryError, preallocated) err itself, whose traceback cannot grow
+    then."""
+    try:
+        fresh = type(err)(*err.args)
+    except MemoryError:
+        fresh = err
+    raise fresh

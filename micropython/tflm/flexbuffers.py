@@ -15,9 +15,11 @@ hard-faulted TFLM on a Cortex-M55): every position read is checked to
 lie inside the buffer (FormatError names the offset); multi-byte values
 are assembled byte by byte (floats through struct.unpack_from, which
 reads bytes), so the buffer may start at any address; nesting is
-limited to MAX_DEPTH and the number of values decoded to MAX_ITEMS plus
+limited to MAX_DEPTH, and both the number of values decoded and the
+bytes of the distinct strings, keys and blobs decoded to MAX_ITEMS plus
 the buffer's length (offsets may point anywhere behind them, so
 without a budget a small buffer could expand into a huge object).
+A string, key or blob referenced many times is decoded once.
 
 Floats: 64-bit floats are returned as Python floats, which are single
 precision on most boards (as on the boards' float32 hardware); a user
@@ -47,6 +49,13 @@ class _Reader:
         self.b = memoryview(buf)
         self.n = len(self.b)
         self.left = MAX_ITEMS + self.n
+        # Strings, keys and blobs: each position is decoded once (shared
+        # keys and strings give the same object), and the bytes decoded
+        # are budgeted too: offsets may point many values at one long
+        # string, which would otherwise multiply it (MemoryError, or a
+        # long key scan per value).
+        self.text_left = MAX_ITEMS + self.n
+        self.cache = {}
 
     def check(self, pos, nbytes):
         if pos < 0 or nbytes < 0 or pos + nbytes > self.n:
@@ -82,22 +91,45 @@ class _Reader:
         self.check(t, 0)
         return t
 
-    def text(self, pos, n):
+    def spend(self, n, pos):
+        """Count n more bytes of strings / blobs against the budget."""
+        self.text_left -= n
+        if self.text_left < 0:
+            raise FormatError("FlexBuffer: too much string data (offset "
+                              "%d)" % pos)
+
+    def raw(self, pos, n, blob):
+        """bytes (blob) or str (else) of the n bytes at pos, cached."""
         self.check(pos, n)
-        raw = bytes(self.b[pos:pos + n])
-        try:
-            return raw.decode("utf-8")
-        except (UnicodeError, ValueError):
-            return "?" * n
+        k = (pos, n, blob)
+        v = self.cache.get(k)
+        if v is None:
+            self.spend(n, pos)
+            v = bytes(self.b[pos:pos + n])
+            if not blob:
+                try:
+                    v = v.decode("utf-8")
+                except (UnicodeError, ValueError):
+                    v = "?" * n
+            self.cache[k] = v
+        return v
+
+    def text(self, pos, n):
+        return self.raw(pos, n, False)
 
     def key(self, pos):
         """A null-terminated key string at pos."""
+        v = self.cache.get(pos)
+        if v is not None:
+            return v
         end = pos
         self.check(pos, 1)
         while self.b[end]:
             end += 1
             self.check(end, 1)
-        return self.text(pos, end - pos)
+        v = self.text(pos, end - pos)  # spends the budget
+        self.cache[pos] = v
+        return v
 
     def count(self, n, pos):
         self.left -= n + 1
@@ -133,10 +165,7 @@ class _Reader:
             return self.key(p)
         if t == _STRING or t == _BLOB:
             n = self.uint(p - w, w)
-            if t == _BLOB:
-                self.check(p, n)
-                return bytes(self.b[p:p + n])
-            return self.text(p, n)
+            return self.raw(p, n, t == _BLOB)
         if t == _MAP or t == _VECTOR:
             return self.vector(p, w, t == _MAP, depth + 1)
         return self.typed(p, w, t, depth + 1)
@@ -147,8 +176,9 @@ class _Reader:
         self.count(n, p)
         self.check(p, n * w + n)  # elements, then one type byte each
         types = p + n * w
-        vals = [self.value(p + k * w, w, self.b[types + k], depth)
-                for k in range(n)]
+        vals = []  # a loop, not a comprehension: one stack frame less
+        for k in range(n):
+            vals.append(self.value(p + k * w, w, self.b[types + k], depth))
         if not is_map:
             return vals
         kp = self.target(p - 3 * w, w)  # keys: a typed vector of keys
@@ -178,10 +208,13 @@ class _Reader:
                               % (t, p))
         self.count(n, p)
         self.check(p, n * w)
+        packed = et << 2
         if et == _STRING:  # deprecated vector of strings: same width
-            return [self.value(p + k * w, w, (_STRING << 2) | (packed_w(w)),
-                               depth) for k in range(n)]
-        return [self.value(p + k * w, w, et << 2, depth) for k in range(n)]
+            packed |= packed_w(w)
+        vals = []
+        for k in range(n):
+            vals.append(self.value(p + k * w, w, packed, depth))
+        return vals
 
 
 def packed_w(w):
@@ -194,7 +227,8 @@ def loads(buf):
 
     Returns the root value as plain Python objects (see the module doc).
     Raises FormatError for an out-of-bounds offset, an unknown type, too
-    deep nesting or too many values. An empty buffer gives None.
+    deep nesting (MAX_DEPTH, or deeper than the C stack allows: boards
+    have a few KB) or too many values. An empty buffer gives None.
     """
     r = _Reader(buf)
     if r.n == 0:
@@ -205,4 +239,10 @@ def loads(buf):
     if w not in (1, 2, 4, 8):
         raise FormatError("FlexBuffer root has byte width %d" % w)
     packed = r.b[r.n - 2]
-    return r.value(r.n - 2 - w, w, packed, 0)
+    try:
+        return r.value(r.n - 2 - w, w, packed, 0)
+    except RuntimeError as e:
+        # MicroPython's stack check ("maximum recursion depth exceeded"):
+        # a board's C stack may end before MAX_DEPTH levels of nesting
+        raise FormatError("FlexBuffer: nested too deeply for the stack "
+                          "(%s)" % e)

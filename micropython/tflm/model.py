@@ -185,6 +185,7 @@ class Model:
             raise ModelError("model schema version %d, expected 3"
                              % self.version)
         self._buffers = root.vector(schema.MODEL_BUFFERS, 4)
+        self._check_buffer0()
         sg_start, n_sg = root.vector(schema.MODEL_SUBGRAPHS, 4)
         if n_sg < 1:
             raise ModelError("model has no subgraph")
@@ -257,6 +258,19 @@ class Model:
             raise ModelError("%s needs %d bytes" % (ts.label(), ts.nbytes))
         self._buffer(ts)
         return ts
+
+    def _check_buffer0(self):
+        # schema.fbs reserves buffer 0 as the empty buffer that activations
+        # point to; TFLM would read data found there as the constant value
+        # of every such tensor, this runtime as nothing: refuse the file.
+        start, nbuf = self._buffers
+        if nbuf == 0:
+            return
+        bt = Table(self.fb, self.fb.deref(start, "buffer"))
+        n = bt.vector(0, 1)[1] or (bt.u64(2) if bt.u64(1) > 1 else 0)
+        if n:
+            raise ModelError("buffer 0 holds %d bytes: the schema reserves "
+                             "it as the empty buffer of activations" % n)
 
     def _buffer(self, ts):
         start, nbuf = self._buffers

@@ -30,7 +30,7 @@ def bitlen(n):
     return k
 
 
-def _round(num, den, p):
+def round_bits(num, den, p):
     """num / den (both > 0) rounded to p significant bits, ties to even.
 
     Returns (m, e) with 2**(p-1) <= m < 2**p and m * 2**e ~= num / den.
@@ -76,7 +76,7 @@ def mul(a, b, p=53):
     """a * b rounded to p bits (53: double, 24: float32)."""
     if not a[0] or not b[0]:
         return ZERO
-    m, e = _round(a[0] * b[0], 1, p)
+    m, e = round_bits(a[0] * b[0], 1, p)
     return m, e + a[1] + b[1]
 
 
@@ -86,7 +86,7 @@ def div(a, b):
         raise ModelError("division by a zero scale")
     if not a[0]:
         return ZERO
-    m, e = _round(a[0], b[0], 53)
+    m, e = round_bits(a[0], b[0], 53)
     return m, e + a[1] - b[1]
 
 
@@ -157,21 +157,21 @@ def activation_range(act, scale, zero_point, qmin=-128, qmax=127):
     if act == 1:
         lo, hi = zero_point, qmax
     elif act == 2:
-        lo = zero_point + _round_div_f32(-1.0, scale)
-        hi = zero_point + _round_div_f32(1.0, scale)
+        lo = zero_point + round_div_f32(-1.0, scale)
+        hi = zero_point + round_div_f32(1.0, scale)
     elif act == 3:
         lo = zero_point
-        hi = zero_point + _round_div_f32(6.0, scale)
+        hi = zero_point + round_div_f32(6.0, scale)
     else:
         raise ModelError("fused activation %d is not supported" % act)
     return max(qmin, lo), min(qmax, hi)
 
 
-def _round_div_f32(x, scale):
+def round_div_f32(x, scale):
     """TfLiteRound(x / scale) with float32 division (x a small integer)."""
     q = div(from_f32(abs(x)), from_f32(scale))
     # Round the double quotient to float32 first, as C does for float / float.
-    m, e = _round(q[0], 1, 24) if q[0] else ZERO
+    m, e = round_bits(q[0], 1, 24) if q[0] else ZERO
     e += q[1]
     # Round half away from zero to an integer.
     if e >= 0:

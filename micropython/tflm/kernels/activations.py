@@ -32,6 +32,19 @@ def _table(fn):
     return t
 
 
+def check_shift(op, shift, x, y):
+    """Raise PrepareError for a multiplier shift above 30: TFLM's
+    MultiplyByQuantizedMultiplier computes x * (1 << shift) in int32, which
+    is undefined from shift 31 on (x86 masks the shift count, Arm does
+    not: the two builds disagree). Only scale ratios of 2**30 or more get
+    there."""
+    if shift > 30:
+        raise PrepareError("%s: multiplier shift %d is too large (input %s "
+                           "scale %r, output %s scale %r)" % (
+                               op.label(), shift, x.label(), x.scale,
+                               y.label(), y.scale))
+
+
 def _ratio(a, b):
     """(multiplier, shift) of QuantizeMultiplier(a / b) for scales a, b.
     The source divides in float32; the TFLM build we test against (PyPI
@@ -46,7 +59,8 @@ def prepare(op, ins, outs, ctx):
 
     ins: [int8]; outs: [int8, as many elements]. LEAKY_RELU option:
     alpha (float). float32 RELU / RELU6 run in float_ops. Raises
-    PrepareError (types, shapes, zero output scale).
+    PrepareError (types, shapes, zero output scale, scale ratios whose
+    TFLM arithmetic overflows int32: see check_shift and _six).
     """
     code = op.code
     if (code in (schema.RELU, schema.RELU6) and ins and ins[0] is not None
@@ -58,15 +72,16 @@ def prepare(op, ins, outs, ctx):
     zi, zo = x.zero_point, y.zero_point
     try:
         if code == schema.RELU6:
-            six = _six(x.scale, zi)
+            six = _six(op, x, zi)
             table = _table(lambda q: six if q > six else zi if q < zi else q)
         elif code == schema.RELU:
             m, s = _ratio(x.scale, y.scale)
+            check_shift(op, s, x, y)
             table = _table(lambda q: max(zo, zo + mbqm_ref(q - zi, m, s)))
         elif code == schema.LEAKY_RELU:
             alpha = op.opt_float(0, 0.0) \
                 if op.options_type == LEAKY_RELU_OPTIONS else 0.0
-            table = _leaky_table(x, y, alpha)
+            table = _leaky_table(op, x, y, alpha)
         else:
             raise PrepareError("%s: not an activation op" % op.label())
     except ModelError as e:
@@ -74,15 +89,22 @@ def prepare(op, ins, outs, ctx):
     return lut.bind(ctx, table, x, y)
 
 
-def _six(scale, zp):
+def _six(op, x, zp):
     """FloatToQuantizedType<int8_t>(6.0f, scale, zp): round(6.0f / scale)
-    (float32 quotient, halves away from zero) + zp, clamped to int8."""
-    m, e = f32_div((3, 1), quant.from_f32(scale))
+    (float32 quotient, halves away from zero) + zp, clamped to int8.
+    Raises PrepareError when round(6.0f / scale) + zp does not fit int32
+    (input scale below about 2.8e-9): TFLM's conversion to int32_t is
+    then undefined (x86 gives INT32_MIN, Arm saturates)."""
+    m, e = f32_div((3, 1), quant.from_f32(x.scale))
     if e >= 0:
         r = m << e
     else:
         r = (m + (1 << (-e - 1))) >> -e
     r += zp
+    # near 2**31 the float sum may round up: keep a float32 ulp of margin
+    if r >= (1 << 31) - 128:
+        raise PrepareError("%s: 6 / input %s scale %r overflows int32"
+                           % (op.label(), x.label(), x.scale))
     return -128 if r < -128 else 127 if r > 127 else r
 
 
@@ -105,12 +127,15 @@ def _alpha_multiplier(in_scale, alpha, out_scale, neg):
     return quant.quantize_multiplier(d)
 
 
-def _leaky_table(x, y, alpha):
-    """QuantizeLeakyRelu for every input byte."""
+def _leaky_table(op, x, y, alpha):
+    """QuantizeLeakyRelu for every input byte. Raises PrepareError for a
+    multiplier shift above 30 (check_shift)."""
     zi, zo = x.zero_point, y.zero_point
     mi, si = _ratio(x.scale, y.scale)
     neg, a = f32_bits(alpha)
     ma, sa = _alpha_multiplier(x.scale, a, y.scale, neg)
+    check_shift(op, si, x, y)
+    check_shift(op, sa, x, y)
 
     def f(q):
         v = q - zi

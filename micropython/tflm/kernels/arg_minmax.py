@@ -14,7 +14,8 @@ Comparisons use the order key of the bits (magnitude, negated when the
 sign bit is set).
 
 An axis input whose value does not give the output's shape (TFLM's
-undefined behaviour) raises the InvokeError made at prepare; nothing is
+undefined behaviour) raises the InvokeError made at prepare (through
+errors.raise_made, so repeated failures do not grow it); nothing is
 written then.
 """
 
@@ -23,7 +24,7 @@ from array import array
 import micropython
 
 from .. import schema
-from ..errors import InvokeError, PrepareError
+from ..errors import InvokeError, PrepareError, raise_made
 
 
 
@@ -108,7 +109,7 @@ def _arg(x, a, y, g, mode: int) -> int:
 def _eval(st):
     x, a, y, g, mode, err = st
     if _arg(x, a, y, g, mode):
-        raise err
+        raise_made(err)  # a copy: a re-raised err would keep growing
 
 
 def _table(x_shape, y_shape):

@@ -65,11 +65,16 @@ def activation_range(op, act, y):
     """(lo, hi) of fused activation act for int8 output y, as
     CalculateActivationRangeQuantized (kernel_util.cc), which also fails
     Prepare when round(6 / scale) (RELU6) or round(1 / scale)
-    (RELU_N1_TO_1) is outside int32: raises PrepareError then, and for
-    unknown activations."""
+    (RELU_N1_TO_1) is outside int32: raises PrepareError then (and when
+    that bound plus the zero point reaches 2**31, undefined in TFLM),
+    and for unknown activations."""
     f = {schema.ACT_RELU6: 6.0, schema.ACT_RELU_N1_TO_1: 1.0}.get(act)
     try:
-        if f is not None and quant._round_div_f32(f, y.scale) > 1 << 31:
+        # TFLM's check lets round(f / scale) == 2**31 ((float)INT32_MAX)
+        # through, whose cast to int32_t is undefined, and zero_point + q
+        # may overflow int32: refused as well (x86 and Arm builds differ)
+        if f is not None and (quant.round_div_f32(f, y.scale)
+                              + abs(y.zero_point) >= 1 << 31):
             raise PrepareError("%s: activation bound %r / %s scale %r "
                                "overflows int32" % (op.label(), f, y.label(),
                                                     y.scale))

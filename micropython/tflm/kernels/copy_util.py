@@ -22,7 +22,7 @@ from array import array
 import micropython
 
 from .. import schema
-from ..errors import PrepareError
+from ..errors import PrepareError, raise_made  # noqa: F401 (re-export)
 from .reshape import const_ints
 
 # Types whose copy is the same for every TFLM byte-copy kernel.

@@ -11,8 +11,10 @@ inner = prod(params.shape[axis+1:]) elements.
 
 An index outside [0, params.shape[axis]) makes TFLM's eval fail. Here eval
 checks every index before it copies anything and raises the InvokeError
-made at prepare (no allocation): nothing is read out of bounds and the
-output is left as it was.
+made at prepare (errors.raise_made: a fresh copy of it, or under
+heap_lock the object itself, so nothing is allocated then and nothing
+accumulates otherwise): nothing is read out of bounds and the output is
+left as it was.
 
 All reads are ptr8 (constant params or indices may sit at any address);
 an index is assembled from its bytes only when its top byte is 0, so no
@@ -24,7 +26,7 @@ from array import array
 import micropython
 
 from .. import schema
-from ..errors import InvokeError, PrepareError
+from ..errors import InvokeError, PrepareError, raise_made
 
 GATHER_OPTIONS = 23
 
@@ -84,7 +86,7 @@ def _gather(x, c, y, g):
 def _eval(st):
     x, c, y, g, n, size, err = st
     if _check(c, n, size):
-        raise err
+        raise_made(err)  # a copy: a re-raised err would keep growing
     _gather(x, c, y, g)
 
 

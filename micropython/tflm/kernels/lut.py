@@ -19,7 +19,7 @@ float_ops.py; other types raise PrepareError.
 import micropython
 
 from .. import schema
-from ..errors import InvokeError, ModelError, PrepareError
+from ..errors import InvokeError, ModelError, PrepareError, raise_made
 from . import lut_math
 from .conv_util import keep
 
@@ -61,9 +61,11 @@ def prepare(op, ins, outs, ctx):
 
     ins: [int8]; outs: [int8, as many elements]. LOGISTIC: output zero
     point -128. HARD_SWISH: input_scale / 128 / output_scale below 1
-    (TFLM's output multiplier exponent <= 0). RSQRT: invoke raises InvokeError if an input is below its
-    zero point. float32 LOGISTIC / TANH run in float_ops. Raises
-    PrepareError.
+    (TFLM's output multiplier exponent <= 0) and input_scale / 128 /
+    (3 / 32768) below 2**31 (reluish exponent <= 31). RSQRT: 1 /
+    (sqrt(input_scale) * output_scale) in [2**-12, 2**50); invoke raises
+    InvokeError if an input is below its zero point. float32 LOGISTIC /
+    TANH run in float_ops. Raises PrepareError.
     """
     code = op.code
     if (code in (schema.LOGISTIC, schema.TANH) and ins and ins[0] is not None
@@ -92,6 +94,13 @@ def prepare(op, ins, outs, ctx):
                 raise PrepareError("%s: input scale / 128 / output scale "
                                    "(%r, %r) must be below 1"
                                    % (label, x.scale, y.scale))
+            if p[3] > 31:
+                # SaturatingLeftShift(v, exponent - 1) computes v * (1 <<
+                # amount) in int: undefined from amount 31 on (x86 and Arm
+                # builds disagree)
+                raise PrepareError("%s: input %s scale %r is too large "
+                                   "(reluish multiplier exponent %d)"
+                                   % (label, x.label(), x.scale, p[3]))
             return bind(ctx, lut_math.hard_swish_table(
                 x.zero_point, y.zero_point, *p), x, y)
         if code == schema.RSQRT:
@@ -104,10 +113,14 @@ def prepare(op, ins, outs, ctx):
 def _prepare_rsqrt(op, x, y, ctx):
     mult, shift = lut_math.rsqrt_params(x.scale, y.scale)
     # MultiplyByQuantizedMultiplier(data, mult, shift - 20) must not shift
-    # right by more than 31 (undefined in TFLM).
+    # right by more than 31, nor left by more than 30 (x * (1 << 31..)
+    # overflows int32): both undefined in TFLM.
     if shift - 20 < -31:
         raise PrepareError("%s: 1 / (sqrt(input scale) * output scale) is "
                            "too small" % op.label())
+    if shift - 20 > 30:
+        raise PrepareError("%s: 1 / (sqrt(input scale) * output scale) is "
+                           "too large" % op.label())
     table = lut_math.rsqrt_table(x.zero_point, y.zero_point, mult, shift)
     err = InvokeError("%s: Rsqrt is only defined for positive values "
                       "(input %s below its zero point)"
@@ -124,7 +137,7 @@ def _eval(state):
 def _eval_rsqrt(state):
     x, y, n, table, zp, err = state
     if _below(x, n, zp):
-        raise err  # made at prepare: raising it allocates nothing
+        raise_made(err)  # a copy: a re-raised err would keep growing
     lookup(x, y, n, table)
 
 

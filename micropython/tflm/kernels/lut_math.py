@@ -98,7 +98,7 @@ def f32_round(num, den, e0):
     overflow to infinity."""
     if not num:
         return quant.ZERO
-    m, e = quant._round(num, den, 24)
+    m, e = quant.round_bits(num, den, 24)
     e += e0
     if e < -149:  # subnormal: round at 2**-149 instead
         k = e0 + 149

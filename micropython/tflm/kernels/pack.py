@@ -21,6 +21,17 @@ from .copy_util import (F32, I8, I16, I32, I64, axis_of, check_types, fail,
 
 _PACK_TYPES = (F32, I8, I16, I32, I64)
 _UNPACK_TYPES = (F32, I8, I16, I32)
+PACK_OPTIONS, UNPACK_OPTIONS = 59, 64  # BuiltinOptions members
+
+
+def _options(op, want):
+    """(field 0, field 1) of the op's options table if it is of union type
+    want, else (0, 0): TFLM's parser leaves the defaults when
+    builtin_options is another table or none (then TFLM copies nothing,
+    and the count check below rejects the op)."""
+    if op.options_type != want:
+        return 0, 0
+    return op.opt_int(0), op.opt_int(1)
 
 
 def _blocks(big, axis):
@@ -42,7 +53,7 @@ def _pack(op, ins, outs):
     y = outs[0]
     for t in ins:
         check_types(op, t, outs, _PACK_TYPES, "PACK")
-    count, axis = op.opt_int(0), op.opt_int(1)
+    count, axis = _options(op, PACK_OPTIONS)
     if count != len(ins):
         fail(op, "values_count %d but %d inputs" % (count, len(ins)))
     rank = len(y.shape)
@@ -59,7 +70,7 @@ def _unpack(op, ins, outs):
         fail(op, "needs one input and outputs")
     x = ins[0]
     check_types(op, x, outs, _UNPACK_TYPES, "UNPACK")
-    num, axis = op.opt_int(0), op.opt_int(1)
+    num, axis = _options(op, UNPACK_OPTIONS)
     rank = len(x.shape)
     axis = axis_of(op, axis, rank)
     if num != len(outs) or x.shape[axis] != num:

@@ -53,7 +53,7 @@ def _same_scale(a, b):
     d = abs((x[0] << (x[1] - e)) - (y[0] << (y[1] - e)))
     if d == 0:
         return True
-    m, k = quant._round(d, 1, 24)  # the float32 subtraction rounds
+    m, k = quant.round_bits(d, 1, 24)  # the float32 subtraction rounds
     return quant.cmp((m, k + e), _ONE_E_MINUS_6) <= 0
 
 

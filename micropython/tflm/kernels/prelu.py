@@ -34,7 +34,9 @@ def prepare(op, ins, outs, ctx):
 
     ins: [input int8, alpha int8] whose shapes broadcast (NumPy rules) to
     the output's; outs: [int8]. All three per-tensor quantized with int8
-    zero points. Raises PrepareError.
+    zero points; in_scale / out_scale and in_scale * alpha_scale /
+    out_scale below 2**30 (TFLM overflows int32 beyond). Raises
+    PrepareError.
     """
     label = op.label()
     if len(ins) != 2 or None in ins or len(outs) != 1:
@@ -56,6 +58,12 @@ def prepare(op, ins, outs, ctx):
         m2, s2 = quant.conv_multiplier(x.scale, al.scale, y.scale)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
+    if s1 > 30 or s2 > 30:
+        # MultiplyByQuantizedMultiplier's x * (1 << shift) overflows int32
+        # from shift 31 on: undefined in TFLM (x86 and Arm disagree)
+        raise PrepareError("%s: multiplier shift %d is too large (scales "
+                           "%r, %r, %r)" % (label, max(s1, s2), x.scale,
+                                            al.scale, y.scale))
     zi, zo = x.zero_point, y.zero_point
     # pos[b] = clamp(MBQM(v, m1, s1) + zp_out) for byte b, v = b - zp_in >= 0
     # (int8; the gather subtracts zp_out again, the same clamp comes last).

@@ -57,7 +57,7 @@ def _rounded_quotient(mag, scale):
     vm, ve = _f32(mag)
     if not vm:
         return 0
-    m, e = quant._round(vm, scale[0], 24)
+    m, e = quant.round_bits(vm, scale[0], 24)
     e += ve - scale[1]
     if e >= 0:
         return m << e

@@ -51,12 +51,13 @@ def resolve_axes(op, axis, rank, ctx):
     """Resolved axes of a constant int32 axis tensor (ResolveAxis): each
     in [0, rank), in first-seen order, repeats dropped. Raises
     PrepareError for a non-constant or non-int32 tensor or an axis
-    outside [-rank, rank)."""
+    outside [-rank, rank). A scalar (rank 0) input has no axes, whatever
+    the tensor holds (TFLM's ResolveAxis short-circuits)."""
     if axis.type != schema.INT32:
         _fail(op, "axis %s must be int32, not %s" % (axis.label(),
                                                      axis.dtype))
-    if axis.size == 0:
-        return []
+    if axis.size == 0 or rank == 0:
+        return []  # ResolveAxis ignores the axes of a scalar
     if not axis.is_const:
         _fail(op, "axis %s must be a constant tensor" % axis.label())
     fb = ctx.model.fb
@@ -265,7 +266,7 @@ def _count(shape, axes):
 def _mean_sum_multiplier(op, x, y, count, mean):
     """(multiplier, shift) of QuantizedMeanOrSum, from Prepare's
     QuantizeMultiplier(in_scale / out_scale) and, for MEAN, eval's
-    1 / count folding."""
+    1 / count folding. Raises PrepareError for a shift above 30."""
     if not (x.scale > 0 and y.scale > 0):
         _fail(op, "input %s and output %s need positive scales"
               % (x.label(), y.label()))
@@ -274,7 +275,48 @@ def _mean_sum_multiplier(op, x, y, count, mean):
         k = min(quant.bitlen(count) - 1, 32, 31 + s)
         m = (m << k) // count
         s -= k
+    if s > 30:
+        # MultiplyByQuantizedMultiplier's x * (1 << shift) overflows int32
+        # from shift 31 on: undefined in TFLM (x86 and Arm disagree)
+        _fail(op, "multiplier shift %d is too large (input %s scale %r, "
+              "output %s scale %r)" % (s, x.label(), x.scale, y.label(),
+                                       y.scale))
     return m, s
+
+
+def _prepare_f32_identity(op, x, y, ctx):
+    """float32 MEAN / SUM over no axes (a scalar input or an empty axis
+    tensor): each output is its one input, summed from 0.0 and divided
+    by 1 (reduce.h), i.e. fl(0.0 + x): -0.0 becomes 0.0 and a signaling
+    NaN is quieted (bit 22 set, as x86 does), all else is copied."""
+    if y.size != x.size:
+        _fail(op, "output %s has %d elements, expected %d (no axes)"
+              % (y.label(), y.size, x.size))
+    return _f32_plus_zero, (x.data, y.data, x.size)
+
+
+@micropython.viper
+def _f32_plus_zero(st):
+    """out[i] = fl(0.0 + x[i]) on float32 bit patterns, byte by byte (any
+    alignment). st: (x, out, n)."""
+    px = ptr8(st[0])
+    po = ptr8(st[1])
+    n: int = int(st[2]) * 4
+    i: int = 0
+    while i < n:
+        b0: int = px[i]
+        b1: int = px[i + 1]
+        b2: int = px[i + 2]
+        b3: int = px[i + 3]
+        if b3 == 0x80 and (b0 | b1 | b2) == 0:
+            b3 = 0  # -0.0 + 0.0 = 0.0
+        elif (b3 & 0x7F) == 0x7F and (b2 & 0x80) and ((b2 & 0x7F) | b1 | b0):
+            b2 |= 0x40  # NaN: quiet it
+        po[i] = b0
+        po[i + 1] = b1
+        po[i + 2] = b2
+        po[i + 3] = b3
+        i += 4
 
 
 def prepare(op, ins, outs, ctx):
@@ -291,6 +333,8 @@ def prepare(op, ins, outs, ctx):
     x, y = _check(op, ins, outs)
     code = op.code
     if x.type == schema.FLOAT32 and code != schema.REDUCE_MAX:
+        if not resolve_axes(op, ins[1], len(x.shape), ctx):
+            return _prepare_f32_identity(op, x, y, ctx)
         from .pool_f32 import prepare_mean
         from .f32 import dot
         fn, st = prepare_mean(op, ins, outs, ctx)

@@ -15,7 +15,7 @@ from array import array
 import micropython
 
 from .. import schema
-from ..errors import InvokeError, PrepareError
+from ..errors import InvokeError, PrepareError, raise_made
 
 
 def _fail(op, msg):
@@ -238,4 +238,4 @@ def _shape_matches(v, want, n: int) -> int:
 def _check_shape(st):
     v, want, n, err = st
     if not _shape_matches(v, want, n):
-        raise err  # made at prepare: raising it does not allocate
+        raise_made(err)  # a copy: a re-raised err would keep growing

@@ -16,7 +16,7 @@ math and no division:
   scale = in / out (or (in - 1) / (out - 1) with align_corners and
   out > 1), then floor (or round half away from zero with align_corners)
   of (i + 0.5 if half_pixel_centers else i) * scale. Prepare repeats each
-  float32 rounding exactly with integers (quant._round to 24 bits). Any
+  float32 rounding exactly with integers (quant.round_bits to 24 bits). Any
   element type is a byte copy: float32, int8 and int16 as TFLM.
 - bilinear, int8: TFLM's integer algorithm, scales in 1/1024 units,
   the four weights' products rounded by (s +- 2**19) / 2**20 (truncating
@@ -37,6 +37,18 @@ from . import conv_util
 
 _NN_TYPES = (schema.FLOAT32, schema.INT8, schema.INT16)
 MAX_DIM = 1 << 20  # TFLM's (1 << 10) * size must fit int32
+# BuiltinOptions members: TFLM reads align_corners / half_pixel_centers
+# only from a table of the op's own type (else both false).
+RESIZE_BILINEAR_OPTIONS = 15
+RESIZE_NEAREST_NEIGHBOR_OPTIONS = 74
+
+
+def _flags(op, want, f_align, f_half):
+    """(align_corners, half_pixel_centers) from fields f_align, f_half of
+    the options if they are of union type want, else (False, False)."""
+    if op.options_type != want:
+        return False, False
+    return op.opt_byte(f_align, 0) != 0, op.opt_byte(f_half, 0) != 0
 
 
 def _fail(op, msg):
@@ -97,7 +109,7 @@ def nearest_index(i, in_size, out_size, align, half):
     else:
         num, den = in_size, out_size
     # scale = float(num) / float(den), rounded to float32
-    scale = quant._round(num, den, 24) if num else quant.ZERO
+    scale = quant.round_bits(num, den, 24) if num else quant.ZERO
     # (i + offset) * scale, one float32 rounding (i + 0.5 is exact)
     t = (2 * i + 1, -1) if half else (i, 0)
     m, e = quant.mul(t, scale, 24)
@@ -117,8 +129,7 @@ def prepare_nearest(op, ins, outs, ctx):
     output shape that does not match the size.
     """
     x, y, oh, ow = _check(op, ins, outs, ctx, _NN_TYPES)
-    align = op.opt_byte(0, 0) != 0
-    half = op.opt_byte(1, 0) != 0
+    align, half = _flags(op, RESIZE_NEAREST_NEIGHBOR_OPTIONS, 0, 1)
     b, h, w, c = x.shape
     cb = c * x.itemsize
     ytab = array("i", (nearest_index(i, h, oh, align, half) * w * cb
@@ -184,8 +195,12 @@ def _interp(i, in_size, scale_10, half):
     lo = max(_cdiv(s, 1 << 10), 0)
     hi = min(_cdiv(s + (1 << 10) - 1, 1 << 10), in_size - 1)
     if lo > in_size - 1:
-        # TFLM would read past the input here (only for absurd upscales
-        # such as 1 -> 2047, where scale_10 rounds up): clamp instead.
+        # TFLM's lower index passes the last input row / column when
+        # scale_10 rounded up enough, e.g. the last output index of 1 -> 65
+        # (scale_10 16, 64 * 16 = 1024) or of 1 -> 62 (17 * 61 > 1024).
+        # TFLM then reads the pixel after the row / column with (almost)
+        # full weight: the next row's or batch's, or past the tensor
+        # (arena garbage). Not reproduced: the last one, weight 1024.
         return in_size - 1, in_size - 1, 0
     return lo, hi, s - (lo << 10)
 
@@ -228,8 +243,7 @@ def prepare_bilinear(op, ins, outs, ctx):
     non-constant size or a mismatched output shape.
     """
     x, y, oh, ow = _check(op, ins, outs, ctx, (schema.INT8, schema.FLOAT32))
-    align = op.opt_byte(2, 0) != 0
-    half = op.opt_byte(3, 0) != 0
+    align, half = _flags(op, RESIZE_BILINEAR_OPTIONS, 2, 3)
     if align and half:
         _fail(op, "half_pixel_centers requires align_corners false")
     if x.type == schema.FLOAT32:
@@ -313,7 +327,7 @@ def prepare(op, ins, outs, ctx):
 def _f32(n, e=0):
     if n == 0:
         return 0, 0
-    m, k = quant._round(abs(n), 1, 24)
+    m, k = quant.round_bits(abs(n), 1, 24)
     return (m if n > 0 else -m), k + e
 
 
@@ -350,7 +364,7 @@ def bilinear_f32_tables(in_size, out_size, stride, align, half):
         num, den = in_size - 1, out_size - 1
     else:
         num, den = in_size, out_size
-    scale = _f32(0) if not num or not den else quant._round(num, den, 24)
+    scale = _f32(0) if not num or not den else quant.round_bits(num, den, 24)
     t = array("I", bytes(16 * out_size))
     for i in range(out_size):
         if half:

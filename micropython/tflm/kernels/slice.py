@@ -22,7 +22,8 @@ import micropython
 
 from ..errors import InvokeError
 from .copy_util import (BOOL, F32, I8, I16, I32, I64, check_types,
-                        const_vector, fail, gather, strided_plan, strides_of)
+                        const_vector, fail, gather, raise_made, strided_plan,
+                        strides_of)
 from .reshape import const_ints
 
 _TYPES = (F32, I8, I16, I32, BOOL)
@@ -160,7 +161,7 @@ def _base(bv, sv, g) -> int:
 def _eval_dynamic(st):
     base = _base(st[3], st[4], st[5])
     if base < 0:
-        raise st[6]  # made at prepare: raising it does not allocate
+        raise_made(st[6])  # made at prepare: no allocation under heap_lock
     p = st[2]
     p[5] = base
     gather(st[0], st[1], p)

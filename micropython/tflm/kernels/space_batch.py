@@ -34,7 +34,8 @@ import micropython
 
 from .. import schema
 from ..errors import InvokeError
-from .copy_util import F32, I8, I32, check_types, const_vector, fail
+from .copy_util import (F32, I8, I32, check_types, const_vector, fail,
+                        raise_made)
 from .reshape import const_ints
 
 _TYPES = (F32, I8)
@@ -148,7 +149,7 @@ def _eval_dynamic(st):
     _words(st[4], n, g, 14)
     _words(st[5], 2 * n, g, 16)
     if not _fits(g):
-        raise st[6]  # made at prepare: raising it does not allocate
+        raise_made(st[6])  # made at prepare: no allocation under heap_lock
     st[0](st[1], st[2], g)
 
 
@@ -201,7 +202,10 @@ def _fits(g) -> int:
         small = OB
         full_h = H
         full_w = W
-    if small < 1 or big % small or (big // small) % bh or (big // small) // bh != bw:
+    if small < 1 or big % small:
+        return 0
+    blocks: int = big // small
+    if blocks % bh or blocks // bh != bw:
         return 0
     full_h = full_h * bh  # the padded / uncropped height, < 2**28
     full_w = full_w * bw

@@ -24,6 +24,7 @@ from .copy_util import (BOOL, F32, I8, I16, I32, check_types, const_vector,
 
 _TYPES = (F32, I8, I16, I32, BOOL)
 MAX_RANK = 4
+STRIDED_SLICE_OPTIONS = 32  # BuiltinOptions.StridedSliceOptions
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -110,7 +111,10 @@ def prepare(op, ins, outs, ctx):
             fail(op, "%s %s has %d values for input rank %d"
                  % (what, t.label(), len(v), rank))
         vals.append(v)
-    masks = (op.opt_int(0), op.opt_int(1), op.opt_int(4))
+    # TFLM reads the masks only from a StridedSliceOptions table (another
+    # union type, or none: all 0).
+    masks = (op.opt_int(0), op.opt_int(1), op.opt_int(4)) if \
+        op.options_type == STRIDED_SLICE_OPTIONS else (0, 0, 0)
     out, axes, base = plan(op, x.shape, vals[0], vals[1], vals[2], masks,
                            x.itemsize)
     if tuple(y.shape) != out:

@@ -37,6 +37,9 @@ from ..fixedpoint import requant_i8b
 from . import conv_util
 
 
+TRANSPOSE_CONV_OPTIONS = 49  # BuiltinOptions.TransposeConvOptions
+
+
 def _fail(op, msg):
     raise PrepareError("%s: %s" % (op.label(), msg))
 
@@ -122,10 +125,14 @@ def prepare(op, ins, outs, ctx):
     or quantization.
     """
     filt, x, bias, y = _io(op, ins, outs)
-    padding = op.opt_byte(0, 0)
-    sw = op.opt_int(1, 0)
-    sh = op.opt_int(2, 0)
-    act = op.opt_byte(3, 0)
+    # TFLM's parser keeps the defaults (SAME, strides 0: rejected below)
+    # unless builtin_options is a TransposeConvOptions table.
+    padding = sw = sh = act = 0
+    if op.options_type == TRANSPOSE_CONV_OPTIONS:
+        padding = op.opt_byte(0, 0)
+        sw = op.opt_int(1, 0)
+        sh = op.opt_int(2, 0)
+        act = op.opt_byte(3, 0)
     ph, pw = _geometry(op, filt, x, y, padding, sh, sw)
     b, h, w, ic = x.shape
     oc, kh, kw, _ = filt.shape
