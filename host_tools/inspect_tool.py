@@ -78,9 +78,17 @@ class Field:
         return "Field(%r)" % self.__dict__
 
 
+# schema.fbs names that CamelCase -> snake_case cannot recover
+_SCHEMA_NAMES = {"builtin_options2": "builtin_options_2",
+                 "builtin_options2_type": "builtin_options_2_type"}
+
+
 def snake(name):
+    """A generated accessor's name as schema.fbs spells the field
+    (BuiltinOptionsType -> builtin_options_type)."""
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    return _SCHEMA_NAMES.get(s, s)
 
 
 def _field(method, src):
