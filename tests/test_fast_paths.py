@@ -3,6 +3,7 @@ shapes, forced for every case: ADD's lookup-table path (equal shapes)."""
 
 import numpy as np
 
+import mp_batch
 import test_kernels_misc as km
 
 FORCE_LUT = "import tflm.kernels.add as _add\n_add.LUT_MIN = 0\n"
@@ -10,9 +11,9 @@ FORCE_LUT = "import tflm.kernels.add as _add\n_add.LUT_MIN = 0\n"
 
 def test_add_lookup_table_path(tmp_path, monkeypatch):
     marker = "from tflm.interpreter import Interpreter\n"
-    assert marker in km.RUNNER
-    monkeypatch.setattr(km, "RUNNER",
-                        km.RUNNER.replace(marker, marker + FORCE_LUT))
+    assert marker in mp_batch.RUNNER
+    monkeypatch.setattr(mp_batch, "RUNNER",
+                        mp_batch.RUNNER.replace(marker, marker + FORCE_LUT))
     rng = np.random.default_rng(11)
     cases = [km.add_case(rng, act=k % 4, same=True, extreme=k % 5 == 4)
              for k in range(60)]
@@ -27,8 +28,8 @@ def test_fully_connected_depth_chunks(tmp_path, monkeypatch):
     """Depth gathered 3 values at a time, units 5 at a time (scratch 5):
     partial sums carried across chunks give the same bytes as TFLM."""
     marker = "from tflm.interpreter import Interpreter\n"
-    monkeypatch.setattr(km, "RUNNER",
-                        km.RUNNER.replace(marker, marker + FC_CHUNKS))
+    monkeypatch.setattr(mp_batch, "RUNNER",
+                        mp_batch.RUNNER.replace(marker, marker + FC_CHUNKS))
     rng = np.random.default_rng(12)
     cases = [km.fc_case(rng, per_channel=k % 3 == 1, bias=k % 5 != 4,
                         act=k % 4, keep=k % 7 == 3) for k in range(30)]

@@ -13,8 +13,9 @@ import flatbuffers
 import numpy as np
 import pytest
 
-from conftest import PKG, run_mp, shared
+from conftest import run_mp, shared
 from host_tools import device
+from mp_batch import run_on_device
 from host_tools.oracle import Reference
 from tflite_micro.tensorflow.lite.micro.python import \
     schema_py_generated as S
@@ -88,111 +89,52 @@ def build(code, tensors, op_in, op_out, opt_type=0, opts=None):
 
 # --- running many models in one MicroPython process ----------------------
 
-RUNNER = r"""
-import sys, micropython
-sys.path.insert(0, sys.argv[1])
-import tflm
-from tflm.interpreter import Interpreter
-d, n = sys.argv[2], int(sys.argv[3])
-if len(sys.argv) > 4:  # a tiny scratch array: exercises the chunked paths
-    Interpreter._scratch_len = lambda self: int(sys.argv[4])
-
-def rd(p):
-    with open(p, 'rb') as f:
-        return f.read()
-
-for k in range(n):
-    pre = '%s/%d' % (d, k)
-    try:
-        it = Interpreter(rd(pre + '.tflite'))
-    except tflm.TFLMError as e:
-        print('ERR', k, type(e).__name__, e)
-        continue
-    j = 0
-    while True:
-        try:
-            rd(pre + '.in%d' % j)  # marker: input set j exists
-        except OSError:
-            break
-        for i in range(len(it.inputs)):
-            it.inputs[i].data[:] = rd(pre + '.in%d_%d' % (j, i))
-        micropython.heap_lock()
-        try:
-            it.invoke()
-        finally:
-            micropython.heap_unlock()
-        for i in range(len(it.outputs)):
-            with open(pre + '.out%d_%d' % (j, i), 'wb') as f:
-                f.write(it.outputs[i].data)
-        j += 1
-    print('OK', k)
-"""
-
-
 def run_cases(cases, tmp_path, sets=1, scratch=None):
     """cases: list of (model_bytes, make_inputs(rng, set_index)), or
     (model_bytes, None) for models that tflm must reject and that TFLM
     would abort on (not run on the oracle).
 
-    Feeds `sets` random input sets per model to TFLM and to tflm; asserts
-    equal outputs. scratch: override the interpreter's scratch length.
-    Returns the list of per-case error strings of models that
-    tflm rejected (None when it ran), for tests that expect rejections.
+    Feeds `sets` random input sets per model to TFLM and to tflm (all
+    models in one process: mp_batch.run_on_device); asserts equal outputs.
+    scratch: override the interpreter's scratch length. Returns the list
+    of per-case error strings of models that tflm rejected (None when it
+    ran), for tests that expect rejections.
     """
     rng = np.random.default_rng(1234)
-    d = str(tmp_path)
-    expected = []
-    for k, case in enumerate(cases):
-        model, make_inputs = case
-        with open("%s/%d.tflite" % (d, k), "wb") as f:
-            f.write(model)
+    expected, jobs = [], []
+    for model, make_inputs in cases:
+        ins_sets = []
         if make_inputs is None:  # TFLM aborts the process on these
             expected.append(("reject", "TFLM aborts"))
-            continue
-        try:
-            ref = Reference(model)
-        except RuntimeError as e:
-            expected.append(("reject", str(e)))
-            continue
-        outs = []
-        for j in range(sets):
-            ins = make_inputs(rng, j)
-            for i, x in enumerate(ins):
-                with open("%s/%d.in%d_%d" % (d, k, j, i), "wb") as f:
-                    f.write(np.ascontiguousarray(x).tobytes())
-            with open("%s/%d.in%d" % (d, k, j), "wb") as f:
-                f.write(b"x")
-            outs.append([np.ascontiguousarray(o).tobytes()
-                         for o in ref.run(ins)])
-        expected.append(("ok", outs))
-    script = tmp_path / "runner.py"
-    script.write_text(RUNNER)
-    args = [PKG, d, str(len(cases))] + ([str(scratch)] if scratch else [])
-    proc = device.run_script(str(script), args, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    status = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if parts[0] in ("OK", "ERR"):
-            status[int(parts[1])] = parts
+        else:
+            try:
+                ref = Reference(model)
+            except RuntimeError as e:
+                expected.append(("reject", str(e)))
+            else:
+                outs = []
+                for j in range(sets):
+                    ins = make_inputs(rng, j)
+                    ins_sets.append(ins)
+                    outs.append([np.ascontiguousarray(o).tobytes()
+                                 for o in ref.run(ins)])
+                expected.append(("ok", outs))
+        jobs.append((model, ins_sets))
     errors = []
-    for k, (kind, outs) in enumerate(expected):
-        st = status.get(k)
-        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
-        if st[0] == "ERR":
-            errors.append(st[2])
+    results = run_on_device(jobs, tmp_path, scratch)
+    for k, ((kind, outs), (st, got)) in enumerate(zip(expected, results)):
+        if st != "OK":
+            errors.append(got)
             assert kind == "reject", "case %d rejected by tflm: %s" % (k,
-                                                                       st[2])
+                                                                       got)
             continue
         errors.append(None)
         assert kind == "ok", "TFLM rejects case %d (%s) but tflm ran it" % (
             k, outs)
         for j, want in enumerate(outs):
             for i, w in enumerate(want):
-                with open("%s/%d.out%d_%d" % (d, k, j, i), "rb") as f:
-                    got = f.read()
-                if got != w:
-                    g = np.frombuffer(got, np.int8)
+                if got[j][i] != w:
+                    g = np.frombuffer(got[j][i], np.int8)
                     e = np.frombuffer(w, np.int8)
                     bad = np.nonzero(g != e)[0][:10] if len(g) == len(e) \
                         else "len"

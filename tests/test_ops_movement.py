@@ -11,13 +11,13 @@ that it would run out of bounds, must raise PrepareError naming the
 operator and the reason.
 """
 
-import os
 import random
 
 import numpy as np
 import pytest
 
 from conftest import PKG
+from mp_batch import run_on_device
 from host_tools import device, opgen
 from host_tools.conformance.gen_movement import (GENERATORS,
                                                  gen_space_to_batch)
@@ -26,44 +26,6 @@ from host_tools.oracle import Reference
 T = opgen.Tensor
 SEEDS = 24  # random models per op
 
-RUNNER = r"""
-import sys, micropython
-sys.path.insert(0, sys.argv[1])
-import tflm
-from tflm.interpreter import Interpreter
-d, n = sys.argv[2], int(sys.argv[3])
-
-def rd(p):
-    with open(p, 'rb') as f:
-        return f.read()
-
-for k in range(n):
-    raw = rd('%s/%d.tflite' % (d, k))
-    off = k % 4  # constants at every alignment
-    big = bytearray(len(raw) + off)
-    big[off:] = raw
-    try:
-        it = Interpreter(memoryview(big)[off:])
-    except tflm.TFLMError as e:
-        print('ERR', k, type(e).__name__, e)
-        continue
-    for i in range(len(it.inputs)):
-        it.inputs[i].data[:] = rd('%s/%d.in%d' % (d, k, i))
-    try:
-        for rep in range(2):  # a second invoke must give the same bytes
-            micropython.heap_lock()
-            try:
-                it.invoke()
-            finally:
-                micropython.heap_unlock()
-    except tflm.TFLMError as e:
-        print('ERR', k, type(e).__name__, e)
-        continue
-    for i in range(len(it.outputs)):
-        with open('%s/%d.out%d' % (d, k, i), 'wb') as f:
-            f.write(it.outputs[i].data)
-    print('OK', k)
-"""
 
 
 def _random_input(g, dtype, shape):
@@ -80,39 +42,13 @@ def _random_input(g, dtype, shape):
 
 def run_batch(cases, tmp_path):
     """cases: list of (model bytes, inputs or None). Runs each in one
-    MicroPython process; returns [(status, payload)] with status 'OK'
-    (payload: list of output bytes) or 'ERR' (payload: 'Type message')."""
-    d = str(tmp_path)
-    for k, (raw, inputs) in enumerate(cases):
-        with open(os.path.join(d, "%d.tflite" % k), "wb") as f:
-            f.write(raw)
-        for i, x in enumerate(inputs or ()):
-            with open(os.path.join(d, "%d.in%d" % (k, i)), "wb") as f:
-                f.write(np.ascontiguousarray(x).tobytes())
-    script = tmp_path / "runner.py"
-    script.write_text(RUNNER)
-    proc = device.run_script(str(script), [PKG, d, str(len(cases))],
-                             timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    res = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if parts[0] in ("OK", "ERR"):
-            res[int(parts[1])] = parts
-    out = []
-    for k in range(len(cases)):
-        st = res.get(k)
-        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
-        if st[0] == "ERR":
-            out.append(("ERR", st[2]))
-            continue
-        got, i = [], 0
-        while os.path.exists(os.path.join(d, "%d.out%d" % (k, i))):
-            with open(os.path.join(d, "%d.out%d" % (k, i)), "rb") as f:
-                got.append(f.read())
-            i += 1
-        out.append(("OK", got))
-    return out
+    MicroPython process (mp_batch); returns [(status, payload)] with
+    status 'OK' (payload: list of output bytes) or 'ERR' (payload:
+    'Type message', from load or from invoke)."""
+    jobs = [(raw, [] if inputs is None else [inputs])
+            for raw, inputs in cases]  # None: a model that must not load
+    return [("OK", got[0] if got else []) if st == "OK" else ("ERR", got)
+            for st, got in run_on_device(jobs, tmp_path)]
 
 
 def oracle_case(raw, inputs, g):

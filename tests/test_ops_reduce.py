@@ -13,58 +13,14 @@ import random
 
 import numpy as np
 
-from conftest import PKG, run_mp
-from host_tools import device, opgen
+from conftest import run_mp
+from host_tools import opgen
+from mp_batch import run_on_device
 from host_tools.conformance import gen_reduce
 from host_tools.oracle import Reference
 
 T = opgen.Tensor
 
-RUNNER = r"""
-import sys, micropython
-sys.path.insert(0, sys.argv[1])
-import tflm
-from tflm.interpreter import Interpreter
-d, n = sys.argv[2], int(sys.argv[3])
-if len(sys.argv) > 4:  # a tiny scratch array: exercises the chunked paths
-    Interpreter._scratch_len = lambda self: int(sys.argv[4])
-
-def rd(p):
-    with open(p, 'rb') as f:
-        return f.read()
-
-def run(k):
-    pre = '%s/%d' % (d, k)
-    raw = rd(pre + '.tflite')
-    buf = bytearray(k % 4 + len(raw))  # constants at any alignment
-    buf[k % 4:] = raw
-    try:
-        it = Interpreter(memoryview(buf)[k % 4:])
-    except tflm.TFLMError as e:
-        print('ERR', k, type(e).__name__, e)
-        return
-    for i in range(len(it.inputs)):
-        it.inputs[i].data[:] = rd(pre + '.in%d' % i)
-    for rep in range(2):  # twice: eval must not depend on leftover state
-        micropython.heap_lock()
-        try:
-            it.invoke()
-            bad = None
-        except tflm.InvokeError as e:
-            bad = e
-        finally:
-            micropython.heap_unlock()
-    if bad is not None:
-        print('IERR', k, bad)
-        return
-    for i in range(len(it.outputs)):
-        with open(pre + '.out%d' % i, 'wb') as f:
-            f.write(it.outputs[i].data)
-    print('OK', k)
-
-for k in range(n):
-    run(k)
-"""
 
 
 def oracle(model, inputs):
@@ -109,51 +65,34 @@ def same(got, want):
 
 def run_batch(cases, tmp_path, scratch=None):
     """cases: list of (model bytes, inputs or None). Runs each on TFLM and
-    (all in one process) on tflm; asserts that both reject the same
-    models (TFLM may fail at invoke where tflm rejects at prepare) and
-    otherwise match. Returns tflm's per-case statuses ('ok', 'reject' at
-    build, 'fail' at invoke). Case k's model sits k % 4 bytes into a
-    buffer (unaligned constants). scratch: the interpreter's scratch
+    (all in one process, mp_batch) on tflm; asserts that both reject the
+    same models (TFLM may fail at invoke where tflm rejects at prepare)
+    and otherwise match. Returns tflm's per-case statuses ('ok', 'reject'
+    at build, 'fail' at invoke). scratch: the interpreter's scratch
     length (default: its own)."""
     rng = np.random.default_rng(7)
-    d = str(tmp_path)
-    expected = []
-    for k, (model, inputs) in enumerate(cases):
+    expected, jobs = [], []
+    for model, inputs in cases:
         if inputs is None:
             inputs = random_inputs(model, rng)
-        with open("%s/%d.tflite" % (d, k), "wb") as f:
-            f.write(model)
-        for i, x in enumerate(inputs):
-            with open("%s/%d.in%d" % (d, k, i), "wb") as f:
-                f.write(np.ascontiguousarray(x).tobytes())
         expected.append(oracle(model, inputs))
-    script = tmp_path / "runner.py"
-    script.write_text(RUNNER)
-    args = [PKG, d, str(len(cases))] + ([str(scratch)] if scratch else [])
-    proc = device.run_script(str(script), args, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    status = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if parts[0] in ("OK", "ERR", "IERR"):
-            status[int(parts[1])] = parts
+        jobs.append((model, [inputs]))
     kinds = []
-    for k, (kind, outs) in enumerate(expected):
-        st = status.get(k)
-        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
-        ours = {"OK": "ok", "ERR": "reject", "IERR": "fail"}[st[0]]
+    results = run_on_device(jobs, tmp_path, scratch)
+    for k, ((kind, outs), (st, got)) in enumerate(zip(expected, results)):
+        ours = {"OK": "ok", "ERR": "reject", "IERR": "fail"}[st]
         # a model TFLM fails at invoke may be rejected at prepare here
         assert (ours == "ok") == (kind == "ok"), \
-            "case %d: TFLM %s (%s), tflm %s" % (
-                k, kind, "" if kind == "ok" else outs[:200], " ".join(st))
+            "case %d: TFLM %s (%s), tflm %s %s" % (
+                k, kind, "" if kind == "ok" else outs[:200], st,
+                "" if st == "OK" else got)
         kinds.append(ours)
         if kind != "ok":
             continue
         for i, w in enumerate(outs):
-            with open("%s/%d.out%d" % (d, k, i), "rb") as f:
-                got = f.read()
-            assert same(got, w), "case %d output %d:\nours %s\nTFLM %s" % (
-                k, i, np.frombuffer(got, w.dtype)[:40], w.reshape(-1)[:40])
+            assert same(got[0][i], w), "case %d output %d:\nours %s\n" \
+                "TFLM %s" % (k, i, np.frombuffer(got[0][i], w.dtype)[:40],
+                             w.reshape(-1)[:40])
     return kinds
 
 
