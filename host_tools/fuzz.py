@@ -522,9 +522,12 @@ def _feed(proc, cases):
         pass
 
 
-def fill(n):
-    """The driver's fill pattern: byte j = (37 * j + 11) & 255."""
-    return bytes((37 * j + 11) & 255 for j in range(n))
+def fill(n, boolean=False):
+    """The driver's fill pattern: byte j = (37 * j + 11) & 255 (its low
+    bit for a bool tensor: TFLM's wrapper turns any non-zero byte into
+    1, ours keeps the byte)."""
+    mask = 1 if boolean else 255
+    return bytes((37 * j + 11) & mask for j in range(n))
 
 
 def tflm_worker(timeout):
@@ -590,7 +593,7 @@ def _tflm_case(case):
                 return {"r": "insize", "msg": "input %d: TFLM needs %d "
                         "bytes, ours %d" % (i, n, len(data))}
         else:
-            data = fill(n)
+            data = fill(n, dt == np.bool_)
         it.set_input(np.frombuffer(data, dt).reshape(d["shape"]), i)
     it.invoke()
     out = [np.ascontiguousarray(it.get_output(j)).tobytes().hex()

@@ -29,11 +29,13 @@ def read(path):
         return f.read()
 
 
-def fill(n):
+def fill(n, boolean=False):
+    # byte j = (37 * j + 11) & 255; its low bit only for a bool tensor
+    # (TFLM's Python wrapper turns any non-zero byte into 1)
     b = bytearray(n)
     v = 11
     for j in range(n):
-        b[j] = v
+        b[j] = v & 1 if boolean else v
         v = (v + 37) & 255
     return b
 
@@ -52,7 +54,7 @@ def run_case(k, model_path, inputs):
         for i, t in enumerate(interp.inputs):
             data = read(inputs[i]) if i < len(inputs) else None
             if data is None or len(data) != t.nbytes:
-                data = fill(t.nbytes)
+                data = fill(t.nbytes, t.dtype == "bool")
                 src += "f"
             else:
                 src += "b"
