@@ -14,7 +14,6 @@ import sys
 import json
 import time
 import micropython
-from array import array
 
 pkg, model_path, op_index, repeats = sys.argv[1:5]
 sys.path.insert(0, pkg)
@@ -92,9 +91,6 @@ def main():
     interp.invoke()
     op = interp.model.operators[op_index]
     ts = interp.tensors
-    # The loaded interpreter's scratch is a byte view of its persistent
-    # arena; the plain versions index it as int32: give them an array.
-    interp.scratch = array("i", bytes(4 * interp.scratch_len))
     ins = [ts[i] if i >= 0 else None for i in op.inputs]
     outs = [ts[i] for i in op.outputs]
     fn, st = conv.prepare(op, ins, outs, interp)

@@ -113,7 +113,7 @@ class Interpreter:
         self.scratch_len = self._scratch_len()
         self._stage = "allocating %d words of scratch" % self.scratch_len
         self.scratch = array("i", bytes(4 * self.scratch_len))
-        self._kept = [(self.scratch, 4)]
+        self._kept = []
         steps = self._prepare(mods)
         self._stage = "allocating the persistent arena"
         self._steps = self._persist(steps)
@@ -188,10 +188,15 @@ class Interpreter:
         tuple gets a view of that copy in its place: eval code reads it
         through viper pointers only. The heap then holds one block
         instead of one object per array (issue: ~16 bytes each, plus
-        fragmentation).
+        fragmentation). Only top-level items of the state tuple are
+        replaced: do not keep an array that eval indexes from Python,
+        that a nested tuple holds, or that a memoryview slice in the
+        state refers to (the slice would keep the old array alive).
         """
-        if self._kept is not None:  # else: a kernel prepared after load
-            self._kept.append((a, itemsize))  # (tools) keeps its array
+        # None passes through; after load (a tool preparing a kernel
+        # again) the array stays where it is
+        if a is not None and self._kept is not None:
+            self._kept.append((a, itemsize))
         return a
 
     def _persist(self, steps):
@@ -203,7 +208,9 @@ class Interpreter:
         for a, size in self._kept:
             total += (len(a) * size + 3) & ~3
         self.persistent = tail = bytearray(total)
-        self.persistent_size = total
+        # The scratch array stays a block of its own (kernels keep views
+        # of its halves), counted with the persistent arena.
+        self.persistent_size = total + 4 * self.scratch_len
         mv = memoryview(tail)
         views = {}
         off = 0
@@ -214,7 +221,6 @@ class Interpreter:
             views[id(a)] = v
             off += (n + 3) & ~3
         self._kept = None
-        self.scratch = views[id(self.scratch)]
         if box is not None:
             box[0] = views[id(box[0])]
         out = []

@@ -175,4 +175,4 @@ def prepare(op, ins, outs, ctx):
                       "%s to output %s %s" % (op.label(), axis.label(),
                                               x.label(), tuple(x.shape),
                                               y.label(), tuple(y.shape)))
-    return _eval, (xd, adata, y.data, g, mode, err)
+    return _eval, (xd, adata, y.data, g, mode, err)  # _arg reads len(g)

@@ -21,6 +21,7 @@ import micropython
 from .. import schema
 from ..errors import PrepareError
 from . import broadcast
+from .conv_util import keep
 
 SUB, MUL, SQDIFF = 0, 1, 2
 _MODES = {schema.SUB: SUB, schema.MUL: MUL, schema.SQUARED_DIFFERENCE: SQDIFF}
@@ -52,7 +53,7 @@ def prepare(op, ins, outs, ctx, act=0):
     half = ctx.scratch_len // 2
     sb = memoryview(ctx.scratch)[half:]
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
-                   st, mode, array("i", [lo, hi]))
+                   keep(ctx, st), mode, keep(ctx, array("i", [lo, hi])))
 
 
 def _eval(state):

@@ -27,6 +27,7 @@ import micropython
 
 from .. import schema
 from ..errors import InvokeError, PrepareError, raise_made
+from .conv_util import keep
 
 GATHER_OPTIONS = 23
 
@@ -156,4 +157,4 @@ def prepare(op, ins, outs, ctx):
               % (x.label(), axis, size))
     err = InvokeError("%s: an index in %s is outside [0, %d)"
                       % (op.label(), c.label(), size))
-    return _eval, (x.data, c.data, y.data, g, c.size, size, err)
+    return _eval, (x.data, c.data, y.data, keep(ctx, g), c.size, size, err)

@@ -19,6 +19,7 @@ from .. import schema
 from ..errors import PrepareError
 from ..fixedpoint import store_i8
 from . import broadcast
+from .conv_util import keep
 
 # tensor type -> (element bytes, float compare)
 _TYPES = {schema.INT8: (1, 0), schema.INT32: (4, 0), schema.FLOAT32: (4, 1)}
@@ -42,7 +43,7 @@ def prepare(op, ins, outs, ctx):
     mode = (1 if op.code == schema.MAXIMUM else 0) | (2 if flt else 0)
     qp = array("i", [0, -128, 127]) if width == 1 else None
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
-                   st, mode, qp)
+                   keep(ctx, st), mode, keep(ctx, qp))
 
 
 def _eval(state):

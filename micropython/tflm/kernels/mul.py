@@ -26,6 +26,7 @@ from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from . import broadcast
+from .conv_util import keep
 
 MUL_OPTIONS = 21
 
@@ -68,13 +69,14 @@ def _prepare_int8(op, ins, outs, ctx, act):
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
         prm = array("i", [y.size, -x1.zero_point, -x2.zero_point, m, s,
                           y.zero_point, lo, hi, a, b])
-        return _eval_flat, (x1.data, x2.data, y.data, prm)
+        return _eval_flat, (x1.data, x2.data, y.data, keep(ctx, prm))
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point)
     half = ctx.scratch_len // 2
     sb = memoryview(ctx.scratch)[half:]
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
-                   st, array("i", [m]), array("i", [s]),
-                   array("i", [y.zero_point, lo, hi]))
+                   keep(ctx, st), keep(ctx, array("i", [m])),
+                   keep(ctx, array("i", [s])),
+                   keep(ctx, array("i", [y.zero_point, lo, hi])))
 
 
 def _eval(state):

@@ -37,6 +37,7 @@ import micropython
 from .. import quant, schema
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
+from .conv_util import keep
 
 REDUCER_OPTIONS = 27
 MAX_COUNT = 1 << 23  # reduced elements per output: int32 sums cannot wrap
@@ -357,13 +358,14 @@ def prepare(op, ins, outs, ctx):
         if x.type == schema.FLOAT32:
             from .f32 import words
             xd, mode = words(x, ctx), MODE_MAXF  # aligned for ptr32
-        return _eval_max, (xd, plan(shape, axes), y.data, total, mode)
+        return _eval_max, (xd, keep(ctx, plan(shape, axes)), y.data, total,
+                           mode)
     if count >= MAX_COUNT:
         _fail(op, "reduces %d elements per output; at most %d are "
               "supported" % (count, MAX_COUNT - 1))
     m, s = _mean_sum_multiplier(op, x, y, count, code == schema.MEAN)
     p = plan(shape, axes, x.zero_point * count)
     qp = array("i", (y.zero_point, -128, 127))
-    return _eval_sum8, (x.data, p, y.data, total, ctx.scratch,
-                        ctx.scratch_len, array("i", (m,)),
-                        array("i", (s,)), qp)
+    return _eval_sum8, (x.data, keep(ctx, p), y.data, total, ctx.scratch,
+                        ctx.scratch_len, keep(ctx, array("i", (m,))),
+                        keep(ctx, array("i", (s,))), keep(ctx, qp))

@@ -36,6 +36,7 @@ from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b, scale_i32
 from ..model import Operator
 from . import add, broadcast
+from .conv_util import keep
 
 LEFT_SHIFT = 7
 
@@ -95,8 +96,8 @@ def _prepare_int8(op, ins, outs, ctx):
     half = ctx.scratch_len // 2
     sb = memoryview(ctx.scratch)[half:]
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
-                   st, q1[0], q1[1], q2[0], q2[1], qo[0], qo[1],
-                   array("i", [y.zero_point, -128, 127]))
+                   keep(ctx, st), q1[0], q1[1], q2[0], q2[1], qo[0], qo[1],
+                   keep(ctx, array("i", [y.zero_point, -128, 127])))
 
 
 def _eval(state):
