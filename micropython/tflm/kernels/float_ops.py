@@ -68,28 +68,31 @@ def prepare(op, ins, outs, ctx):
     """
     code = op.code
     if code in (schema.ADD, schema.SUB, schema.MUL):
-        return _prepare_binary(op, ins, outs)
+        return _prepare_binary(op, ins, outs, ctx)
     (x,), y = _float_io(op, ins, outs, 1)
     if x.size != y.size:
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (op.label(), x.label(), x.shape,
                                        y.label(), y.shape))
     if code == schema.SOFTMAX:
-        return _prepare_softmax(op, x, y)
+        return _prepare_softmax(op, x, y, ctx)
     if code in (schema.RELU, schema.RELU6):
         hi = f32.INF if code == schema.RELU else 0x40C00000  # 6.0
         p = f32.slots(f32.VEC_SLOTS)
         p[1] = 1
         p[7] = x.size
-        return _eval_relu, (p, f32.consts(f32.ZERO, hi), x.data, y.data)
+        return _eval_relu, (p, f32.consts(f32.ZERO, hi), f32.words(x, ctx),
+                            y.data)
     if code == schema.LOGISTIC:
-        return _eval_logistic, (x.data, y.data, x.size, _unary_state())
+        return _eval_logistic, (f32.words(x, ctx), y.data, x.size,
+                                _unary_state())
     if code == schema.TANH:
-        return _eval_tanh, (x.data, y.data, x.size, _unary_state())
+        return _eval_tanh, (f32.words(x, ctx), y.data, x.size,
+                            _unary_state())
     raise PrepareError("%s: not a float32 elementwise op" % op.label())
 
 
-def _prepare_binary(op, ins, outs):
+def _prepare_binary(op, ins, outs, ctx):
     (x1, x2), y = _float_io(op, ins, outs, 2)
     opts = {schema.ADD: ADD_OPTIONS, schema.SUB: SUB_OPTIONS,
             schema.MUL: MUL_OPTIONS}[op.code]
@@ -101,12 +104,14 @@ def _prepare_binary(op, ins, outs):
         loops = broadcast_loops(op, x1.shape, x2.shape, y.shape)
     inner, outer = loops[0], loops[1:]
     # vec(a, b, c): ADD c + a*1, SUB c + b*(-1) with c = x1, MUL -0 + a*b.
+    # A constant operand may sit at any address: words() aligns it.
+    d1, d2 = f32.words(x1, ctx), f32.words(x2, ctx)
     if op.code == schema.ADD:
-        a, b, c, ia, ib, ic = x1.data, _ONE, x2.data, 1, None, 2
+        a, b, c, ia, ib, ic = d1, _ONE, d2, 1, None, 2
     elif op.code == schema.SUB:
-        a, b, c, ia, ib, ic = x2.data, _MINUS_ONE, x1.data, 2, None, 1
+        a, b, c, ia, ib, ic = d2, _MINUS_ONE, d1, 2, None, 1
     else:
-        a, b, c, ia, ib, ic = x1.data, x2.data, _NEG_ZERO, 1, 2, None
+        a, b, c, ia, ib, ic = d1, d2, _NEG_ZERO, 1, 2, None
     p = f32.slots(f32.VEC_SLOTS)
     p[1] = inner[ia]
     p[3] = inner[ib] if ib else 0
@@ -160,7 +165,7 @@ def _eval_relu(st):
 
 # ---- SOFTMAX ----
 
-def _prepare_softmax(op, x, y):
+def _prepare_softmax(op, x, y, ctx):
     if not x.shape or tuple(x.shape) != tuple(y.shape):
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (op.label(), x.label(), x.shape,
@@ -188,7 +193,8 @@ def _prepare_softmax(op, x, y):
     ex[0][1] = 1
     ex[0][3] = depth
     qd = f32.consts(f32.ZERO, f32.NEG_INF, f32.INF, f32.ONE)
-    return _eval_softmax, (x.data, y.data, rows, depth, tmp, pv, pd, pq,
+    return _eval_softmax, (f32.words(x, ctx), y.data, rows, depth, tmp, pv,
+                           pd, pq,
                            none, qd, ex)
 
 

@@ -68,14 +68,16 @@ def prepare_pool(op, ins, outs, ctx):
     g = array("i", (n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw))
     lo, hi = f32.act_range(act)
     if op.code == schema.MAX_POOL_2D:
-        return _max_pool, (g, f32.consts(lo, hi), x.data, y.data)
+        return _max_pool, (g, f32.consts(lo, hi), f32.words(x, ctx),
+                           y.data)
     # dot sums with weight 1.0 (stride 0) and no clamp; vdiv divides by
     # the tap count (tmp[0]) and clamps.
     q = f32.consts(f32.ZERO, f32.NEG_INF, f32.INF, f32.ONE)
     pd = f32.slots(f32.VDIV_SLOTS)
     pd[1] = 1
     pd[5] = c
-    return _avg_pool, (g, f32.slots(f32.DOT_SLOTS), q, x.data, y.data, pd,
+    return _avg_pool, (g, f32.slots(f32.DOT_SLOTS), q, f32.words(x, ctx),
+                       y.data, pd,
                        f32.consts(lo, hi), f32.consts(0))
 
 
@@ -268,7 +270,7 @@ def prepare_mean(op, ins, outs, ctx):
     pd[1] = 1
     pd[5] = y.size
     cnt = f32.consts(f32.bits(float(count)) if count else f32.ONE)
-    return _mean, (p, q, x.data, y.data, bases, y.size, pd,
+    return _mean, (p, q, f32.words(x, ctx), y.data, bases, y.size, pd,
                    f32.consts(f32.NEG_INF, f32.INF), cnt)
 
 
