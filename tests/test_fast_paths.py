@@ -35,3 +35,24 @@ def test_fully_connected_depth_chunks(tmp_path, monkeypatch):
                         act=k % 4, keep=k % 7 == 3) for k in range(30)]
     errs = km.run_cases(cases, tmp_path, sets=3, scratch=5)
     assert errs == [None] * len(cases)
+
+
+def test_squared_difference_lookup_table_path(tmp_path, monkeypatch):
+    """SQUARED_DIFFERENCE's table path (shared with ADD: add.fill_tables)
+    forced for every int8 conformance model of the op."""
+    from host_tools.conformance import cases
+    from host_tools.oracle import Reference
+    marker = "from tflm.interpreter import Interpreter\n"
+    monkeypatch.setattr(mp_batch, "RUNNER",
+                        mp_batch.RUNNER.replace(marker, marker + FORCE_LUT))
+    gen = cases.discover()["SQUARED_DIFFERENCE"]
+    todo = []
+    for i in range(40):
+        raw, ins = cases.make_case(gen, 21, i, 1 + i % 4)
+        dts = [Reference(raw).input_details(k)["dtype"]
+               for k in range(len(ins))]
+        if all(d == np.int8 for d in dts):
+            arrays = [np.frombuffer(b, np.int8) for b in ins]
+            todo.append((raw, lambda rng, j, a=arrays: a))
+    assert len(todo) >= 10
+    assert km.run_cases(todo, tmp_path) == [None] * len(todo)

@@ -223,40 +223,7 @@ def _add_lut(x: int, i: int, t: int, st):
     one: int = 1
     S: int = one << 31
     R: int = one << 30
-    # Tables: entries 0..255 for input 1, 256..511 for input 2.
-    j: int = 0
-    if q[16]:  # tables already built for this eval
-        j = 512
-    z: int = (q[1] ^ S) - S
-    m: int = q[3]
-    e: int = 0 - ((q[4] ^ S) - S)
-    sg: int = 1
-    while j < 512:
-        if j == 256:
-            z = (q[2] ^ S) - S
-            m = q[5]
-            e = 0 - ((q[6] ^ S) - S)
-            if q[12]:  # SUB: tabulate -scaled2, then add
-                sg = -1
-        mh: int = m >> 16
-        ml: int = m & 0xFFFF
-        mask: int = (one << e) - 1
-        x = ((((j & 0xFF) ^ 0x80) - 0x80) + z) << 20  # |x| < 2**28
-        xh: int = x >> 16
-        xl: int = x & 0xFFFF
-        t = (xl & 0xFF) * ml + R
-        t = (xl >> 8) * ml + (t >> 8)
-        hb: int = xh * ml
-        hc: int = xl * mh
-        t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
-        x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
-        t = x & mask
-        if t > (mask >> 1) - (x >> 31):
-            x = (x >> e) + 1
-        else:
-            x = x >> e
-        tab[j] = x * sg
-        j += 1
+    fill_tables(st[3], st[4][0], 20)
     n: int = q[0]
     m = q[7]
     mh = m >> 16
@@ -298,3 +265,50 @@ def _add_lut(x: int, i: int, t: int, st):
             x = hi
         po[off + i] = x
         i += 1
+
+
+@micropython.viper
+def fill_tables(prm, work, shl: int):
+    """The lookup tables of _add_lut / squared_difference._sqdiff_lut,
+    unless prm[16] says this eval built them already: work[q] =
+    MBQM((int8(q) - zp1) << shl, m1, s1) and work[256 + q] = the same for
+    input 2, negated when prm[12] (SUB) is set; prm as _add_lut's, every
+    shift <= 0. MBQM with 16-bit limbs as fixedpoint.requant_i8b."""
+    q = ptr32(prm)
+    tab = ptr32(work)
+    if q[16]:
+        return
+    one: int = 1
+    S: int = one << 31
+    R: int = one << 30
+    z: int = (q[1] ^ S) - S
+    m: int = q[3]
+    e: int = 0 - ((q[4] ^ S) - S)
+    sg: int = 1
+    j: int = 0
+    while j < 512:
+        if j == 256:
+            z = (q[2] ^ S) - S
+            m = q[5]
+            e = 0 - ((q[6] ^ S) - S)
+            if q[12]:  # SUB: tabulate -scaled2, then add
+                sg = -1
+        mh: int = m >> 16
+        ml: int = m & 0xFFFF
+        mask: int = (one << e) - 1
+        x: int = ((((j & 0xFF) ^ 0x80) - 0x80) + z) << shl  # < 2**28
+        xh: int = x >> 16
+        xl: int = x & 0xFFFF
+        t: int = (xl & 0xFF) * ml + R
+        t = (xl >> 8) * ml + (t >> 8)
+        hb: int = xh * ml
+        hc: int = xl * mh
+        t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
+        x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
+        t = x & mask
+        if t > (mask >> 1) - (x >> 31):
+            x = (x >> e) + 1
+        else:
+            x = x >> e
+        tab[j] = x * sg
+        j += 1

@@ -151,36 +151,7 @@ def _sqdiff_lut(x: int, i: int, t: int, st):
     one: int = 1
     S: int = one << 31
     R: int = one << 30
-    j: int = 0
-    if q[16]:  # tables already built for this eval
-        j = 512
-    z: int = (q[1] ^ S) - S
-    m: int = q[3]
-    e: int = 0 - ((q[4] ^ S) - S)
-    while j < 512:
-        if j == 256:
-            z = (q[2] ^ S) - S
-            m = q[5]
-            e = 0 - ((q[6] ^ S) - S)
-        mh: int = m >> 16
-        ml: int = m & 0xFFFF
-        mask: int = (one << e) - 1
-        x = ((((j & 0xFF) ^ 0x80) - 0x80) + z) << 7  # |x| < 2**15
-        xh: int = x >> 16
-        xl: int = x & 0xFFFF
-        t = (xl & 0xFF) * ml + R
-        t = (xl >> 8) * ml + (t >> 8)
-        hb: int = xh * ml
-        hc: int = xl * mh
-        t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
-        x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
-        t = x & mask
-        if t > (mask >> 1) - (x >> 31):
-            x = (x >> e) + 1
-        else:
-            x = x >> e
-        tab[j] = x
-        j += 1
+    add.fill_tables(st[3], st[4][0], 7)  # |x| < 2**15 before MBQM
     n: int = q[0]
     m = q[7]
     mh = m >> 16
