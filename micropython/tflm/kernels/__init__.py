@@ -29,6 +29,7 @@ shares its input's bytes; the memory planner gives both one buffer.
 """
 
 from .. import schema
+from ..errors import PrepareError
 
 # builtin code -> kernel module name (imported only when a model uses it).
 MODULES = {
@@ -102,3 +103,21 @@ def find(code):
         return None
     mod = __import__("tflm.kernels." + name, None, None, [name])
     return mod
+
+
+def check_int8(op, ts, supported="int8", quantized=True):
+    """Raise PrepareError unless every tensor in ts is int8 and, with
+    quantized, has per-tensor quantization and a zero point in int8 (what
+    TFLM's int8 kernels assume). supported: the types the op's kernels
+    take, for the message."""
+    label = op.label()
+    for t in ts:
+        if t.type != schema.INT8:
+            raise PrepareError("%s: %s is %s; supported: %s"
+                               % (label, t.label(), t.dtype, supported))
+        if quantized and not t.scales:
+            raise PrepareError("%s: %s has no quantization"
+                               % (label, t.label()))
+        if quantized and not -128 <= t.zero_point <= 127:
+            raise PrepareError("%s: %s zero point %d is outside int8"
+                               % (label, t.label(), t.zero_point))

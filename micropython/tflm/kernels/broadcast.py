@@ -20,6 +20,7 @@ from array import array
 import micropython
 
 from .. import quant, schema
+from . import check_int8
 from ..errors import ModelError, PrepareError
 
 # broadcast_loop.h allows rank 8, but TFLM's RuntimeShape holds at most 6
@@ -47,17 +48,7 @@ def int8_io(op, ins, outs, types="int8, float32"):
     quantization and int8 zero points; raises PrepareError otherwise
     (types: what the op's kernels take, for the message)."""
     x1, x2, y = binary_io(op, ins, outs)
-    label = op.label()
-    for t in (x1, x2, y):
-        if t.type != schema.INT8:
-            raise PrepareError("%s: %s is %s; supported: %s"
-                               % (label, t.label(), t.dtype, types))
-        if not t.scales:
-            raise PrepareError("%s: %s has no quantization"
-                               % (label, t.label()))
-        if not -128 <= t.zero_point <= 127:
-            raise PrepareError("%s: %s zero point %d is outside int8"
-                               % (label, t.label(), t.zero_point))
+    check_int8(op, (x1, x2, y), types)
     return x1, x2, y
 
 

@@ -15,7 +15,7 @@ from array import array
 
 import micropython
 
-from .. import schema
+from . import check_int8
 from ..errors import PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from .conv_util import keep
@@ -34,10 +34,7 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
-    for t in (x, y):
-        if t.type != schema.INT8:
-            raise PrepareError("%s: %s is %s; only int8 is supported"
-                               % (label, t.label(), t.dtype))
+    check_int8(op, (x, y), quantized=False)
     if not x.scales or not -128 <= x.zero_point <= 127:
         raise PrepareError("%s: input %s needs an int8 zero point"
                            % (label, x.label()))

@@ -19,6 +19,7 @@ float_ops.py; other types raise PrepareError.
 import micropython
 
 from .. import schema
+from . import check_int8
 from ..errors import InvokeError, ModelError, PrepareError, raise_made
 from . import lut_math
 from .conv_util import keep
@@ -32,16 +33,7 @@ def unary_io(op, ins, outs, what="int8"):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
-    for t in (x, y):
-        if t.type != schema.INT8:
-            raise PrepareError("%s: %s is %s; supported: %s"
-                               % (label, t.label(), t.dtype, what))
-        if not t.scales:
-            raise PrepareError("%s: %s has no quantization"
-                               % (label, t.label()))
-        if not -128 <= t.zero_point <= 127:
-            raise PrepareError("%s: %s zero point %d is outside int8"
-                               % (label, t.label(), t.zero_point))
+    check_int8(op, (x, y), what)
     if x.size != y.size:
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (label, x.label(), x.shape, y.label(),

@@ -21,7 +21,8 @@ from array import array
 
 import micropython
 
-from .. import quant, schema
+from .. import quant
+from . import check_int8
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from . import conv_util
@@ -93,13 +94,7 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
-    for t in (x, y):
-        if t.type != schema.INT8:
-            raise PrepareError("%s: %s is %s; only int8 is supported"
-                               % (label, t.label(), t.dtype))
-        if not t.scales:
-            raise PrepareError("%s: %s has no quantization"
-                               % (label, t.label()))
+    check_int8(op, (x, y), "int8, float32")
     # TFLM only DCHECKs that the shapes match (and computes garbage when
     # the ranks differ), so they must be equal.
     if not x.shape or tuple(x.shape) != tuple(y.shape):
