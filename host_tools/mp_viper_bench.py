@@ -17,6 +17,8 @@ import micropython
 
 pkg, model_path, op_index, repeats = sys.argv[1:5]
 sys.path.insert(0, pkg)
+from array import array
+
 import tflm
 from tflm.kernels import conv
 from tflm.fixedpoint import requant_i8b
@@ -79,6 +81,22 @@ def median_us(fn, st, n):
     return times[len(times) // 2]
 
 
+class _Ctx:
+    """A kernel context (tflm/context.py) whose scratch is an array('i'),
+    which the bytecode variant above indexes by word."""
+
+    def __init__(self, model, ts):
+        from tflm.context import KernelContext
+        self._k = KernelContext(model)
+        self.model = model
+        self.scratch_len = tflm.Interpreter._scratch_len(None, ts)
+        self.scratch = array("i", range(self.scratch_len))
+        self.copied_bytes = 0
+
+    def int32_array(self, t):
+        return self._k.int32_array(t)
+
+
 def main():
     with open(model_path, "rb") as f:
         interp = tflm.Interpreter(f.read())
@@ -93,7 +111,7 @@ def main():
     ts = interp.tensors
     ins = [ts[i] if i >= 0 else None for i in op.inputs]
     outs = [ts[i] for i in op.outputs]
-    fn, st = conv.prepare(op, ins, outs, interp)
+    fn, st = conv.prepare(op, ins, outs, _Ctx(interp.model, ins + outs))
     if fn is not conv._eval_1x1:
         raise SystemExit("op %d is not a 1x1 CONV_2D" % op_index)
     out = outs[0].data

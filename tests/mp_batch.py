@@ -28,7 +28,7 @@ import tflm
 from tflm.interpreter import Interpreter
 d, n = sys.argv[2], int(sys.argv[3])
 if len(sys.argv) > 4:
-    Interpreter._scratch_len = lambda self: int(sys.argv[4])
+    Interpreter._scratch_len = lambda self, ts: int(sys.argv[4])
 
 def rd(p):
     with open(p, 'rb') as f:

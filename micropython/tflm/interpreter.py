@@ -7,33 +7,66 @@ constants as views of the model bytes (never copies), then run each
 kernel's prepare once. invoke() only calls the prepared eval functions.
 """
 
+import gc
 import time
 from array import array
 
-import micropython
-
 from . import kernels, planner, verify
-from .errors import ArenaError, InvokeError, TFLMError, UnsupportedOpError
+from .context import KernelContext
+from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
+                     UnsupportedOpError)
 from .model import Model
 
-MIN_SCRATCH = 256
+MIN_SCRATCH = 32
+# Scratch requests per operator that _where has room for before the
+# sizing pass (CONV_2D makes 2); more cost one reallocation.
+REQUESTS_PER_OP = 2
+
+
+def _free():
+    """Free heap bytes after a collection (MicroPython), else None."""
+    gc.collect()
+    f = getattr(gc, "mem_free", None)
+    return f() if f is not None else None
+
+
+def _oom(what, need):
+    """ArenaError: `what` needs `need` bytes, more than the heap has."""
+    free = _free()
+    return ArenaError("%s needs %d bytes: %s" % (
+        what, need, "out of memory" if free is None else
+        "%d bytes free%s" % (free, "" if free < need else
+                             ", but not in one block")))
 
 
 def _open_model(model):
     """(buffer, in_ram) for a path or buffer-protocol object.
 
     A path on a filesystem that maps files (vfs.VfsRom) is used in place
-    through memoryview(file); otherwise the file is read into RAM.
+    through memoryview(file); otherwise the file is read into RAM, into
+    one bytearray of the file's size (no growing read). Raises ArenaError
+    when the heap has no block that large.
     """
     if not isinstance(model, str):
         return memoryview(model), False
     f = open(model, "rb")
     try:
-        return memoryview(f), False
-    except TypeError:
-        pass
-    try:
-        return f.read(), True
+        try:
+            return memoryview(f), False
+        except TypeError:
+            pass
+        n = f.seek(0, 2)
+        f.seek(0)
+        free = _free()
+        if free is not None and free < n:
+            raise _oom("reading %s into RAM" % model, n)
+        try:
+            buf = bytearray(n)
+        except MemoryError:
+            raise _oom("reading %s into RAM" % model, n)
+        if f.readinto(buf) != n:
+            raise FormatError("%s: short read" % model)
+        return buf, True
     finally:
         f.close()
 
@@ -47,6 +80,25 @@ def _pick(tensors, i, what):
     return tensors[i]
 
 
+def _bind(t, w, model_mv, head):
+    """Bind tensor t to its bytes: w = where[t.index] (see _where)."""
+    if w <= -2:
+        t.data = model_mv[-2 - w:-2 - w + t.nbytes]
+    elif w >= 0:
+        t.data = head[w:w + t.nbytes]
+    return t
+
+
+def _get(m, i, io, where, head):
+    """Tensor i of model m bound to its bytes (None for -1): a subgraph
+    input or output from io, else parsed anew (garbage after prepare)."""
+    if i < 0:
+        return None
+    t = io.get(i)
+    return t if t is not None else _bind(m.tensor(i), where[i], m.fb.mv,
+                                         head)
+
+
 class Interpreter:
     """Runs a .tflite model (subgraph 0).
 
@@ -54,22 +106,39 @@ class Interpreter:
     file, uctypes.bytearray_at over flash). A buffer is never copied; a
     path is used in place where the filesystem maps files (ROMFS) and
     read into RAM elsewhere (model_in_ram).
-    arena_size: optional budget in bytes; if the plan needs more, ArenaError
-    says how much, before the arena is allocated.
+    arena_size: optional budget in bytes for the whole arena (head +
+    persistent tail); if the model needs more, ArenaError says how much,
+    before the arena is allocated.
+
+    Construction follows TFLM's MicroAllocator so that a board's heap,
+    which never moves objects, does not fragment: every size is known
+    before any large block is taken. A first pass parses and verifies the
+    model, plans the activations, and runs every kernel's prepare with a
+    sizing context (context.py) that records what it asks for: scratch
+    buffers (planned into the head with the activations, each living
+    only during its operator) and the bytes it keeps for eval (the
+    tail). Everything of that pass is dropped; then the arena, one
+    bytearray of head + tail, is allocated while little else is live,
+    and the second pass prepares each operator for real, parsing only
+    that operator's tensors, and copies what it keeps into the tail.
 
     Attributes: inputs, outputs (lists of model.Tensor: name, shape,
-    dtype, scale, zero_point, data), arena_size (bytes planned for the
-    activations), persistent_size (bytes of the persistent arena: kernel
-    data kept for eval, such as multipliers, shifts, biases and the
-    scratch words; TFLM's arena tail), copied_bytes (constant bytes
-    copied for alignment), model_in_ram, tensors (built on access).
-    Besides the two arena blocks, a built interpreter keeps about 7 KB
-    for person_detect on a 32-bit port (state tuples and views).
+    dtype, scale, zero_point, data), arena_size (bytes of the head:
+    activations and scratch; TFLM's arena head), persistent_size (bytes
+    of the tail: multipliers, shifts, biases, tables and parameter
+    blocks kept for eval; TFLM's arena tail), ram (bytes of heap this
+    interpreter keeps: the heap's growth across construction, model
+    bytes read into RAM included; arena bytes under CPython),
+    copied_bytes (constant bytes copied for alignment), model_in_ram,
+    tensors (built on access).
     Raises FormatError / ModelError for a bad file, UnsupportedOpError
     listing every operator without a kernel, PrepareError from a kernel,
-    ArenaError when the arena does not fit (arena_size or free RAM). Any
-    model file gives one of these TFLMErrors, never another exception
-    (see verify.py); OSError comes only from opening a path.
+    ArenaError when the model file or the arena does not fit (arena_size,
+    or the free heap: the message names the phase, the bytes needed and
+    the bytes free), before the block is allocated where the free heap
+    already shows it. Any model file gives one of these TFLMErrors, never
+    another exception (see verify.py); OSError comes only from opening a
+    path.
 
     When the constructor raises, no Interpreter exists (Python binds no
     object), so there is nothing to invoke; an object whose construction
@@ -80,44 +149,77 @@ class Interpreter:
     """
 
     def __init__(self, model, arena_size=None):
-        self._steps = self._tensors = self._kept = None
-        self.copied_bytes = self.persistent_size = 0
-        buf, self.model_in_ram = _open_model(model)
-        self._stage = "parsing the model"
+        # Every attribute is set here, before anything that dies is made:
+        # the instance's attribute table is then allocated once, low.
+        self._steps = self._tensors = self.model = self.arena = None
+        self._where = self.inputs = self.outputs = None
+        self._prof_ops = self._prof_us = None
+        self._profiled = self.model_in_ram = False
+        self.copied_bytes = self.persistent_size = self.arena_size = 0
+        self._n_requests = self.ram = 0
+        self._stage = "reading the model"
+        free0 = _free()
         try:
+            buf, self.model_in_ram = _open_model(model)
+            self._stage = "parsing the model"
             self._build(buf, arena_size)
         except TFLMError:
             raise
+        except OSError:
+            raise
         except Exception as e:  # last line of defence: see verify.py
             raise verify.internal_error(e, self._stage)
+        free1 = _free()
+        self.ram = (free0 - free1 if free0 is not None
+                    else self.arena_size + self.persistent_size)
 
     def _build(self, buf, arena_size):
-        self.model = m = Model(buf)
-        self._tensors = m.tensors
-        self.inputs = [m.tensors[i] for i in m.inputs]
-        self.outputs = [m.tensors[i] for i in m.outputs]
+        # On a board the heap never moves an object: whatever lives on is
+        # made right after a gc.collect() (it then takes the lowest free
+        # blocks), and whatever dies is dropped before the arena is taken.
+        self.model = m = Model(buf, check=False)  # header fields only
+        self._stage = "importing kernels"
+        for code, _, custom in m._codes:  # long-lived code, made first
+            if custom is None:
+                kernels.find(code)
+        gc.collect()
+        self._stage = "parsing the model"
+        m.check()
         self._stage = "resolving operators"
         mods = self._resolve()
         self._stage = "planning the arena"
         verify.check_plan_size(m)
-        need, buffers, groups = planner.plan_model(m)
+        big = 0
+        for t in m.tensors:
+            if not t.is_const:
+                big = max(big, t.nbytes)
+        n = m.n_tensors + 2 * REQUESTS_PER_OP * len(mods)
+        m.release()
+        gc.collect()
+        mods = tuple(mods)
+        # Per tensor where its bytes are, then (head offset, bytes) of
+        # each scratch request: see _size.
+        self._where = array("i", range(n))
+        head, tail = self._size(mods, bytearray(big))
+        gc.collect()
+        need = head + tail
         if arena_size is not None and arena_size < need:
-            raise ArenaError("arena of %d bytes is too small: the plan "
-                             "needs %d" % (arena_size, need))
-        self.arena_size = need
-        self._stage = "allocating a %d-byte arena" % need
-        self.arena = bytearray(need)
-        self._stage = "binding tensors"
-        self._bind(groups, buffers)
-        verify.check_bindings(self, groups)
-        self.scratch_len = self._scratch_len()
-        self._stage = "allocating %d words of scratch" % self.scratch_len
-        self.scratch = array("i", bytes(4 * self.scratch_len))
-        self._kept = []
-        steps = self._prepare(mods)
-        self._stage = "allocating the persistent arena"
-        self._steps = self._persist(steps)
-        self._release(groups)
+            raise ArenaError("arena of %d bytes is too small: the model "
+                             "needs %d (%d head + %d tail)"
+                             % (arena_size, need, head, tail))
+        self.arena_size = head
+        what = "allocating the %d-byte arena (%d head + %d tail)" % (
+            need, head, tail)
+        self._stage = what
+        free = _free()
+        if free is not None and free < need:
+            raise _oom(what, need)
+        try:
+            self.arena = bytearray(need)
+        except MemoryError:
+            raise _oom(what, need)
+        self._stage = "preparing"
+        self._prepare(mods, head, tail)
 
     def _resolve(self):
         mods, missing = [], []
@@ -138,112 +240,107 @@ class Interpreter:
                                      + hint)
         return mods
 
-    def _bind(self, root, buffers):
-        model_mv = self.model.fb.mv
-        arena = memoryview(self.arena)
-        for t in self.tensors:
-            r = self.tensors[root[t.index]]
-            if r.is_const:
-                t.data = model_mv[r.const_pos:r.const_pos + t.nbytes]
-            else:
-                b = buffers.get(r.index)
-                if b is not None:
-                    t.offset = b.offset
-                    t.data = arena[b.offset:b.offset + t.nbytes]
-
-    def _scratch_len(self):
-        n = MIN_SCRATCH
-        for t in self.tensors:
-            if not t.is_const and t.shape:
-                n = max(n, 2 * t.shape[-1])
-        return n
-
-    def _prepare(self, mods):
-        steps = []
-        ran = []
-        tensors = self.tensors
-        for op, mod in zip(self.model.operators, mods):
-            self._stage = "preparing " + op.label()
-            ins = [tensors[i] if i >= 0 else None for i in op.inputs]
-            outs = [tensors[i] if i >= 0 else None for i in op.outputs]
-            fn, state = mod.prepare(op, ins, outs, self)
-            if fn is not None:
-                steps.append((fn, state))
-                ran.append(op.index)
-        # For invoke(profile=True): the operator index of each step, and
-        # per-step microseconds plus the total (last slot), preallocated.
-        self._prof_ops = array("i", ran)
-        self._prof_us = array("i", bytes(4 * len(ran) + 4))
-        self._profiled = False
-        return steps
-
-    def keep(self, a, itemsize=4):
-        """Move array a into the persistent arena after prepare; returns a.
-
-        a: this op's own array('i') (itemsize 4), array('b') or
-        bytearray (itemsize 1), final once prepare returns, and an item
-        of the op's state tuple. Once all kernels are prepared, its bytes
-        are copied into one bytearray (TFLM's persistent tail of the
-        arena: multipliers, shifts, biases, tables), and every state
-        tuple gets a view of that copy in its place: eval code reads it
-        through viper pointers only. The heap then holds one block
-        instead of one object per array (issue: ~16 bytes each, plus
-        fragmentation). Only top-level items of the state tuple are
-        replaced: do not keep an array that eval indexes from Python,
-        that a nested tuple holds, or that a memoryview slice in the
-        state refers to (the slice would keep the old array alive).
-        """
-        # None passes through; after load (a tool preparing a kernel
-        # again) the array stays where it is
-        if a is not None and self._kept is not None:
-            self._kept.append((a, itemsize))
-        return a
-
-    def _persist(self, steps):
-        box = getattr(self, "_work_box", None)  # conv_util.work_buffer
-        if box is not None:
-            self._kept.append((box[0], 4))
-        # Sizes rounded up to words, so that every view is 4-aligned.
-        total = 0
-        for a, size in self._kept:
-            total += (len(a) * size + 3) & ~3
-        self.persistent = tail = bytearray(total)
-        # The scratch array stays a block of its own (kernels keep views
-        # of its halves), counted with the persistent arena.
-        self.persistent_size = total + 4 * self.scratch_len
-        mv = memoryview(tail)
-        views = {}
-        off = 0
-        for a, size in self._kept:
-            n = len(a) * size
-            v = mv[off:off + n]
-            _copy(v, a, n)
-            views[id(a)] = v
-            off += (n + 3) & ~3
-        self._kept = None
-        if box is not None:
-            box[0] = views[id(box[0])]
-        out = []
-        for fn, st in steps:
-            if isinstance(st, tuple):
-                st = tuple([views.get(id(x), x) for x in st])
-            out.append((fn, st))
-        return out
-
-    def _release(self, groups):
-        # Keep where each tensor's bytes are (compact), drop the parsed
-        # lists: `tensors` rebuilds Tensor views on demand.
-        where = array("i", bytes(4 * len(self._tensors)))
-        for t in self._tensors:
-            r = self._tensors[groups[t.index]]
+    def _size(self, mods, dummy):
+        """The sizing pass (see the class doc): returns (head bytes, tail
+        bytes) and fills _where: per tensor its head offset (-1: none,
+        <= -2: constant at -2 - w in the model), then per scratch request
+        its head offset and bytes. dummy: a bytearray as large as the
+        largest activation, which all activations are bound to (prepare
+        keeps views of them but never reads their values). Every object
+        this pass makes is garbage when it returns."""
+        m = self.model
+        tensors = self._tensors = m.tensors
+        dummy = memoryview(dummy)
+        _, buffers, groups = planner.plan_model(m)
+        where = self._where
+        for t in tensors:
+            r = tensors[groups[t.index]]
             if r.is_const:
                 where[t.index] = -2 - r.const_pos
             else:
-                off = getattr(r, "offset", None)
-                where[t.index] = -1 if off is None else off
-        self._where = where
+                where[t.index] = 0 if r.index in buffers else -1
+            _bind(t, where[t.index], m.fb.mv, dummy)
+        verify.check_bindings(self, groups)
+        ctx = KernelContext(m)
+        for op, mod in zip(m.operators, mods):
+            self._stage = "preparing " + op.label()
+            ins = [tensors[i] if i >= 0 else None for i in op.inputs]
+            outs = [tensors[i] if i >= 0 else None for i in op.outputs]
+            ctx.begin(op.index, self._scratch_len(ins + outs))
+            ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
+            ins = outs = None
+            gc.collect()  # keeps what lives packed low (class doc)
+        self._stage = "planning the arena"  # drops the last op's label
+        bufs = [buffers[r] for r in sorted(buffers)]
+        for k, n in ctx.requests:
+            bufs.append(planner.Buffer(n, k, k))
+        head = planner.plan(bufs)
+        nt = len(tensors)
+        need = nt + 2 * len(ctx.requests)
+        if need > len(where):  # more requests than REQUESTS_PER_OP
+            self._where = where = array("i", list(where) + [0] * (
+                need - len(where)))
+        for q in range(len(ctx.requests)):
+            b = bufs[len(buffers) + q]
+            where[nt + 2 * q] = b.offset
+            where[nt + 2 * q + 1] = b.size
+        for t in tensors:
+            if where[t.index] >= 0:
+                where[t.index] = buffers[groups[t.index]].offset
+        self._n_requests = len(ctx.requests)
         self._tensors = None
-        self.model.release()
+        m.release()
+        return head, ctx.tail_size
+
+    def _scratch_len(self, ts):
+        """Words of scratch for an operator with tensors ts (None for an
+        omitted one): twice the largest last dimension of its activations,
+        at least MIN_SCRATCH (kernels work in chunks of what they get)."""
+        n = MIN_SCRATCH
+        for t in ts:
+            if t is not None and not t.is_const and t.shape:
+                n = max(n, 2 * t.shape[-1])
+        return n
+
+    def _prepare(self, mods, head, tail):
+        """The real pass: each operator's tensors parsed on their own,
+        prepared with views of the arena, kept arrays copied to the tail."""
+        m = self.model
+        mv = memoryview(self.arena)
+        hv = mv[:head]
+        model_mv = m.fb.mv
+        where = self._where
+        ctx = KernelContext(m, hv, where, mv[head:], m.n_tensors,
+                            self._n_requests)
+        io = {}
+        for i in m.inputs + m.outputs:
+            if i not in io:
+                io[i] = _bind(m.tensor(i), where[i], model_mv, hv)
+        self.inputs = [io[i] for i in m.inputs]
+        self.outputs = [io[i] for i in m.outputs]
+        steps = []
+        ran = []
+        for k, mod in enumerate(mods):
+            op = m.operator(k)
+            self._stage = "preparing " + op.label()
+            ins = [_get(m, i, io, where, hv) for i in op.inputs]
+            outs = [_get(m, i, io, where, hv) for i in op.outputs]
+            ctx.begin(k, self._scratch_len(ins + outs))
+            fn, state = mod.prepare(op, ins, outs, ctx)
+            state = ctx.finish(state)
+            if fn is not None:
+                steps.append((fn, state))
+                ran.append(k)
+            op = ins = outs = state = None
+            gc.collect()
+        self.copied_bytes = ctx.copied_bytes
+        self.persistent_size = tail + ctx.spilled
+        # For invoke(profile=True): the operator index of each step, and
+        # per-step microseconds plus the total (last slot), preallocated.
+        self._prof_ops = array("i", ran)
+        self._prof_us = array("i", range(len(ran) + 1))
+        self._profiled = False
+        self._steps = steps
 
     @property
     def tensors(self):
@@ -257,24 +354,10 @@ class Interpreter:
         ts = self.model.tensors
         self.model.release()
         model_mv = self.model.fb.mv
-        arena = memoryview(self.arena)
+        head = memoryview(self.arena)[:self.arena_size]
         for t in ts:
-            w = self._where[t.index]
-            if w <= -2:
-                t.data = model_mv[-2 - w:-2 - w + t.nbytes]
-            elif w >= 0:
-                t.offset = w
-                t.data = arena[w:w + t.nbytes]
+            _bind(t, self._where[t.index], model_mv, head)
         return ts
-
-    def int32_array(self, t):
-        """An aligned array('i') copy of constant int32 tensor t (e.g. a
-        bias), so viper may use ptr32 on it; counted in copied_bytes."""
-        fb = self.model.fb
-        pos = t.const_pos
-        a = array("i", (fb.i32(pos + 4 * k) for k in range(t.size)))
-        self.copied_bytes += 4 * t.size
-        return a
 
     def _built(self):
         if getattr(self, "_steps", None) is None:
@@ -361,14 +444,3 @@ class Interpreter:
         (name, dtype, shape, scale, zero point): print(interp)."""
         from .repl import summary
         return summary(self)
-
-
-@micropython.viper
-def _copy(dst, src, n: int):
-    """dst[0:n] = the first n bytes of src's buffer (any buffer types)."""
-    d = ptr8(dst)
-    s = ptr8(src)
-    i: int = 0
-    while i < n:
-        d[i] = s[i]
-        i += 1

@@ -6,9 +6,24 @@ a Tensor only remembers where its bytes are. Every index and size read from
 the file is checked; errors name the tensor or operator and the offset.
 """
 
+import gc
+import sys
+
 from . import schema, verify
 from .errors import FormatError, ModelError, op_label, tensor_label
 from .flatbuf import FlatBuffer, Table
+
+def _pack(k):
+    """A collection after every 8th record parsed: each record leaves
+    about a kilobyte of garbage, and without it a board's heap would hold
+    the records spread through all of its free space, in gaps too small
+    for the blocks kernels then ask for (the GC heap never moves an
+    object). Only on MicroPython."""
+    if k & 7 == 7 and _MP:
+        gc.collect()
+
+
+_MP = sys.implementation.name == "micropython"
 
 # Sanity bounds, so that a corrupt file cannot ask for absurd work or RAM.
 MAX_DIM = 1 << 24
@@ -175,9 +190,16 @@ class Model:
     max(builtin_code, deprecated_builtin_code) like TFLM's GetBuiltinCode.
     """
 
-    def __init__(self, buf):
+    def __init__(self, buf, check=True):
         fb = FlatBuffer(buf)
+        # Every attribute is set before the first object that dies, so
+        # that on a board what lives on is allocated first, packed low.
         self.fb = fb
+        self._t = self._o = None
+        self.version = self.num_subgraphs = self._sg = 0
+        self._buffers = self._codes = self.inputs = self.outputs = None
+        self.name = None
+        self.n_tensors = self.n_operators = 0
         verify.structure(fb)  # bounds what the parsing below will read
         root = fb.root()
         self.version = root.u32(schema.MODEL_VERSION)
@@ -192,13 +214,23 @@ class Model:
         self.num_subgraphs = n_sg
         sg = root.table_at(sg_start, 0)
         self._sg = sg.pos
+        gc.collect()
         self._codes = self._opcodes(root)
-        self._t = self._tensors(sg)
-        n = len(self._t)
+        self.n_tensors = n = sg.vector(0, 4)[1]
+        self.n_operators = sg.vector(3, 4)[1]
         self.inputs = self._indices(sg, 1, n, "subgraph input")
         self.outputs = self._indices(sg, 2, n, "subgraph output")
-        self._o = self._operators(sg, self._codes, n)
         self.name = sg.string(4)
+        if check:
+            self.check()
+
+    def check(self):
+        """Parse the tensors and operators and verify them (verify.py,
+        check_model): what Model(buf) does unless check=False, which
+        reads only the header fields (version, operator codes, inputs,
+        outputs, counts, name). Raises FormatError / ModelError."""
+        self._t = self.tensors
+        self._o = self.operators
         verify.check_model(self)
 
     # The interpreter releases the parsed lists once its kernels are
@@ -217,21 +249,38 @@ class Model:
         """List of Operator (subgraph 0), parsed again after release()."""
         if self._o is None:
             self._o = self._operators(Table(self.fb, self._sg), self._codes,
-                                      len(self.tensors))
+                                      self.n_tensors)
         return self._o
 
     def release(self):
         """Drop the parsed Tensor and Operator lists (see above)."""
         self._t = self._o = None
 
+    def tensor(self, i):
+        """Tensor i of subgraph 0, parsed on its own (no list is built):
+        what the interpreter uses once the lists are released. i must be
+        a valid index (checked when the model was loaded)."""
+        if self._t is not None:
+            return self._t[i]
+        sg = Table(self.fb, self._sg)
+        return self._tensor(sg.table_at(sg.vector(0, 4)[0], i), i)
+
+    def operator(self, k):
+        """Operator k of subgraph 0, parsed on its own (see tensor())."""
+        if self._o is not None:
+            return self._o[k]
+        sg = Table(self.fb, self._sg)
+        return self._operator(sg.table_at(sg.vector(3, 4)[0], k), k,
+                              self._codes, self.n_tensors)
+
     def _opcodes(self, root):
         start, n = root.vector(schema.MODEL_OPCODES, 4)
-        codes = []
+        codes = [None] * n
         for k in range(n):
             t = root.table_at(start, k)
             code = max(t.i8(0), t.i32(3))
             custom = t.string(1, None) if code == schema.CUSTOM else None
-            codes.append((code, t.i32(2, 1), custom))
+            codes[k] = (code, t.i32(2, 1), custom)
         return codes
 
     def _indices(self, table, field, n, what):
@@ -244,7 +293,11 @@ class Model:
 
     def _tensors(self, sg):
         start, n = sg.vector(0, 4)
-        return [self._tensor(sg.table_at(start, k), k) for k in range(n)]
+        ts = [None] * n
+        for k in range(n):
+            ts[k] = self._tensor(sg.table_at(start, k), k)
+            _pack(k)
+        return ts
 
     def _tensor(self, t, k):
         ts = Tensor(k)
@@ -300,31 +353,34 @@ class Model:
 
     def _operators(self, sg, codes, n):
         start, count = sg.vector(3, 4)
-        ops = []
+        ops = [None] * count
         for k in range(count):
-            t = sg.table_at(start, k)
-            op = Operator()
-            op.index = k
-            op._fb = self.fb
-            op.pos = t.pos
-            ci = t.u32(0)
-            if ci >= len(codes):
-                raise ModelError("op %d: opcode_index %d out of range (%d "
-                                 "codes)" % (k, ci, len(codes)))
-            op.code, version, custom = codes[ci]
-            if version != 1:
-                op.version = version
-            if custom is not None:
-                op.custom_code = custom
-            op.name = custom or schema.builtin_name(op.code)
-            op.inputs = t.int_vector(1)
-            op.outputs = t.int_vector(2)
-            for i in op.inputs + op.outputs:
-                if not -1 <= i < n:
-                    raise ModelError("%s: tensor index %d out of range (%d "
-                                     "tensors)" % (op.label(), i, n))
-            ops.append(op)
+            ops[k] = self._operator(sg.table_at(start, k), k, codes, n)
+            _pack(k)
         return ops
+
+    def _operator(self, t, k, codes, n):
+        op = Operator()
+        op.index = k
+        op._fb = self.fb
+        op.pos = t.pos
+        ci = t.u32(0)
+        if ci >= len(codes):
+            raise ModelError("op %d: opcode_index %d out of range (%d "
+                             "codes)" % (k, ci, len(codes)))
+        op.code, version, custom = codes[ci]
+        if version != 1:
+            op.version = version
+        if custom is not None:
+            op.custom_code = custom
+        op.name = custom or schema.builtin_name(op.code)
+        op.inputs = t.int_vector(1)
+        op.outputs = t.int_vector(2)
+        for i in op.inputs + op.outputs:
+            if not -1 <= i < n:
+                raise ModelError("%s: tensor index %d out of range (%d "
+                                 "tensors)" % (op.label(), i, n))
+        return op
 
 
 def _element_count(ts):

@@ -10,15 +10,18 @@ memoryview of the arena for activations, of the model for constants.
 prepare checks shapes, types, options and quantization (raising
 PrepareError naming op.label() and the tensor), computes everything that
 does not depend on tensor values (multipliers, padding, strides), and
-returns the eval function and its state. ctx is the Interpreter: kernels
-use ctx.scratch (a shared array('i') used only during one op's eval; its
-length is ctx.scratch_len) and ctx.int32_array(tensor) (an aligned copy of a
-small constant int32 tensor such as a bias, counted in ctx.copied_bytes).
-Arrays that an op keeps for eval (multipliers, shifts, biases, tables,
-parameter blocks) go through conv_util.keep(ctx, a): after every op is
-prepared, the interpreter copies them into its persistent arena (TFLM's
-arena tail) and puts views of the copies in the state tuples, so eval
-code must read them with viper pointers only.
+returns the eval function and its state. ctx is a context.KernelContext
+(TFLM's MicroContext): ctx.scratch (this op's scratch, ctx.scratch_len
+int32 words, a bytes view used only during its own eval;
+conv_util.scratch_halves splits it), conv_util.work_buffer(ctx, n) (more
+scratch words), ctx.int32_array(tensor) (an aligned copy of a small
+constant int32 tensor such as a bias, counted in ctx.copied_bytes) and
+ctx.model (constant data). Arrays that an op keeps for eval (multipliers,
+shifts, biases, tables, parameter blocks) go through conv_util.keep(ctx,
+a): the interpreter copies them into its arena's tail and puts views of
+the copies in the state tuple, so eval code must read them with viper
+pointers only. prepare runs twice (a sizing pass, then the real one, see
+context.py) and must ask for the same buffers both times.
 
 eval_fn(state) is the hot path: it must not allocate (it runs under
 micropython.heap_lock()), and its loops are @micropython.viper code that is

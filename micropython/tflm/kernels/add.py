@@ -40,7 +40,7 @@ from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from . import broadcast
-from .conv_util import work_buffer
+from .conv_util import scratch_halves, work_buffer
 
 ADD_OPTIONS = 11
 LEFT_SHIFT = 20
@@ -109,9 +109,7 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
                           LEFT_SHIFT)
-    half = ctx.scratch_len // 2
-    sa = ctx.scratch
-    sb = memoryview(ctx.scratch)[half:]
+    sa, sb, half = scratch_halves(ctx)
     qp = array("i", [y.zero_point, lo, hi])
     return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half, st,
                    q1[0], q1[1], q2[0], q2[1], qo[0], qo[1], qp,
@@ -171,9 +169,9 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
         prm = array("i", head + [a, b, 0, 0])
         return _eval_lut, (kernel, (x1.data, x2.data, y.data, prm, box))
-    half = ctx.scratch_len // 2
+    sa, sb, half = scratch_halves(ctx)
     prm = array("i", head + [4, 4, 0, 0])
-    kst = (ctx.scratch, memoryview(ctx.scratch)[half:], y.data, prm, box)
+    kst = (sa, sb, y.data, prm, box)
     return _eval_lut_chunks, (kernel, kst, x1.data, x2.data,
                               broadcast.walker(x1, x2, y, True), half,
                               y.size)

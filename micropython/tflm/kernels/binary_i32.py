@@ -21,7 +21,7 @@ import micropython
 from .. import schema
 from ..errors import PrepareError
 from . import broadcast
-from .conv_util import keep
+from .conv_util import keep, scratch_halves
 
 SUB, MUL, SQDIFF = 0, 1, 2
 _MODES = {schema.SUB: SUB, schema.MUL: MUL, schema.SQUARED_DIFFERENCE: SQDIFF}
@@ -50,8 +50,7 @@ def prepare(op, ins, outs, ctx, act=0):
     if mode == SQDIFF:
         lo, hi = -0x80000000, 0x7FFFFFFF
     st = broadcast.walker(x1, x2, y, bc, width=4)
-    half = ctx.scratch_len // 2
-    sb = memoryview(ctx.scratch)[half:]
+    sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), mode, keep(ctx, array("i", [lo, hi])))
 

@@ -161,13 +161,15 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
     top = 0
     in_s, out_s = inp.scale, out.scale  # read once: they are model reads
     try:
-        cache = {}
+        # Only the last scale's result is reused: a cache of every
+        # channel's would keep small objects alive across the big-number
+        # garbage of conv_multiplier, scattering them over a board's heap.
+        last = ms = None
         for c in range(n_ch):
             s = scales[c] if len(scales) > 1 else scales[0]
-            ms = cache.get(s)
-            if ms is None:
+            if s != last:
                 ms = quant.conv_multiplier(in_s, s, out_s)
-                cache[s] = ms
+                last = s
             top = max(top, ms[1])
             if top <= 30:  # shifts are in [-31, 30]: they fit a byte
                 mults[c], shifts[c] = ms
@@ -238,22 +240,32 @@ def filter_sums(filt, n: int, k: int, out):
 
 def keep(ctx, a, itemsize=4):
     """ctx.keep(a, itemsize) (the interpreter moves a into its persistent
-    arena after prepare); a unchanged for a context without keep()."""
+    arena after prepare: context.KernelContext.keep); a unchanged for a
+    context without keep()."""
     k = getattr(ctx, "keep", None)
     return a if k is None else k(a, itemsize)
 
 
 def work_buffer(ctx, n):
-    """A one-element list [array('i')] of at least n words, shared by the
-    kernels of one interpreter and used by one op at a time during its
-    eval (CONV_2D gathers an output pixel's input window into it, ADD
-    its lookup tables). Grown at prepare: the box is shared, so ops
-    prepared earlier see the larger array, and only the largest is kept.
-    Eval reads box[0]: no allocation."""
-    box = getattr(ctx, "_work_box", None)
-    if box is None:
-        box = [array("i", bytes(4 * n))]
-        ctx._work_box = box
-    elif len(box[0]) < n:
-        box[0] = array("i", bytes(4 * n))
-    return box
+    """A one-element list [buffer] of at least n int32 words that this
+    op uses during its own eval only (CONV_2D gathers an output pixel's
+    input window into it, ADD its lookup tables): ctx.work(n), a scratch
+    buffer that the interpreter plans into the arena's head
+    (context.KernelContext.work). Eval reads box[0] with viper pointers:
+    no allocation. A context without work() (kernel tests) gets a fresh
+    array('i')."""
+    w = getattr(ctx, "work", None)
+    if w is not None:
+        return w(n)
+    return [array("i", bytes(4 * max(n, 1)))]
+
+
+def scratch_halves(ctx):
+    """(scratch, upper half, half): ctx.scratch, a view of its second
+    half, and the words in each half (ctx.scratch_len // 2). The scratch
+    is a bytes view in the interpreter and an array('i') in kernel
+    tests: the upper half starts at word `half` in both."""
+    s = ctx.scratch
+    half = ctx.scratch_len // 2
+    mv = memoryview(s)
+    return s, mv[half if len(mv) == ctx.scratch_len else 4 * half:], half

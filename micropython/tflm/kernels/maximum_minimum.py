@@ -19,7 +19,7 @@ from .. import schema
 from ..errors import PrepareError
 from ..fixedpoint import store_i8
 from . import broadcast
-from .conv_util import keep
+from .conv_util import keep, scratch_halves
 
 # tensor type -> (element bytes, float compare)
 _TYPES = {schema.INT8: (1, 0), schema.INT32: (4, 0), schema.FLOAT32: (4, 1)}
@@ -38,8 +38,7 @@ def prepare(op, ins, outs, ctx):
     width, flt = _TYPES[y.type]
     bc = broadcast.check(op, x1, x2, y)
     st = broadcast.walker(x1, x2, y, bc, width=width)
-    half = ctx.scratch_len // 2
-    sb = memoryview(ctx.scratch)[half:]
+    sa, sb, half = scratch_halves(ctx)
     mode = (1 if op.code == schema.MAXIMUM else 0) | (2 if flt else 0)
     qp = array("i", [0, -128, 127]) if width == 1 else None
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,

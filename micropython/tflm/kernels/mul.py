@@ -26,7 +26,7 @@ from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from . import broadcast
-from .conv_util import keep
+from .conv_util import keep, scratch_halves
 
 MUL_OPTIONS = 21
 
@@ -71,8 +71,7 @@ def _prepare_int8(op, ins, outs, ctx, act):
                           y.zero_point, lo, hi, a, b])
         return _eval_flat, (x1.data, x2.data, y.data, keep(ctx, prm))
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point)
-    half = ctx.scratch_len // 2
-    sb = memoryview(ctx.scratch)[half:]
+    sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), keep(ctx, array("i", [m])),
                    keep(ctx, array("i", [s])),

@@ -36,7 +36,7 @@ from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b, scale_i32
 from ..model import Operator
 from . import add, broadcast
-from .conv_util import keep
+from .conv_util import keep, scratch_halves
 
 LEFT_SHIFT = 7
 
@@ -93,8 +93,7 @@ def _prepare_int8(op, ins, outs, ctx):
         return add.bind_lut(_sqdiff_lut, x1, x2, y, ctx, bc, head)
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
                           LEFT_SHIFT)
-    half = ctx.scratch_len // 2
-    sb = memoryview(ctx.scratch)[half:]
+    sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), q1[0], q1[1], q2[0], q2[1], qo[0], qo[1],
                    keep(ctx, array("i", [y.zero_point, -128, 127])))

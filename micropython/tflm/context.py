@@ -1,0 +1,176 @@
+"""The kernel context: what a kernel's prepare may ask of the interpreter.
+
+In the spirit of TFLM's MicroContext (tensorflow/lite/micro/
+micro_context.h) and MicroAllocator: kernels do not allocate long-lived
+memory themselves, they ask the context, and the interpreter places every
+byte in one arena that it allocates once.
+
+The interpreter runs every kernel's prepare twice with the same calls:
+
+1. a sizing pass (KernelContext(model, scratch_len) with no arena): each
+   request is recorded, nothing is kept. Activations are bound to a
+   throw-away buffer; the results of prepare are dropped.
+2. the real pass (arena given): the same requests get their place in the
+   arena, planned after the sizing pass, before the arena existed.
+
+The arena is one bytearray: the head holds the activations and the scratch
+buffers (planned together by the greedy memory planner, each scratch
+buffer living only during its operator, like RequestScratchBufferInArena);
+the tail holds what kernels keep for eval (AllocatePersistentBuffer).
+
+What prepare may use (ctx):
+- ctx.model: the model.Model (constant data: ctx.model.fb).
+- ctx.scratch: this operator's scratch buffer, ctx.scratch_len int32
+  words, used only during its own eval (a bytes view: read it with viper
+  pointers; conv_util.scratch_halves splits it in two).
+- ctx.work(n): a further scratch buffer of n int32 words for this
+  operator, as a one-element list [buffer] (conv_util.work_buffer).
+- ctx.keep(a, itemsize): after prepare returns, array a (an item of the
+  state tuple) is copied into the arena's tail and the state gets a view
+  of the copy in its place (see keep()).
+- ctx.int32_array(t): an aligned array('i') copy of a constant int32
+  tensor (e.g. a bias), to keep or to fold; counted in copied_bytes.
+Kernels touch nothing else of the interpreter.
+"""
+
+import gc
+from array import array
+
+import micropython  # under CPython, the tflm package installs a shim
+
+from .errors import PrepareError
+
+
+class KernelContext:
+    """Context for the prepare of every operator (see the module doc).
+
+    model: model.Model. begin() starts each operator's prepare and sets
+    scratch_len, the words of its scratch.
+    Sizing pass (head is None): requests are recorded in `requests`
+    (list of (operator index, bytes)) and tail_size sums the kept bytes.
+    Real pass: head / tail are memoryviews of the arena; offsets[first +
+    2 * j] is the head offset planned for request j < n_requests and
+    offsets[first + 2 * j + 1] its size, which must be the same request
+    as in the sizing pass (else PrepareError: a kernel whose prepare
+    asked for other buffers the second time).
+    """
+
+    def __init__(self, model, head=None, offsets=None, tail=None, first=0,
+                 n_requests=0):
+        self.model = model
+        self.scratch_len = 0
+        self.copied_bytes = 0
+        self.op = -1
+        self._head = head
+        self._offsets = offsets
+        self._tail = tail
+        self.requests = []
+        self.tail_size = 0  # kept bytes (sizing) / bytes used (real)
+        self.spilled = 0  # kept bytes that stayed on the heap (real pass)
+        self._req = 0
+        self._first = first
+        self._n_requests = n_requests
+        self._kept = []
+        self._scratch = None
+        self._tmp = None
+
+    def begin(self, op_index, scratch_len):
+        """Start the prepare of operator op_index, whose scratch is
+        scratch_len words."""
+        self.op = op_index
+        self.scratch_len = scratch_len
+        self._scratch = None
+        self._kept = []
+
+    def _request(self, nbytes):
+        j = self._req
+        self._req += 1
+        if self._head is None:
+            self.requests.append((self.op, nbytes))
+            if self._tmp is None or len(self._tmp) < nbytes:
+                self._tmp = bytearray(nbytes)
+            return memoryview(self._tmp)[:nbytes]
+        k = self._first + 2 * j
+        if j >= self._n_requests or self._offsets[k + 1] != nbytes:
+            raise PrepareError("op %d: prepare asked for other scratch "
+                               "buffers than when the arena was planned"
+                               % self.op)
+        off = self._offsets[k]
+        return self._head[off:off + nbytes]
+
+    @property
+    def scratch(self):
+        """This operator's scratch: scratch_len int32 words (bytes view)."""
+        if self._scratch is None:
+            self._scratch = self._request(4 * self.scratch_len)
+        return self._scratch
+
+    def work(self, n):
+        """[buffer]: n more int32 words of scratch for this operator."""
+        return [self._request(4 * max(n, 1))]
+
+    def keep(self, a, itemsize=4):
+        """Move array a into the arena's tail once prepare returns; returns
+        a. a: this op's own array('i') (itemsize 4), array('b') or
+        bytearray (itemsize 1), final once prepare returns, and a
+        top-level item of the state tuple, which then holds a bytes view
+        of the copy: eval reads it through viper pointers only. Do not
+        keep an array that eval indexes from Python or that a nested
+        tuple or a memoryview slice in the state refers to."""
+        if a is not None:
+            self._kept.append((a, itemsize))
+        return a
+
+    def finish(self, state):
+        """End the prepare of the current op: state with its kept arrays
+        replaced by views of their copies in the tail (real pass), or
+        state as it is (sizing pass, where only their sizes count)."""
+        kept, self._kept = self._kept, []
+        seen = {}
+        for a, size in kept:
+            if id(a) in seen:
+                continue
+            n = len(a) * size
+            seen[id(a)] = a
+            if self._tail is None:
+                self.tail_size += (n + 3) & ~3
+                continue
+            off = self.tail_size
+            if off + n > len(self._tail):
+                self.spilled += n  # not planned: stays where it is
+                continue
+            v = self._tail[off:off + n]
+            _copy(v, a, n)
+            seen[id(a)] = v
+            self.tail_size = off + ((n + 3) & ~3)
+        if self._tail is None or not isinstance(state, tuple):
+            return state
+        # What prepare made is spread over the heap by its garbage (big
+        # numbers of the multipliers): collect it, then make the state's
+        # views and the tuple anew, in the lowest free blocks.
+        gc.collect()
+        return tuple([seen[id(x)] if id(x) in seen else
+                      x[:] if isinstance(x, memoryview) else x
+                      for x in state])
+
+    def int32_array(self, t):
+        """An aligned array('i') copy of constant int32 tensor t (e.g. a
+        bias), so viper may use ptr32 on it; counted in copied_bytes."""
+        fb = self.model.fb
+        pos = t.const_pos
+        a = array("i", range(t.size))  # one block of the final size
+        for k in range(t.size):
+            a[k] = fb.i32(pos + 4 * k)
+        self.copied_bytes += 4 * t.size
+        return a
+
+
+@micropython.viper
+def _copy(dst, src, n: int):
+    """dst[0:n] = the first n bytes of src's buffer (any buffer types)."""
+    d = ptr8(dst)
+    s = ptr8(src)
+    i: int = 0
+    while i < n:
+        d[i] = s[i]
+        i += 1

@@ -1,0 +1,41 @@
+# Constructs one model on a squeezed heap (tests/test_board_heap.py).
+# argv: package dir, model path, mode (bytes: the model is read into a
+# bytearray before the heap is measured, as a buffer in RAM or in flash
+# would be; file: Interpreter(path) reads it), modules to import first
+# (a file, one a line: the package's import cost is not the model's).
+# Prints one JSON line: free heap before construction, then ok / kept /
+# head / tail / ram, or the error.
+import gc
+import json
+import sys
+
+sys.path.insert(0, sys.argv[1])
+path, mode = sys.argv[2], sys.argv[3]
+with open(sys.argv[4]) as f:
+    for name in f.read().split():
+        __import__(name)
+import tflm  # noqa: E402
+
+
+def read():
+    with open(path, "rb") as f:
+        n = f.seek(0, 2)
+        f.seek(0)
+        b = bytearray(n)
+        f.readinto(b)
+    return b
+
+
+data = read() if mode == "bytes" else path
+gc.collect()
+free0 = gc.mem_free()
+rec = {"free": free0}
+try:
+    it = tflm.Interpreter(data)
+    it.invoke()
+    gc.collect()
+    rec.update(ok=1, kept=free0 - gc.mem_free(), head=it.arena_size,
+               tail=it.persistent_size, ram=it.ram)
+except Exception as e:  # a TFLMError; anything else is a bug
+    rec.update(ok=0, error="%s: %s" % (type(e).__name__, e))
+print(json.dumps(rec))

@@ -1,0 +1,112 @@
+"""Construction at a board's heap: every shared model that TFLM runs is
+built in a fresh unix-port process whose heap, after the package (as .mpy,
+as on a board) and the model's kernel modules are imported, is only what
+the model keeps plus a fixed margin. A construction that scatters small
+objects and then asks for a large block fails here, as it would on a
+board (the GC heap never moves an object).
+
+Measured per model: kept (heap growth across construction, model bytes
+not counted: they are read into a buffer first, as a buffer in flash or
+RAM is given) and the free heap before construction that suffices. The
+margins below are what construction may need beyond kept, a ratchet that
+today's construction meets on this word size; TFLM's own arena (head +
+tail, the oracle's 64-bit figures) bounds kept.
+
+TFLM_MICROPYTHON=... runs the same on another build (e.g. 32-bit x86),
+with the package compiled for that build's architecture.
+"""
+
+import json
+import math
+import os
+
+import pytest
+
+from conftest import ROOT, shared, unix_arch
+from host_tools import build, device
+from host_tools.arena import tflm_arena
+
+SCRIPT = os.path.join(ROOT, "tests", "device", "board_heap.py")
+
+# model -> (construction margin beyond kept, kept beyond TFLM's head +
+# tail), in KB, on 64-bit ports: a ratchet a few KB above what today's
+# construction needs (issue 14 asks for 8 and 4, on 32-bit). A 32-bit
+# port (TFLM_MICROPYTHON) gets the same figures, a looser bound there.
+MODELS = {
+    "person_detect/person_detect.tflite": (48, 20),
+    "tiny_kws_ref_int8/kws_ref_model.tflite": (32, 12),
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (26, 20),
+    "tiny_ad01_int8/ad01_int8.tflite": (43, 23),
+    "micro_speech_quantized/micro_speech_quantized.tflite": (35, 10),
+    "hello_world_int8/hello_world_int8.tflite": (24, 6),
+    "network_tester_model/network_model.tflite": (19, 12),
+    "simple_add/simple_add_model.tflite": (26, 6),
+    "add_model_int8/add_model.tflite": (26, 6),
+}
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory):
+    """The package compiled to .mpy for the unix port under test."""
+    out = tmp_path_factory.mktemp("mpy")
+    build.build(unix_arch(), str(out))
+    return str(out)
+
+
+def _modules(path, package):
+    """A file listing the modules the model imports, one a line (the
+    unix port from PyPI aborts on an argument over 255 bytes)."""
+    out = os.path.join(package, os.path.basename(path) + ".modules")
+    with open(out, "w") as f:
+        f.write("\n".join(sorted(
+            rel[:-3].replace("/", ".").replace(".__init__", "")
+            for rel in build.needed_modules([path]))))
+    return out
+
+
+def _run(package, path, heap, mode="bytes"):
+    proc = device.run_script(SCRIPT, [package, path, mode,
+                                      _modules(path, package)],
+                             timeout=300, heap=str(heap))
+    lines = proc.stdout.strip().splitlines()
+    if not lines or not lines[-1].startswith("{"):
+        return {"ok": 0, "free": -1, "error": "process failed: %s%s" % (
+            proc.stdout[-1000:], proc.stderr[-1000:])}
+    return json.loads(lines[-1])
+
+
+@pytest.mark.parametrize("rel", sorted(MODELS))
+def test_constructs_at_board_heap(package, rel):
+    path = shared(*rel.split("/"))
+    # free heap after imports grows linearly with -X heapsize (the GC's
+    # tables take a fixed share): two points give the heap for a target
+    big, small = _run(package, path, 4 << 20), _run(package, path, 3 << 20)
+    assert big["ok"] and small["ok"], (big, small)
+    slope = (big["free"] - small["free"]) / float(1 << 20)
+    base = big["free"] - slope * (4 << 20)
+    kept = big["kept"]
+    margin = MODELS[rel][0] * 1024
+    target = kept + margin
+    heap = int(math.ceil((target - base) / slope))
+    r = _run(package, path, heap)
+    assert r["free"] <= target + 1024, (r, target)  # the squeeze is real
+    assert r.get("ok"), "construction needs more than kept + %d KB: %s" % (
+        margin // 1024, r)
+    # the same construction, so the same kept and arena
+    assert (r["kept"], r["head"], r["tail"]) == (kept, big["head"],
+                                                 big["tail"]), (r, big)
+    ram = r["ram"]
+    assert kept - 1024 <= ram <= kept + 1024, r  # interp.ram reports it
+    tf = tflm_arena(path)
+    slack = MODELS[rel][1] * 1024
+    assert kept <= tf["head"] + tf["tail"] + slack, (r, tf)
+
+
+def test_arena_error_names_phase_and_bytes(package):
+    """Too small a heap: ArenaError with the bytes needed and free, never
+    a bare MemoryError (the model read from a file here)."""
+    path = shared("person_detect", "person_detect.tflite")
+    r = _run(package, path, 200 << 10, mode="file")
+    assert r["ok"] == 0, r
+    assert r["error"].startswith("ArenaError"), r
+    assert "reading %s into RAM needs 300568 bytes" % path in r["error"], r
