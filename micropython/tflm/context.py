@@ -33,12 +33,12 @@ What prepare may use (ctx):
 Kernels touch nothing else of the interpreter.
 """
 
-import gc
 from array import array
 
 import micropython  # under CPython, the tflm package installs a shim
 
 from .errors import PrepareError
+from .heap import pack
 
 
 class KernelContext:
@@ -148,7 +148,7 @@ class KernelContext:
         # What prepare made is spread over the heap by its garbage (big
         # numbers of the multipliers): collect it, then make the state's
         # views and the tuple anew, in the lowest free blocks.
-        gc.collect()
+        pack()
         return tuple([seen[id(x)] if id(x) in seen else
                       x[:] if isinstance(x, memoryview) else x
                       for x in state])

@@ -13,6 +13,7 @@ from array import array
 
 from . import kernels, planner, verify
 from .context import KernelContext
+from .heap import pack
 from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
                      UnsupportedOpError)
 from .model import Model
@@ -182,7 +183,7 @@ class Interpreter:
         for code, _, custom in m._codes:  # long-lived code, made first
             if custom is None:
                 kernels.find(code)
-        gc.collect()
+        pack()
         self._stage = "parsing the model"
         m.check()
         self._stage = "resolving operators"
@@ -269,7 +270,7 @@ class Interpreter:
             ctx.begin(op.index, self._scratch_len(ins + outs))
             ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
             ins = outs = None
-            gc.collect()  # keeps what lives packed low (class doc)
+            pack()  # keeps what lives packed low (heap.py)
         self._stage = "planning the arena"  # drops the last op's label
         bufs = [buffers[r] for r in sorted(buffers)]
         for k, n in ctx.requests:
@@ -332,7 +333,7 @@ class Interpreter:
                 steps.append((fn, state))
                 ran.append(k)
             op = ins = outs = state = None
-            gc.collect()
+            pack()
         self.copied_bytes = ctx.copied_bytes
         self.persistent_size = tail + ctx.spilled
         # For invoke(profile=True): the operator index of each step, and

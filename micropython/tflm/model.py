@@ -6,24 +6,10 @@ a Tensor only remembers where its bytes are. Every index and size read from
 the file is checked; errors name the tensor or operator and the offset.
 """
 
-import gc
-import sys
-
 from . import schema, verify
 from .errors import FormatError, ModelError, op_label, tensor_label
 from .flatbuf import FlatBuffer, Table
-
-def _pack(k):
-    """A collection after every 8th record parsed: each record leaves
-    about a kilobyte of garbage, and without it a board's heap would hold
-    the records spread through all of its free space, in gaps too small
-    for the blocks kernels then ask for (the GC heap never moves an
-    object). Only on MicroPython."""
-    if k & 7 == 7 and _MP:
-        gc.collect()
-
-
-_MP = sys.implementation.name == "micropython"
+from .heap import pack
 
 # Sanity bounds, so that a corrupt file cannot ask for absurd work or RAM.
 MAX_DIM = 1 << 24
@@ -214,7 +200,7 @@ class Model:
         self.num_subgraphs = n_sg
         sg = root.table_at(sg_start, 0)
         self._sg = sg.pos
-        gc.collect()
+        pack()
         self._codes = self._opcodes(root)
         self.n_tensors = n = sg.vector(0, 4)[1]
         self.n_operators = sg.vector(3, 4)[1]
@@ -296,7 +282,8 @@ class Model:
         ts = [None] * n
         for k in range(n):
             ts[k] = self._tensor(sg.table_at(start, k), k)
-            _pack(k)
+            if k & 7 == 7:
+                pack()  # a record leaves ~1 KB of garbage (heap.py)
         return ts
 
     def _tensor(self, t, k):
@@ -356,7 +343,8 @@ class Model:
         ops = [None] * count
         for k in range(count):
             ops[k] = self._operator(sg.table_at(start, k), k, codes, n)
-            _pack(k)
+            if k & 7 == 7:
+                pack()  # a record leaves ~1 KB of garbage (heap.py)
         return ops
 
     def _operator(self, t, k, codes, n):
