@@ -111,7 +111,7 @@ def main():
     ts = interp.tensors
     ins = [ts[i] if i >= 0 else None for i in op.inputs]
     outs = [ts[i] for i in op.outputs]
-    fn, st = conv.prepare(op, ins, outs, _Ctx(interp.model, ins + outs))
+    fn, st = conv.prepare(op, ins, outs, _Ctx(interp.model, outs))
     if fn is not conv._eval_1x1:
         raise SystemExit("op %d is not a 1x1 CONV_2D" % op_index)
     out = outs[0].data

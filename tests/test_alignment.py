@@ -73,7 +73,8 @@ for name, hexraw in MODELS:
         for t in it.tensors:
             if t.is_const and t.itemsize >= 2 and t.nbytes:
                 consts[lo + t.const_pos] = t
-        for k, (fn, st) in enumerate(it._steps):
+        for k in range(len(it._steps) // 2):
+            st = it._steps[2 * k + 1]
             op = it.model.operators[it._prof_ops[k]]
             for x in items(st):
                 if isinstance(x, memoryview) and len(x):

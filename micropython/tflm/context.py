@@ -73,6 +73,8 @@ class KernelContext:
         self._kept = []
         self._scratch = None
         self._tmp = None
+        self._views = {}
+        self._boxes = {}
 
     def begin(self, op_index, scratch_len):
         """Start the prepare of operator op_index, whose scratch is
@@ -96,7 +98,11 @@ class KernelContext:
                                "buffers than when the arena was planned"
                                % self.op)
         off = self._offsets[k]
-        return self._head[off:off + nbytes]
+        key = (off, nbytes)  # ops whose buffers share a place share
+        v = self._views.get(key)  # one view object too
+        if v is None:
+            v = self._views[key] = self._head[off:off + nbytes]
+        return v
 
     @property
     def scratch(self):
@@ -107,7 +113,11 @@ class KernelContext:
 
     def work(self, n):
         """[buffer]: n more int32 words of scratch for this operator."""
-        return [self._request(4 * max(n, 1))]
+        v = self._request(4 * max(n, 1))
+        box = self._boxes.get(id(v))
+        if box is None or box[0] is not v:
+            box = self._boxes[id(v)] = [v]
+        return box
 
     def keep(self, a, itemsize=4):
         """Move array a into the arena's tail once prepare returns; returns
@@ -145,13 +155,10 @@ class KernelContext:
             self.tail_size = off + ((n + 3) & ~3)
         if self._tail is None or not isinstance(state, tuple):
             return state
-        # What prepare made is spread over the heap by its garbage (big
-        # numbers of the multipliers): collect it, then make the state's
-        # views and the tuple anew, in the lowest free blocks.
+        # The garbage of prepare goes first: the tuple that lives on is
+        # then made in the lowest free blocks (heap.py).
         pack()
-        return tuple([seen[id(x)] if id(x) in seen else
-                      x[:] if isinstance(x, memoryview) else x
-                      for x in state])
+        return tuple([seen.get(id(x), x) for x in state])
 
     def int32_array(self, t):
         """An aligned array('i') copy of constant int32 tensor t (e.g. a

@@ -2,7 +2,10 @@
 # argv: package dir, model path, mode (bytes: the model is read into a
 # bytearray before the heap is measured, as a buffer in RAM or in flash
 # would be; file: Interpreter(path) reads it), modules to import first
-# (a file, one a line: the package's import cost is not the model's).
+# (a file, one a line: the package's import cost is not the model's),
+# and the free heap to leave for construction (0: all of it): a ballast
+# block takes the rest, so that the free heap is the holes that imports
+# left plus one block, as on a board.
 # Prints one JSON line: free heap before construction, then ok / kept /
 # head / tail / ram, or the error.
 import gc
@@ -27,6 +30,9 @@ def read():
 
 
 data = read() if mode == "bytes" else path
+target = int(sys.argv[5])
+gc.collect()
+ballast = bytearray(gc.mem_free() - target) if target else None
 gc.collect()
 free0 = gc.mem_free()
 rec = {"free": free0}
