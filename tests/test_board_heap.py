@@ -27,20 +27,20 @@ from host_tools.arena import tflm_arena
 
 SCRIPT = os.path.join(ROOT, "tests", "device", "board_heap.py")
 
-# model -> (construction margin beyond kept, kept beyond TFLM's head +
-# tail), in KB, on 64-bit ports: a ratchet a few KB above what today's
-# construction needs (issue 14 asks for 8 and 4, on 32-bit). A 32-bit
-# port (TFLM_MICROPYTHON) gets the same figures, a looser bound there.
+# model -> construction margin beyond kept (64-bit, 32-bit port) and
+# kept beyond TFLM's head + tail (64-bit, 32-bit), in KB: a ratchet a few
+# KB above today's figures. Issue 14 asks for 8 and 4 on 32-bit; about 13
+# KB of the margin are the holes that importing the package leaves.
 MODELS = {
-    "person_detect/person_detect.tflite": (48, 20),
-    "tiny_kws_ref_int8/kws_ref_model.tflite": (32, 12),
-    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (26, 20),
-    "tiny_ad01_int8/ad01_int8.tflite": (43, 23),
-    "micro_speech_quantized/micro_speech_quantized.tflite": (35, 10),
-    "hello_world_int8/hello_world_int8.tflite": (24, 6),
-    "network_tester_model/network_model.tflite": (19, 12),
-    "simple_add/simple_add_model.tflite": (26, 6),
-    "add_model_int8/add_model.tflite": (26, 6),
+    "person_detect/person_detect.tflite": (35, 26, 16, 9),
+    "tiny_kws_ref_int8/kws_ref_model.tflite": (28, 19, 10, 6),
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (30, 24, 18, 12),
+    "tiny_ad01_int8/ad01_int8.tflite": (47, 36, 18, 15),
+    "micro_speech_quantized/micro_speech_quantized.tflite": (28, 27, 8, 6),
+    "hello_world_int8/hello_world_int8.tflite": (27, 15, 4, 2),
+    "network_tester_model/network_model.tflite": (18, 12, 9, 7),
+    "simple_add/simple_add_model.tflite": (25, 16, 5, 4),
+    "add_model_int8/add_model.tflite": (25, 16, 3, 2),
 }
 
 
@@ -82,7 +82,8 @@ def test_constructs_at_board_heap(package, rel):
     big = _run(package, path)
     assert big["ok"], big
     kept = big["kept"]
-    margin = MODELS[rel][0] * 1024
+    wide = unix_arch() == "x64"
+    margin = MODELS[rel][0 if wide else 1] * 1024
     r = _run(package, path, kept + margin)
     assert r["free"] <= kept + margin + 64, r  # the squeeze is real
     assert r.get("ok"), "construction needs more than kept + %d KB: %s" % (
@@ -92,7 +93,7 @@ def test_constructs_at_board_heap(package, rel):
                                                  big["tail"]), (r, big)
     assert kept - 1024 <= r["ram"] <= kept + 1024, r  # interp.ram
     tf = tflm_arena(path)
-    slack = MODELS[rel][1] * 1024
+    slack = MODELS[rel][2 if wide else 3] * 1024
     assert kept <= tf["head"] + tf["tail"] + slack, (r, tf)
 
 

@@ -136,28 +136,32 @@ class KernelContext:
         replaced by views of their copies in the tail (real pass), or
         state as it is (sizing pass, where only their sizes count)."""
         kept, self._kept = self._kept, []
+        if self._tail is None:
+            seen = {}
+            for a, size in kept:
+                if id(a) not in seen:
+                    seen[id(a)] = a
+                    self.tail_size += (len(a) * size + 3) & ~3
+            return state
+        # The garbage of prepare goes first: the views and the tuple that
+        # live on are then made in the lowest free blocks (heap.py).
+        pack()
         seen = {}
         for a, size in kept:
             if id(a) in seen:
                 continue
             n = len(a) * size
-            seen[id(a)] = a
-            if self._tail is None:
-                self.tail_size += (n + 3) & ~3
-                continue
             off = self.tail_size
             if off + n > len(self._tail):
                 self.spilled += n  # not planned: stays where it is
+                seen[id(a)] = a
                 continue
             v = self._tail[off:off + n]
             _copy(v, a, n)
             seen[id(a)] = v
             self.tail_size = off + ((n + 3) & ~3)
-        if self._tail is None or not isinstance(state, tuple):
+        if not isinstance(state, tuple):
             return state
-        # The garbage of prepare goes first: the tuple that lives on is
-        # then made in the lowest free blocks (heap.py).
-        pack()
         return tuple([seen.get(id(x), x) for x in state])
 
     def int32_array(self, t):

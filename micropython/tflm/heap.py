@@ -15,6 +15,7 @@ tests/test_board_heap.py runs construction on squeezed heaps.
 
 import gc
 import sys
+from array import array
 
 _MP = sys.implementation.name == "micropython"
 
@@ -24,3 +25,12 @@ def pack():
     CPython, where host tools parse models."""
     if _MP:
         gc.collect()
+
+
+def zeros(typecode, n):
+    """array(typecode) of n zeros in one block of its final size
+    (array(tc, bytes(k)) would briefly need the memory twice)."""
+    a = array(typecode, range(n))  # a range has a length: no growing
+    for i in range(n):
+        a[i] = 0
+    return a

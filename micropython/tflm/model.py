@@ -88,6 +88,24 @@ class Tensor:
             return tuple(fb.f32(start + 4 * i) for i in range(n))
         return tuple(fb.i64(start + 8 * i) for i in range(n))
 
+    def scale_reader(self):
+        """(n, scale(i)): the number of quantization scales and a function
+        reading scale i (float32 from the model bytes, one float at a
+        time: a per-channel tuple would be hundreds of small objects,
+        scattered through a board's heap by the garbage between them)."""
+        fb = self._fb
+        try:
+            given = "scales" in self.__dict__  # assigned: it wins
+        except AttributeError:  # a port without instance __dict__
+            given = True
+        if fb is None or given:
+            sc = self.scales
+            return len(sc), lambda i: sc[i]
+        t = Table(fb, self.pos)
+        q = t.table(4)
+        start, n = (0, 0) if q is None else q.vector(2, 4)
+        return n, lambda i: fb.f32(start + 4 * i)
+
     def label(self):
         return tensor_label(self.index, self.name)
 

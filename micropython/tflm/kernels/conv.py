@@ -35,6 +35,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
@@ -100,7 +101,7 @@ def _fold_offset(bias_a, fdata, oc, c, off):
     """
     if off == 0:
         return
-    sums = array("i", bytes(4 * oc))
+    sums = zeros("i", oc)
     conv_util.filter_sums(fdata, oc, c, sums)
     for k in range(oc):
         bias_a[k] = conv_util.wrap32(bias_a[k] + off * (sums[k] + 128 * c))

@@ -10,6 +10,7 @@ from array import array
 
 import micropython  # under CPython, the tflm package installs a shim
 
+from ..heap import zeros
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 
@@ -141,23 +142,23 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
     fixedpoint.requant_i8b.
     The filter zero point is ignored, as TFLM's int8 kernels ignore it.
     """
-    scales = filt.scales
-    if len(scales) not in (1, n_ch):
+    n_sc, scale = filt.scale_reader()
+    if n_sc not in (1, n_ch):
         raise PrepareError("%s: filter %s has %d scales for %d channels"
-                           % (op.label(), filt.label(), len(scales), n_ch))
+                           % (op.label(), filt.label(), n_sc, n_ch))
     qd = filt.quantized_dimension
-    if len(scales) > 1 and not (0 <= qd < len(filt.shape)
+    if n_sc > 1 and not (0 <= qd < len(filt.shape)
                                 and filt.shape[qd] == n_ch):
         # TFLM only checks that the quantized dimension has n_ch entries.
         raise PrepareError("%s: filter %s is quantized along dimension %d, "
                            "which does not have %d entries"
                            % (op.label(), filt.label(), qd, n_ch))
-    if same_zp_count and len(filt.zero_points) != len(scales):
+    if same_zp_count and len(filt.zero_points) != n_sc:
         raise PrepareError("%s: filter %s has %d scales but %d zero points"
-                           % (op.label(), filt.label(), len(scales),
+                           % (op.label(), filt.label(), n_sc,
                               len(filt.zero_points)))
-    mults = array("i", bytes(4 * n_ch))
-    shifts = array("b", bytes(n_ch))  # [-31, 30]: bytes save RAM
+    mults = zeros("i", n_ch)
+    shifts = zeros("b", n_ch)  # [-31, 30]: bytes save RAM
     top = 0
     in_s, out_s = inp.scale, out.scale  # read once: they are model reads
     try:
@@ -166,7 +167,7 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
         # garbage of conv_multiplier, scattering them over a board's heap.
         last = ms = None
         for c in range(n_ch):
-            s = scales[c] if len(scales) > 1 else scales[0]
+            s = scale(c if n_sc > 1 else 0)
             if s != last:
                 ms = quant.conv_multiplier(in_s, s, out_s)
                 last = s
@@ -194,7 +195,7 @@ def bias_array(op, bias, n_ch, ctx):
     n_ch elements.
     """
     if bias is None:
-        return array("i", bytes(4 * n_ch))
+        return zeros("i", n_ch)
     check_type(op, bias, schema.INT32, "bias")
     if bias.size != n_ch:
         raise PrepareError("%s: bias %s has %d elements, expected %d"
@@ -257,7 +258,7 @@ def work_buffer(ctx, n):
     w = getattr(ctx, "work", None)
     if w is not None:
         return w(n)
-    return [array("i", bytes(4 * max(n, 1)))]
+    return [zeros("i", max(n, 1))]
 
 
 def scratch_halves(ctx):

@@ -49,6 +49,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import schema
 from ..errors import PrepareError
 
@@ -114,7 +115,7 @@ def check_float(op, ts):
 
 def slots(n):
     """array('i') of n zeros: a parameter block for dot / vec / vdiv."""
-    return array("i", bytes(4 * n))
+    return zeros("i", n)
 
 
 # dot() parameter slots (array('i') p):

@@ -27,6 +27,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import schema
 from ..errors import PrepareError
 from . import f32, f32_math
@@ -122,7 +123,7 @@ def _prepare_binary(op, ins, outs, ctx):
     steps = array("i", [lp[k] if k else 0 for lp in outer
                         for k in (ia, ib, ic, 3)])
     return _eval_binary, (p, f32.consts(lo, hi), a, b, c, y.data, sizes,
-                          steps, array("i", bytes(4 * len(outer))),
+                          steps, zeros("i", len(outer)),
                           len(outer))
 
 

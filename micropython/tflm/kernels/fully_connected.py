@@ -32,6 +32,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
@@ -172,8 +173,8 @@ def _folded_bias(w, bias, units, depth, input_zp, ctx):
     if bias is not None:
         b = ctx.int32_array(bias)
     else:
-        b = array("i", bytes(4 * units))
-    sums = array("i", bytes(4 * units))
+        b = zeros("i", units)
+    sums = zeros("i", units)
     _row_sums(w.data, units, depth, sums)
     for u in range(units):
         b[u] = _wrap32(b[u] - (input_zp + 128) * sums[u])

@@ -30,6 +30,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
@@ -134,7 +135,7 @@ def float_thresholds(scale, zero_point):
         v = (r if k >= 0 else -r) + zero_point
         return -128 if v < -128 else 127 if v > 127 else v
 
-    th = array("i", bytes(4 * 256))
+    th = zeros("i", 256)
     lo = -mag_ov + 1
     prev = lo
     for level in range(-127, 128):

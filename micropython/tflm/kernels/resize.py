@@ -31,6 +31,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import quant, schema
 from ..errors import PrepareError
 from . import conv_util
@@ -222,7 +223,7 @@ def bilinear_tables(in_size, out_size, stride, align, half):
     """array('i') of (lower * stride, upper * stride, 1024 - frac, frac)
     per output index."""
     s10 = _scale_10(in_size, out_size, align)
-    t = array("i", bytes(16 * out_size))
+    t = zeros("i", 4 * out_size)
     for i in range(out_size):
         lo, hi, f = _interp(i, in_size, s10, half)
         t[4 * i] = lo * stride
@@ -365,7 +366,7 @@ def bilinear_f32_tables(in_size, out_size, stride, align, half):
     else:
         num, den = in_size, out_size
     scale = _f32(0) if not num or not den else quant.round_bits(num, den, 24)
-    t = array("I", bytes(16 * out_size))
+    t = zeros("I", 4 * out_size)
     for i in range(out_size):
         if half:
             v = _fadd(_fmul((2 * i + 1, -1), scale), (-1, -1))

@@ -21,6 +21,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
@@ -46,8 +47,8 @@ def exp_on_negative_values(a):
 
 def _tables(mult, shift, diff_min):
     """E[d], R[d] for d = max - x in 0..255 (array('i') each)."""
-    e_tab = array("i", bytes(4 * 256))
-    r_tab = array("i", bytes(4 * 256))
+    e_tab = zeros("i", 256)
+    r_tab = zeros("i", 256)
     for d in range(256):
         if -d < diff_min:
             break

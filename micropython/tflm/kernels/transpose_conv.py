@@ -31,6 +31,7 @@ from array import array
 
 import micropython
 
+from ..heap import zeros
 from .. import schema
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
@@ -100,7 +101,7 @@ def _taps(out_size, pad, stride, k, in_size):
     """Per output index o: (first filter index, its input index, count)
     of the taps (kk, i) with o + pad = i * stride + kk, 0 <= kk < k,
     0 <= i < in_size; kk grows by stride while i drops by 1."""
-    t = array("i", bytes(12 * out_size))
+    t = zeros("i", 3 * out_size)
     for o in range(out_size):
         r = o + pad
         kk, i = r % stride, r // stride
@@ -144,7 +145,7 @@ def prepare(op, ins, outs, ctx):
     xtab = _taps(ow, pw, sw, kw, w)
     ny = max(ytab[3 * i + 2] for i in range(oh))
     nx = max(xtab[3 * i + 2] for i in range(ow))
-    taps = array("i", bytes(4 * max(1, ny * nx)))
+    taps = zeros("i", max(1, ny * nx))
     win = conv_util.work_buffer(ctx, max(1, ny * nx) * ic)
     nb = ctx.scratch_len // oc
     p = array("i", (b, h, w, ic, oh, ow, oc, kh, kw, sh, sw,
