@@ -7,7 +7,7 @@ from . import boards, build, cli_run, demo, deploy, romfs
 from . import bench, plan_tool
 from . import fuzz
 from .conformance import runner as conformance
-from . import dedupe, inspect_tool
+from . import dedupe, fit, inspect_tool
 
 
 def parser():
@@ -37,6 +37,7 @@ def parser():
     conformance.add_parser(sub)
     inspect_tool.add_parser(sub)
     dedupe.add_parser(sub)
+    fit.add_parser(sub)
     return p
 
 
@@ -82,6 +83,8 @@ def _dispatch(args):
         return inspect_tool.main(args)
     if args.cmd == "dedupe":
         return dedupe.main(args)
+    if args.cmd == "fit":
+        return fit.main(args)
     return demo.main(args)
 
 

@@ -278,6 +278,23 @@ def markdown(res):
                   "Worst: %s at %.2fx: %s." % (
                       worst["name"], worst["ratio"],
                       "met" if worst["ratio"] <= 2 else "NOT met")]
+    fits = res.get("fit")
+    if fits:
+        lines += [
+            "", "## Board fit", "",
+            "Construction on a board-sized heap (host_tools/fit.py, unix "
+            "port %s, package as .mpy, the model's kernels imported first): "
+            "*kept* is the heap the interpreter keeps, *margin* what "
+            "construction needs beyond it (bisection, 512 B; about 13 KB "
+            "of it are the holes that the imports leave), next to TFLM's "
+            "arena. Issue 14's goals on 32-bit: margin <= 8 KB, kept <= "
+            "TFLM + 4 KB." % fits[0]["arch"], "",
+            "| model | kept B | head / tail B | margin KiB | TFLM head + "
+            "tail B |", "|---|---:|---:|---:|---:|"]
+        for f in fits:
+            lines.append("| %s | %s | %s / %s | %s | %s |" % (
+                f["name"], num(f["kept"]), num(f["head"]), num(f["tail"]),
+                kb(f["margin"]), num(f["tflm"])))
     v = res.get("viper")
     if v:
         lines += [
@@ -350,6 +367,26 @@ def write(res, out):
     print("wrote %s/results.md, results.json, ratios.png" % out)
 
 
+def board_fit(todo):
+    """fit.measure() of every benchmarked model, with TFLM's head + tail."""
+    import tempfile
+    from . import fit
+    out = []
+    with tempfile.TemporaryDirectory() as work:
+        pkg = fit.package(work)
+        arch = fit.unix_arch()
+        for name, rel, _ in todo:
+            path = model_path(rel)
+            r = fit.measure(pkg, path)
+            ta = arena.tflm_arena(path)
+            r.update(name=name, arch=arch,
+                     tflm=ta.get("head", 0) + ta.get("tail", 0))
+            print("fit %-20s kept %7d margin %7d TFLM %7d" % (
+                name, r["kept"], r["margin"], r["tflm"]))
+            out.append(r)
+    return out
+
+
 def main(args):
     if args.replot:
         with open(os.path.join(args.out, "results.json")) as f:
@@ -372,6 +409,7 @@ def main(args):
                  r["arena"], "" if r["bit_exact"] else "  NOT BIT-EXACT"))
         sys.stdout.flush()
     if not args.no_extras:
+        res["fit"] = board_fit(todo)
         res["viper"] = viper_vs_bytecode()
         print("viper vs bytecode (%s op %d): viper %d us, native %d us, "
               "bytecode %d us" % (res["viper"]["model"], res["viper"]["op"],

@@ -16,16 +16,11 @@ TFLM_MICROPYTHON=... runs the same on another build (e.g. 32-bit x86),
 with the package compiled for that build's architecture.
 """
 
-import json
-import os
-
 import pytest
 
-from conftest import ROOT, shared, unix_arch
-from host_tools import build, device
+from conftest import shared, unix_arch
+from host_tools import fit
 from host_tools.arena import tflm_arena
-
-SCRIPT = os.path.join(ROOT, "tests", "device", "board_heap.py")
 
 # model -> construction margin beyond kept (64-bit, 32-bit port) and
 # kept beyond TFLM's head + tail (64-bit, 32-bit), in KB: a ratchet a few
@@ -47,33 +42,10 @@ MODELS = {
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
     """The package compiled to .mpy for the unix port under test."""
-    out = tmp_path_factory.mktemp("mpy")
-    build.build(unix_arch(), str(out))
-    return str(out)
+    return fit.package(str(tmp_path_factory.mktemp("mpy")))
 
 
-def _modules(path, package):
-    """A file listing the modules the model imports, one a line (the
-    unix port from PyPI aborts on an argument over 255 bytes)."""
-    out = os.path.join(package, os.path.basename(path) + ".modules")
-    with open(out, "w") as f:
-        f.write("\n".join(sorted(
-            rel[:-3].replace("/", ".").replace(".__init__", "")
-            for rel in build.needed_modules([path]))))
-    return out
-
-
-def _run(package, path, target=0, mode="bytes", heap=4 << 20):
-    """Construct on the unix port with `target` bytes of free heap (0: a
-    4 MB heap's); the record that tests/device/board_heap.py prints."""
-    proc = device.run_script(SCRIPT, [package, path, mode,
-                                      _modules(path, package), str(target)],
-                             timeout=300, heap=str(heap))
-    lines = proc.stdout.strip().splitlines()
-    if not lines or not lines[-1].startswith("{"):
-        return {"ok": 0, "free": -1, "error": "process failed: %s%s" % (
-            proc.stdout[-1000:], proc.stderr[-1000:])}
-    return json.loads(lines[-1])
+_run = fit.run
 
 
 @pytest.mark.parametrize("rel", sorted(MODELS))
@@ -105,3 +77,37 @@ def test_arena_error_names_phase_and_bytes(package):
     assert r["ok"] == 0, r
     assert r["error"].startswith("ArenaError"), r
     assert "reading %s into RAM needs 300568 bytes" % path in r["error"], r
+
+
+def test_lazy_imports_are_declared():
+    """Every kernels/ module that a kernel module imports inside a
+    function is in kernels.LAZY, which the interpreter imports before it
+    parses the model: imported later, its code would stay in RAM amid
+    construction's objects and split the free heap."""
+    import ast
+    import os
+    from conftest import PKG
+    from tflm import kernels
+    kdir = os.path.join(PKG, "tflm", "kernels")
+    missing = []
+    for fn in sorted(os.listdir(kdir)):
+        if not fn.endswith(".py") or fn == "__init__.py":
+            continue
+        name = fn[:-3]
+        declared = {sub for _, sub in kernels.LAZY.get(name, ())}
+        with open(os.path.join(kdir, fn)) as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.ImportFrom) and sub.level == 1:
+                    subs = ([sub.module] if sub.module else
+                            [a.name for a in sub.names])
+                    missing += ["%s imports %s" % (name, s) for s in subs
+                                if s not in declared]
+    assert not missing, missing
+    # and every declared module exists
+    for name, pairs in kernels.LAZY.items():
+        for _, sub in pairs:
+            assert os.path.exists(os.path.join(kdir, sub + ".py")), sub

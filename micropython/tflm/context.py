@@ -47,12 +47,12 @@ class KernelContext:
     model: model.Model. begin() starts each operator's prepare and sets
     scratch_len, the words of its scratch.
     Sizing pass (head is None): requests are recorded in `requests`
-    (list of (operator index, bytes)) and tail_size sums the kept bytes.
-    Real pass: head / tail are memoryviews of the arena; offsets[first +
-    2 * j] is the head offset planned for request j < n_requests and
-    offsets[first + 2 * j + 1] its size, which must be the same request
-    as in the sizing pass (else PrepareError: a kernel whose prepare
-    asked for other buffers the second time).
+    (list of (operator index, bytes; negative for a work buffer)) and
+    tail_size sums the kept bytes. Real pass: head / tail are memoryviews
+    of the arena; offsets[first + 3 * j : first + 3 * j + 3] are the
+    operator, head offset and size of request j < n_requests, which must
+    be the same request as in the sizing pass (else PrepareError: a
+    kernel whose prepare asked for other buffers the second time).
     """
 
     def __init__(self, model, head=None, offsets=None, tail=None, first=0,
@@ -74,35 +74,54 @@ class KernelContext:
         self._scratch = None
         self._tmp = None
         self._views = {}
-        self._boxes = {}
 
     def begin(self, op_index, scratch_len):
         """Start the prepare of operator op_index, whose scratch is
-        scratch_len words."""
+        scratch_len words. In the real pass, the views of this op's
+        planned buffers are made here, before prepare's garbage: what
+        lives on is then made in the lowest free blocks (heap.py)."""
         self.op = op_index
         self.scratch_len = scratch_len
         self._scratch = None
         self._kept = []
+        j = self._req
+        while self._head is not None and j < self._n_requests:
+            k = self._first + 3 * j
+            if self._offsets[k] != op_index:
+                break
+            self._view(self._offsets[k + 1], self._offsets[k + 2])
+            j += 1
 
-    def _request(self, nbytes):
+    def _view(self, off, size):
+        """The view of the head at off, abs(size) bytes, shared by every
+        op whose buffer has that place; in a list [view] (shared too)
+        for a work buffer (size < 0)."""
+        key = (off, size)
+        v = self._views.get(key)
+        if v is None:
+            v = self._head[off:off + abs(size)]
+            if size < 0:
+                v = [v]
+            self._views[key] = v
+        return v
+
+    def _request(self, nbytes, work=False):
         j = self._req
         self._req += 1
+        size = -nbytes if work else nbytes
         if self._head is None:
-            self.requests.append((self.op, nbytes))
+            self.requests.append((self.op, size))
             if self._tmp is None or len(self._tmp) < nbytes:
                 self._tmp = bytearray(nbytes)
-            return memoryview(self._tmp)[:nbytes]
-        k = self._first + 2 * j
-        if j >= self._n_requests or self._offsets[k + 1] != nbytes:
+            v = memoryview(self._tmp)[:nbytes]
+            return [v] if work else v
+        k = self._first + 3 * j
+        if (j >= self._n_requests or self._offsets[k] != self.op
+                or self._offsets[k + 2] != size):
             raise PrepareError("op %d: prepare asked for other scratch "
                                "buffers than when the arena was planned"
                                % self.op)
-        off = self._offsets[k]
-        key = (off, nbytes)  # ops whose buffers share a place share
-        v = self._views.get(key)  # one view object too
-        if v is None:
-            v = self._views[key] = self._head[off:off + nbytes]
-        return v
+        return self._view(self._offsets[k + 1], size)
 
     @property
     def scratch(self):
@@ -113,11 +132,7 @@ class KernelContext:
 
     def work(self, n):
         """[buffer]: n more int32 words of scratch for this operator."""
-        v = self._request(4 * max(n, 1))
-        box = self._boxes.get(id(v))
-        if box is None or box[0] is not v:
-            box = self._boxes[id(v)] = [v]
-        return box
+        return self._request(4 * max(n, 1), True)
 
     def keep(self, a, itemsize=4):
         """Move array a into the arena's tail once prepare returns; returns

@@ -30,7 +30,11 @@ prepare(op, ins, outs, options) -> state
     FlexBuffers (usually a dict; see flexbuffers.py), None when the
     operator has none, or the raw memoryview when the model says they
     are not FlexBuffers. An exception raised by prepare becomes a
-    PrepareError naming the operator.
+    PrepareError naming the operator. Like every kernel's, prepare runs
+    twice (interpreter.py): first in a sizing pass whose result is
+    dropped, where every activation's .data is a view of one throw-away
+    buffer (so an input and an output may look like the same bytes),
+    then for real: keep prepare free of side effects.
 eval(state)
     Runs at every invoke(), with the value prepare returned. Tensor data
     are raw bytes: for int8 use e.g. a @micropython.viper function with

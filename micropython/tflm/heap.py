@@ -30,6 +30,8 @@ def pack():
 def zeros(typecode, n):
     """array(typecode) of n zeros in one block of its final size
     (array(tc, bytes(k)) would briefly need the memory twice)."""
+    if typecode in "bB":  # small; range(n) would not fit under CPython
+        return array(typecode, bytes(n))
     a = array(typecode, range(n))  # a range has a length: no growing
     for i in range(n):
         a[i] = 0

@@ -188,9 +188,11 @@ class Interpreter:
         # blocks), and whatever dies is dropped before the arena is taken.
         self.model = m = Model(buf, check=False)  # header fields only
         self._stage = "importing kernels"
+        types = m.tensor_types()
         for code, _, custom in m._codes:  # long-lived code, made first
             if custom is None:
-                kernels.find(code)
+                kernels.preload(code, types)
+        types = None
         pack()
         self._stage = "parsing the model"
         m.check()
@@ -202,12 +204,12 @@ class Interpreter:
         for t in m.tensors:
             if not t.is_const:
                 big = max(big, t.nbytes)
-        n = m.n_tensors + 2 * REQUESTS_PER_OP * len(mods)
+        n = m.n_tensors + 3 * REQUESTS_PER_OP * len(mods)
         m.release()
         gc.collect()
         mods = tuple(mods)
-        # Per tensor where its bytes are, then (head offset, bytes) of
-        # each scratch request: see _size.
+        # Per tensor where its bytes are, then (operator, head offset,
+        # bytes) of each scratch request: see _size.
         self._where = array("i", range(n))
         what = "allocating the arena (its largest tensor alone)"
         free = _free()
@@ -262,7 +264,7 @@ class Interpreter:
         """The sizing pass (see the class doc): returns (head bytes, tail
         bytes) and fills _where: per tensor its head offset (-1: none,
         <= -2: constant at -2 - w in the model), then per scratch request
-        its head offset and bytes. dummy: a bytearray as large as the
+        its operator, head offset and bytes (negative: a work buffer). dummy: a bytearray as large as the
         largest activation, which all activations are bound to (prepare
         keeps views of them but never reads their values). Every object
         this pass makes is garbage when it returns."""
@@ -291,17 +293,17 @@ class Interpreter:
         self._stage = "planning the arena"  # drops the last op's label
         bufs = [buffers[r] for r in sorted(buffers)]
         for k, n in ctx.requests:
-            bufs.append(planner.Buffer(n, k, k))
+            bufs.append(planner.Buffer(abs(n), k, k))
         head = planner.plan(bufs)
         nt = len(tensors)
-        need = nt + 2 * len(ctx.requests)
+        need = nt + 3 * len(ctx.requests)
         if need > len(where):  # more requests than REQUESTS_PER_OP
             self._where = where = array("i", list(where) + [0] * (
                 need - len(where)))
-        for q in range(len(ctx.requests)):
-            b = bufs[len(buffers) + q]
-            where[nt + 2 * q] = b.offset
-            where[nt + 2 * q + 1] = b.size
+        for q, (k, n) in enumerate(ctx.requests):
+            where[nt + 3 * q] = k
+            where[nt + 3 * q + 1] = bufs[len(buffers) + q].offset
+            where[nt + 3 * q + 2] = n
         for t in tensors:
             if where[t.index] >= 0:
                 where[t.index] = buffers[groups[t.index]].offset
@@ -344,7 +346,8 @@ class Interpreter:
         n = 0
         for k, mod in enumerate(mods):
             op = m.operator(k)
-            self._stage = "preparing " + op.label()
+            self._stage = "preparing %s, with the %d-byte arena allocated" % (
+                op.label(), len(self.arena))
             ins = [_get(m, i, io, where, hv) for i in op.inputs]
             outs = [_get(m, i, io, where, hv) for i in op.outputs]
             ctx.begin(k, self._scratch_len(outs))

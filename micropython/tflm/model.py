@@ -228,6 +228,13 @@ class Model:
         if check:
             self.check()
 
+    def tensor_types(self):
+        """The set of TensorType codes of subgraph 0's tensors, read
+        without parsing the tensors."""
+        sg = Table(self.fb, self._sg)
+        start, n = sg.vector(0, 4)
+        return set(sg.table_at(start, k).i8(1) for k in range(n))
+
     def check(self):
         """Parse the tensors and operators and verify them (verify.py,
         check_model): what Model(buf) does unless check=False, which

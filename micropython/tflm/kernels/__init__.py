@@ -99,13 +99,58 @@ MODULES = {
 ALIAS_CODES = (schema.RESHAPE, schema.SQUEEZE, schema.EXPAND_DIMS)
 
 
+# Modules that a kernel module imports inside its prepare, for one tensor
+# type: (type, module). The interpreter imports them before it parses
+# the model when the model has tensors of that type, so that their code,
+# which stays in RAM, is not made amid construction's objects (a board's
+# heap never moves an object). tests/test_board_heap.py checks this table
+# against the kernels' sources.
+_F, _I = schema.FLOAT32, schema.INT32
+LAZY = {
+    "activations": ((_F, "float_ops"),),
+    "add": ((_F, "float_ops"),),
+    "arg_minmax": ((_F, "f32"),),
+    "conv": ((_F, "conv_f32"),),
+    "depthwise_conv": ((_F, "conv_f32"),),
+    "fully_connected": ((_F, "conv_f32"),),
+    "lut": ((_F, "float_ops"),),
+    "mul": ((_F, "float_ops"), (_I, "binary_i32")),
+    "pooling": ((_F, "pool_f32"),),
+    "reduce": ((_F, "pool_f32"), (_F, "f32")),
+    "resize": ((_F, "f32"),),
+    "softmax": ((_F, "float_ops"),),
+    "squared_difference": ((_I, "binary_i32"), (_F, "f32"),
+                           (_F, "float_ops")),
+    "sub": ((_F, "float_ops"), (_I, "binary_i32")),
+}
+
+
+def _import(name):
+    return __import__("tflm.kernels." + name, None, None, [name])
+
+
+def preload(code, types):
+    """Import the kernel module of builtin code and the modules it would
+    import inside prepare for the tensor types in `types` (LAZY)."""
+    name = MODULES.get(code)
+    if name is None:
+        return
+    _preload(name, types)
+
+
+def _preload(name, types):
+    _import(name)
+    for t, sub in LAZY.get(name, ()):
+        if t in types:
+            _preload(sub, types)
+
+
 def find(code):
     """The kernel module for a builtin code, or None if unsupported."""
     name = MODULES.get(code)
     if name is None:
         return None
-    mod = __import__("tflm.kernels." + name, None, None, [name])
-    return mod
+    return _import(name)
 
 
 def check_int8(op, ts, supported="int8", quantized=True):

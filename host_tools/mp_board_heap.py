@@ -1,4 +1,4 @@
-# Constructs one model on a squeezed heap (tests/test_board_heap.py).
+# Constructs one model on a squeezed heap (host_tools/fit.py).
 # argv: package dir, model path, mode (bytes: the model is read into a
 # bytearray before the heap is measured, as a buffer in RAM or in flash
 # would be; file: Interpreter(path) reads it), modules to import first

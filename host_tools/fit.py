@@ -1,0 +1,110 @@
+"""Board fit: what constructing a model costs a board's heap.
+
+On the MicroPython unix port (any build: TFLM_MICROPYTHON selects a 32-bit
+one), with the package compiled to .mpy for that build (as a board imports
+it) and the model's kernel modules imported first (package cost, not model
+cost), host_tools/mp_board_heap.py constructs the model and reports
+
+- kept: the heap it keeps (growth across construction; the model bytes are
+  read into a buffer first, as a buffer in flash or RAM is given);
+- head / tail: its arena (activations and scratch / persistent data);
+- construction margin: the smallest free heap with which construction
+  succeeds, minus kept, found by bisection: a ballast block cuts the free
+  heap down, leaving the holes that imports left plus one block, as on a
+  board (bisection to 512 bytes);
+
+next to TFLM's arena (the oracle's head + tail, 64-bit host build).
+Issue 14's goals: margin <= 8 KB, kept <= TFLM + 4 KB (32-bit).
+
+    python -m host_tools fit MODEL.tflite ...
+"""
+
+import json
+import os
+import tempfile
+
+from . import ROOT, build, device
+
+SCRIPT = os.path.join(ROOT, "host_tools", "mp_board_heap.py")
+
+
+def modules_file(path, work):
+    """A file listing the modules model `path` imports, one a line (the
+    unix port from PyPI aborts on an argument over 255 bytes)."""
+    out = os.path.join(work, os.path.basename(path) + ".modules")
+    with open(out, "w") as f:
+        f.write("\n".join(sorted(
+            rel[:-3].replace("/", ".").replace(".__init__", "")
+            for rel in build.needed_modules([path]))))
+    return out
+
+
+def unix_arch():
+    """mpy-cross -march of the unix port in use (x64, or x86 for 32-bit)."""
+    import subprocess
+    from .romfs import arch_of
+    proc = subprocess.run([device.micropython_bin(), "-c",
+                           "import sys; print(sys.implementation._mpy)"],
+                          capture_output=True, text=True, timeout=60)
+    return arch_of(int(proc.stdout))
+
+
+def package(work):
+    """Compile the package for the unix port in use into work/tflm."""
+    build.build(unix_arch(), work)
+    return work
+
+
+def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
+    """Construct `path` with `target` bytes of free heap (0: all of a
+    `heap`-byte heap). mode 'bytes': the model is read into a buffer
+    first; 'file': Interpreter(path) reads it. Returns the record that
+    mp_board_heap.py prints: free, ok, kept, head, tail, ram, or error."""
+    proc = device.run_script(SCRIPT, [pkg, path, mode,
+                                      modules_file(path, pkg), str(target)],
+                             timeout=300, heap=str(heap))
+    lines = proc.stdout.strip().splitlines()
+    if not lines or not lines[-1].startswith("{"):
+        return {"ok": 0, "free": -1, "error": "process failed: %s%s" % (
+            proc.stdout[-1000:], proc.stderr[-1000:])}
+    return json.loads(lines[-1])
+
+
+def measure(pkg, path):
+    """{'kept', 'head', 'tail', 'margin', 'error'} for one model ('error':
+    the message at the largest free heap that failed, or None)."""
+    big = run(pkg, path)
+    if not big.get("ok"):
+        raise RuntimeError("%s does not load: %s" % (path, big.get("error")))
+    kept = big["kept"]
+    lo, hi, err = 0, 1 << 20, None
+    while hi - lo > 512:
+        mid = (lo + hi) // 2
+        r = run(pkg, path, kept + mid)
+        if r.get("ok"):
+            hi = mid
+        else:
+            lo, err = mid, r.get("error")
+    return {"kept": kept, "head": big["head"], "tail": big["tail"],
+            "margin": hi, "error": err}
+
+
+def add_parser(sub):
+    f = sub.add_parser("fit", help="heap a model's construction needs on "
+                                   "the unix port (board fit)")
+    f.add_argument("models", nargs="+")
+
+
+def main(args):
+    from .arena import tflm_arena
+    with tempfile.TemporaryDirectory() as work:
+        pkg = package(work)
+        print("%-36s %8s %8s %8s %9s %9s" % (
+            "model", "kept", "head", "tail", "margin", "TFLM h+t"))
+        for path in args.models:
+            r = measure(pkg, path)
+            tf = tflm_arena(path)
+            print("%-36s %8d %8d %8d %9d %9d" % (
+                os.path.basename(path)[:36], r["kept"], r["head"],
+                r["tail"], r["margin"], tf.get("head", 0) + tf.get("tail", 0)))
+    return 0
