@@ -46,9 +46,12 @@ class KernelContext:
 
     model: model.Model. begin() starts each operator's prepare and sets
     scratch_len, the words of its scratch.
-    Sizing pass (head is None): requests are recorded in `requests`
-    (list of (operator index, bytes; negative for a work buffer)) and
-    tail_size sums the kept bytes. Real pass: head / tail are memoryviews
+    Sizing pass (head is None): requests are recorded in offsets (as
+    below, without the head offset) while it has room, then in
+    `requests`: sizing_requests() lists them all as (operator index,
+    bytes; negative for a work buffer); tail_size sums the kept bytes.
+    dummy: a buffer that the sizing pass's scratch requests are views of
+    where it is large enough. Real pass: head / tail are memoryviews
     of the arena; offsets[first + 3 * j : first + 3 * j + 3] are the
     operator, head offset and size of request j < n_requests, which must
     be the same request as in the sizing pass (else PrepareError: a
@@ -56,7 +59,7 @@ class KernelContext:
     """
 
     def __init__(self, model, head=None, offsets=None, tail=None, first=0,
-                 n_requests=0):
+                 n_requests=0, dummy=None):
         self.model = model
         self.scratch_len = 0
         self.copied_bytes = 0
@@ -72,7 +75,7 @@ class KernelContext:
         self._n_requests = n_requests
         self._kept = []
         self._scratch = None
-        self._tmp = None
+        self._dummy = dummy
         self._views = {}
 
     def begin(self, op_index, scratch_len):
@@ -110,10 +113,17 @@ class KernelContext:
         self._req += 1
         size = -nbytes if work else nbytes
         if self._head is None:
-            self.requests.append((self.op, size))
-            if self._tmp is None or len(self._tmp) < nbytes:
-                self._tmp = bytearray(nbytes)
-            v = memoryview(self._tmp)[:nbytes]
+            # Recorded in offsets while it has room (made before this
+            # pass: no object of this pass outlives an op, see heap.py).
+            k = self._first + 3 * j
+            if self._offsets is not None and k + 2 < len(self._offsets):
+                self._offsets[k] = self.op
+                self._offsets[k + 2] = size
+            else:
+                self.requests.append((self.op, size))
+            d = self._dummy
+            v = (d[:nbytes] if d is not None and len(d) >= nbytes else
+                 memoryview(bytearray(nbytes)))
             return [v] if work else v
         k = self._first + 3 * j
         if (j >= self._n_requests or self._offsets[k] != self.op
@@ -123,12 +133,27 @@ class KernelContext:
                                % self.op)
         return self._view(self._offsets[k + 1], size)
 
+    def limit_scratch(self, n):
+        """This op uses at most n words of scratch: scratch_len becomes
+        min(scratch_len, n) (call before reading scratch)."""
+        self.scratch_len = min(self.scratch_len, max(n, 1))
+
     @property
     def scratch(self):
         """This operator's scratch: scratch_len int32 words (bytes view)."""
         if self._scratch is None:
             self._scratch = self._request(4 * self.scratch_len)
         return self._scratch
+
+    def sizing_requests(self):
+        """After the sizing pass: [(operator, bytes)] of every request
+        (bytes negative for a work buffer)."""
+        out = []
+        for j in range(self._req):
+            k = self._first + 3 * j
+            if self._offsets is not None and k + 2 < len(self._offsets):
+                out.append((self._offsets[k], self._offsets[k + 2]))
+        return out + self.requests
 
     def work(self, n):
         """[buffer]: n more int32 words of scratch for this operator."""

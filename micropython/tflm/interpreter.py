@@ -281,7 +281,8 @@ class Interpreter:
                 where[t.index] = 0 if r.index in buffers else -1
             _bind(t, where[t.index], m.fb.mv, dummy)
         verify.check_bindings(self, groups)
-        ctx = KernelContext(m)
+        nt = len(tensors)
+        ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
         for op, mod in zip(m.operators, mods):
             self._stage = "preparing " + op.label()
             ins = [tensors[i] if i >= 0 else None for i in op.inputs]
@@ -291,23 +292,23 @@ class Interpreter:
             ins = outs = None
             pack()  # keeps what lives packed low (heap.py)
         self._stage = "planning the arena"  # drops the last op's label
+        requests = ctx.sizing_requests()
         bufs = [buffers[r] for r in sorted(buffers)]
-        for k, n in ctx.requests:
+        for k, n in requests:
             bufs.append(planner.Buffer(abs(n), k, k))
         head = planner.plan(bufs)
-        nt = len(tensors)
-        need = nt + 3 * len(ctx.requests)
+        need = nt + 3 * len(requests)
         if need > len(where):  # more requests than REQUESTS_PER_OP
             self._where = where = array("i", list(where) + [0] * (
                 need - len(where)))
-        for q, (k, n) in enumerate(ctx.requests):
+        for q, (k, n) in enumerate(requests):
             where[nt + 3 * q] = k
             where[nt + 3 * q + 1] = bufs[len(buffers) + q].offset
             where[nt + 3 * q + 2] = n
         for t in tensors:
             if where[t.index] >= 0:
                 where[t.index] = buffers[groups[t.index]].offset
-        self._n_requests = len(ctx.requests)
+        self._n_requests = len(requests)
         self._tensors = None
         m.release()
         return head, ctx.tail_size

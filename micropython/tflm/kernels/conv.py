@@ -75,20 +75,23 @@ def prepare(op, ins, outs, ctx):
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
                                                 False)
-    bias_a = conv_util.bias_array(op, bias, oc, ctx)
+    one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
+           and filt.is_const)
+    # the 1x1 path folds the input offset into its own copy of the bias
+    bias_a = (conv_util.bias_array(op, bias, oc, ctx) if one else
+              conv_util.bias_words(op, bias, oc, ctx))
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
     # Accumulators of up to nb output pixels are requantized per call.
     nb = ctx.scratch_len // oc
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
                     sh, sw, dh, dw, ph, pw, off, oc // groups, nb))
-    one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
-           and filt.is_const)
     win = conv_util.work_buffer(ctx, c if one else kh * kw * cin)
     if one:
         _fold_offset(bias_a, filt.data, oc, c, off)
     k = conv_util.keep
-    st = (k(ctx, p), inp.data, filt.data, k(ctx, bias_a), out.data,
+    st = (k(ctx, p), inp.data, filt.data,
+          k(ctx, bias_a) if one else bias_a, out.data,
           k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch, win)
     return (_eval_1x1 if one else _eval_any), st
 

@@ -206,6 +206,25 @@ def bias_array(op, bias, n_ch, ctx):
     return ctx.int32_array(bias)
 
 
+@micropython.viper
+def _low_bits(buf) -> int:
+    return int(ptr8(buf)) & 3
+
+
+def bias_words(op, bias, n_ch, ctx):
+    """The bias for eval, n_ch int32 values that viper reads with ptr32:
+    the model's own bytes when they are 4-byte aligned (no RAM: TFLM too
+    reads the bias in place), else an aligned copy kept in the arena's
+    tail; zeros (kept) when there is no bias. For a bias that prepare
+    changes (folds an offset into), use bias_array and keep the copy.
+    Raises PrepareError as bias_array."""
+    if bias is not None and bias.is_const and bias.data is not None \
+            and bias.type == schema.INT32 and bias.size == n_ch \
+            and _low_bits(bias.data) == 0:
+        return bias.data
+    return keep(ctx, bias_array(op, bias, n_ch, ctx))
+
+
 def check_scratch(op, ctx, n):
     """Raise PrepareError unless ctx.scratch holds n int32 values."""
     if ctx.scratch_len < n:
@@ -259,6 +278,14 @@ def work_buffer(ctx, n):
     if w is not None:
         return w(n)
     return [zeros("i", max(n, 1))]
+
+
+def limit_scratch(ctx, n):
+    """ctx.limit_scratch(n): the op uses at most n scratch words (a
+    context without it, as in kernel tests, keeps its scratch_len)."""
+    f = getattr(ctx, "limit_scratch", None)
+    if f is not None:
+        f(n)
 
 
 def scratch_halves(ctx):

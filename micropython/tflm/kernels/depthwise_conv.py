@@ -62,7 +62,7 @@ def prepare(op, ins, outs, ctx):
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
                                                 True)
-    bias_a = conv_util.bias_array(op, bias, oc, ctx)
+    bias_w = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
     # Accumulators of up to nb output pixels are requantized per call.
@@ -70,7 +70,7 @@ def prepare(op, ins, outs, ctx):
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,
                     sh, sw, dh, dw, ph, pw, off, nb))
     k = conv_util.keep
-    st = (k(ctx, p), inp.data, filt.data, k(ctx, bias_a), out.data,
+    st = (k(ctx, p), inp.data, filt.data, bias_w, out.data,
           k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch)
     return (_eval_m1 if dm == 1 else _eval_any), st
 

@@ -36,12 +36,13 @@ from ..heap import zeros
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import keep, work_buffer
+from .conv_util import keep, limit_scratch, work_buffer
 
 FULLY_CONNECTED_OPTIONS = 8
-# Longest run of input values gathered at once (words of the shared work
-# array); deeper inputs are processed in chunks of this many.
-GATHER_MAX = 1024
+# Longest run of input values gathered at once (words of the op's work
+# buffer, planned into the arena's head); deeper inputs are processed in
+# chunks of this many (a few instructions per unit and chunk).
+GATHER_MAX = 256
 
 
 def _wrap32(v):
@@ -224,8 +225,10 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
     fbias = _folded_bias(w, bias, units, depth, x.zero_point, ctx)
-    # Units are processed in chunks that fit the shared scratch array;
-    # chunks[k] = (multipliers, shifts) of chunk k.
+    # Units are processed in chunks that fit the scratch (one word per
+    # unit: more than units would be unused); chunks[k] = (multipliers,
+    # shifts) of chunk k.
+    limit_scratch(ctx, units)
     n = ctx.scratch_len
     chunks = []
     for u0 in range(0, units, n):

@@ -139,7 +139,7 @@ def prepare(op, ins, outs, ctx):
     oc, kh, kw, _ = filt.shape
     _, oh, ow, _ = y.shape
     mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True)
-    bias_a = conv_util.bias_array(op, bias, oc, ctx)
+    bias_w = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     ytab = _taps(oh, ph, sh, kh, h)
     xtab = _taps(ow, pw, sw, kw, w)
@@ -151,7 +151,7 @@ def prepare(op, ins, outs, ctx):
     p = array("i", (b, h, w, ic, oh, ow, oc, kh, kw, sh, sw,
                     -x.zero_point, nb))
     k = conv_util.keep
-    st = (k(ctx, p), x.data, filt.data, k(ctx, bias_a), y.data,
+    st = (k(ctx, p), x.data, filt.data, bias_w, y.data,
           k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch, win,
           k(ctx, taps), k(ctx, ytab), k(ctx, xtab))
     return _eval, st
