@@ -33,7 +33,7 @@ run: $(STAMP)
 # On a board (boards/<id>/board.json, boards/README.md):
 #   make mpy BOARD=pico            (or ARCH=armv6m): .mpy into build/<board>/tflm
 #   make deploy BOARD=pico PORT=/dev/ttyACM0 [MODEL=m.tflite] [ONLY_NEEDED=1]
-#               [ROMFS=1] [DRY_RUN=1]
+#               [ROMFS=1] [DRY_RUN=1] [FORCE=1: copy a model that does not fit]
 #   make boards                    which shared models fit which board
 BOARD ?=
 ARCH ?=
@@ -45,7 +45,7 @@ mpy: $(STAMP)
 
 deploy: $(STAMP)
 	@test -n "$(BOARD)" || { echo "make deploy needs BOARD=<id>: one of $$(ls boards | grep -v README | tr '\n' ' ')" >&2; exit 2; }
-	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run)
+	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run) $(if $(FORCE),--force)
 
 boards: $(STAMP)
 	$(VPY) -m host_tools boards

@@ -98,12 +98,13 @@ def build_romfs(board, model, name, out_dir):
 
 
 def fit_note(board, model, in_romfs):
-    """One line: does the model fit the board (host_tools.boards, measured
-    on the unix port), or why not; falls back to comparing the planned
-    arena with arena_budget_bytes if the unix port cannot run."""
+    """(fits, one line): does the model fit the board (host_tools.boards,
+    measured on the unix port), or why not; falls back to comparing the
+    planned arena with arena_budget_bytes if the unix port cannot run
+    (fits is then None: unknown)."""
     from . import boards
     try:
-        return boards.explain(board, boards.model_cost(model), in_romfs)[1]
+        return boards.explain(board, boards.model_cost(model), in_romfs)
     except Exception:  # noqa: BLE001 -- no unix port: a coarser check
         pass
     from tflm.model import Model
@@ -113,8 +114,8 @@ def fit_note(board, model, in_romfs):
     try:
         arena = plan_model(Model(raw))[0]
     except Exception as e:  # noqa: BLE001 -- the board will say it too
-        return "warning: %s cannot be planned: %s" % (model, e)
-    return "arena %d%s bytes; %s's arena budget is %d" % (
+        return None, "warning: %s cannot be planned: %s" % (model, e)
+    return None, "arena %d%s bytes; %s's arena budget is %d" % (
         arena, "" if in_romfs else " + file %d" % len(raw), board["id"],
         board["arena_budget_bytes"])
 
@@ -149,6 +150,8 @@ def add_parser(sub):
                    help="package and model into the board's ROMFS partition")
     p.add_argument("--dry-run", action="store_true",
                    help="print the mpremote commands, do not run them")
+    p.add_argument("--force", action="store_true",
+                   help="copy a model even if it does not fit the board")
     p.add_argument("--build-dir", default=BUILD_DIR)
     return p
 
@@ -185,7 +188,13 @@ def main(args):
         board["name"], board["id"], len(paths), arch,
         ", ROMFS image %s" % _rel(image) if image else ""))
     if args.model:
-        print("# " + fit_note(board, args.model, bool(image)))
+        ok, note = fit_note(board, args.model, bool(image))
+        print("# " + note)
+        if ok is False and not args.force:
+            print("%s does not fit %s: nothing copied (--force / FORCE=1 "
+                  "copies it anyway)" % (os.path.basename(args.model),
+                                         board["id"]), file=sys.stderr)
+            return 3
     steps = plan(board, args.port, pkg_dir, args.model, args.name, image)
     rc = run(steps, args.dry_run)
     if rc == 0 and args.model:

@@ -3,9 +3,9 @@
 # bytearray before the heap is measured, as a buffer in RAM or in flash
 # would be; file: Interpreter(path) reads it), modules to import first
 # (a file, one a line: the package's import cost is not the model's),
-# and the free heap to leave for construction (0: all of it): a ballast
-# block takes the rest, so that the free heap is the holes that imports
-# left plus one block, as on a board.
+# and the free heap to leave for construction (0: all of it; at least the
+# holes that imports left): a ballast block takes the rest, so that the
+# free heap is those holes plus one block, as on a board.
 # Prints one JSON line: free heap before construction, then ok / kept /
 # head / tail / ram, or the error.
 import gc
@@ -17,6 +17,7 @@ path, mode = sys.argv[2], sys.argv[3]
 with open(sys.argv[4]) as f:
     for name in f.read().split():
         __import__(name)
+        gc.collect()  # as the interpreter's own imports (kernels.preload)
 import tflm  # noqa: E402
 
 
@@ -29,13 +30,30 @@ def read():
     return b
 
 
+def largest():
+    """The largest block the heap can give now (bisection, 16 bytes)."""
+    lo, hi = 0, gc.mem_free()
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        try:
+            b = bytearray(mid)
+            b = None
+            lo = mid
+        except MemoryError:
+            hi = mid
+    return lo
+
+
 data = read() if mode == "bytes" else path
 target = int(sys.argv[5])
 gc.collect()
-ballast = bytearray(gc.mem_free() - target) if target else None
+# holes: free heap outside the largest block (what imports left)
+holes = gc.mem_free() - largest()
+if target:
+    ballast = bytearray(max(0, gc.mem_free() - max(target, holes)))
 gc.collect()
 free0 = gc.mem_free()
-rec = {"free": free0}
+rec = {"free": free0, "holes": holes}
 try:
     it = tflm.Interpreter(data)
     it.invoke()

@@ -405,6 +405,21 @@ def test_deploy_dry_run_romfs(tmp_path):
     assert "-march=armv7emdp" in proc.stdout
 
 
+def test_deploy_refuses_a_model_that_does_not_fit(tmp_path):
+    """person_detect read from a pyboard v1.1's filesystem (100 KB heap)
+    does not fit: non-zero exit, nothing copied; --force copies it."""
+    model = shared("person_detect", "person_detect.tflite")
+    args = ("--board", "pybv11", "--port", "COM3", "--model", model,
+            "--build-dir", str(tmp_path))
+    proc = dry_run(*args)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "does not fit pybv11: nothing copied" in proc.stderr
+    assert mpremote_lines(proc.stdout) == []
+    proc = dry_run(*(args + ("--force",)))
+    assert proc.returncode == 0, proc.stderr
+    assert mpremote_lines(proc.stdout)[-1][-1] == ":person_detect.tflite"
+
+
 def test_deploy_romfs_refused_without_partition(tmp_path):
     proc = dry_run("--board", "pico", "--romfs", "--build-dir",
                    str(tmp_path))

@@ -370,6 +370,10 @@ class Interpreter:
         self._prof_us = array("i", range(n + 1))
         self._profiled = False
         self._steps = steps
+        # Only the tensors' entries are needed from now on (`tensors`).
+        ctx = where = None
+        pack()
+        self._where = self._where[:m.n_tensors]
 
     @property
     def tensors(self):

@@ -145,19 +145,32 @@ MODEL_SUBGRAPHS = 2
 MODEL_BUFFERS = 4
 
 
+def _word(words, k):
+    """Word k (>= 0) of a string of words separated by single spaces, or
+    None; makes no object but the word (split() would make them all:
+    kilobytes of garbage per call on a board)."""
+    start = 0
+    while k > 0:
+        start = words.find(" ", start) + 1
+        if start == 0:
+            return None
+        k -= 1
+    end = words.find(" ", start)
+    w = words[start:] if end < 0 else words[start:end]
+    return w or None
+
+
 def builtin_name(code):
     """Name of a BuiltinOperator code, e.g. 3 -> 'CONV_2D'."""
-    names = _OP_NAMES.split()
-    if 0 <= code < len(names):
-        return names[code]
-    return "BUILTIN_%d" % code
+    name = _word(_OP_NAMES, code) if code >= 0 else None
+    return name if name is not None else "BUILTIN_%d" % code
 
 
 def type_name(code):
     """Name of a TensorType code, e.g. 9 -> 'int8'."""
-    names = _TYPE_NAMES.split()
-    if 0 <= code < len(names):
-        return names[code]
+    name = _word(_TYPE_NAMES, code) if code >= 0 else None
+    if name is not None:
+        return name
     return "type_%d" % code
 
 

@@ -31,8 +31,11 @@ Operators in ALIAS_CODES (RESHAPE and friends) produce an output that
 shares its input's bytes; the memory planner gives both one buffer.
 """
 
+import sys
+
 from .. import schema
 from ..errors import PrepareError
+from ..heap import pack
 
 # builtin code -> kernel module name (imported only when a model uses it).
 MODULES = {
@@ -139,7 +142,11 @@ def preload(code, types):
 
 
 def _preload(name, types):
-    _import(name)
+    if "tflm.kernels." + name not in sys.modules:
+        _import(name)
+        # what an import leaves besides the module is garbage: collected
+        # now, the next module's code fills its holes (heap.py)
+        pack()
     for t, sub in LAZY.get(name, ()):
         if t in types:
             _preload(sub, types)
