@@ -49,6 +49,7 @@ target = int(sys.argv[5])
 gc.collect()
 # holes: free heap outside the largest block (what imports left)
 holes = gc.mem_free() - largest()
+gc.collect()  # largest()'s last block
 if target:
     ballast = bytearray(max(0, gc.mem_free() - max(target, holes)))
 gc.collect()

@@ -204,8 +204,9 @@ def test_repl_session_end_to_end(unix_build, tmp_path):
     summary = "\n".join(out[:4])
     assert out[0].startswith("<Interpreter: 3 operators (FULLY_CONNECTED x3)")
     # 32 activation bytes (TFLM's head) + the FULLY_CONNECTED scratch
-    # (32 words) and unit buffer (16 words) planned into the head
-    assert "arena 224 + " in summary
+    # (one word per unit: 16) and input buffer (16 words) planned into
+    # the head
+    assert "arena 160 + " in summary
     assert " persistent bytes, model 2704 bytes read into RAM" in summary
     assert out[2].startswith("  input 0 'serving_default_dense_input:0' "
                              "int8 (1, 1) scale 0.02448")

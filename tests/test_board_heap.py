@@ -1,19 +1,19 @@
 """Construction at a board's heap: every shared model that TFLM runs is
 built in a fresh unix-port process whose free heap, after the package (as
 .mpy, as on a board) and the model's kernel modules are imported, is cut
-down by a ballast block to what the model keeps plus a fixed margin. A construction that scatters small
+down by a ballast block to what the model keeps, the holes the imports
+left (free blocks outside the largest one, usable by small objects only)
+and a fixed margin (host_tools/fit.py). A construction that scatters small
 objects and then asks for a large block fails here, as it would on a
 board (the GC heap never moves an object).
 
-Measured per model: kept (heap growth across construction, model bytes
-not counted: they are read into a buffer first, as a buffer in flash or
-RAM is given) and the free heap before construction that suffices. The
-margins below are what construction may need beyond kept, a ratchet that
-today's construction meets on this word size; TFLM's own arena (head +
-tail, the oracle's 64-bit figures) bounds kept.
-
-TFLM_MICROPYTHON=... runs the same on another build (e.g. 32-bit x86),
-with the package compiled for that build's architecture.
+Issue 14's budget: construction needs at most kept + 8 KB of free heap,
+holes included, and keeps at most TFLM's head + tail + 4 KB (32-bit). The
+table below is a ratchet a couple of KB above today's figures (64-bit
+unix port from PyPI, and a 32-bit x86 build via TFLM_MICROPYTHON): it
+fails when construction gets worse, and shows where the budget is not met
+yet (KWS and test_conv_model need more margin, ResNet-8 and AD01 keep
+more than TFLM).
 """
 
 import pytest
@@ -22,21 +22,25 @@ from conftest import shared, unix_arch
 from host_tools import fit
 from host_tools.arena import tflm_arena
 
-# model -> construction margin beyond kept (64-bit, 32-bit port) and
-# kept beyond TFLM's head + tail (64-bit, 32-bit), in KB: a ratchet a few
-# KB above today's figures. Issue 14 asks for 8 and 4 on 32-bit; about 13
-# KB of the margin are the holes that importing the package leaves.
+KB = 1024
+# model -> (margin beyond kept + holes: 64-bit, 32-bit; kept beyond TFLM's
+# head + tail: 64-bit, 32-bit), in KB
 MODELS = {
-    "person_detect/person_detect.tflite": (35, 26, 16, 9),
-    "tiny_kws_ref_int8/kws_ref_model.tflite": (28, 19, 10, 6),
-    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (30, 24, 18, 12),
-    "tiny_ad01_int8/ad01_int8.tflite": (47, 36, 18, 15),
-    "micro_speech_quantized/micro_speech_quantized.tflite": (28, 27, 8, 6),
-    "hello_world_int8/hello_world_int8.tflite": (27, 15, 4, 2),
-    "network_tester_model/network_model.tflite": (18, 12, 9, 7),
-    "simple_add/simple_add_model.tflite": (25, 16, 5, 4),
-    "add_model_int8/add_model.tflite": (25, 16, 3, 2),
+    "person_detect/person_detect.tflite": (2, 2, 10, 3),
+    "tiny_kws_ref_int8/kws_ref_model.tflite": (14, 12, 8, 4),
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (2, 2, 11, 6),
+    "tiny_ad01_int8/ad01_int8.tflite": (22, 2, 16, 12),
+    "micro_speech_quantized/micro_speech_quantized.tflite": (2, 2, 6, 4),
+    "hello_world_int8/hello_world_int8.tflite": (2, 2, 4, 2),
+    "hello_world_float/hello_world_float.tflite": (2, 3, 3, 2),
+    "network_tester_model/network_model.tflite": (5, 2, 3, 2),
+    "simple_add/simple_add_model.tflite": (2, 3, 5, 4),
+    "add_model_int8/add_model.tflite": (2, 3, 3, 2),
+    "magic_wand/magic_wand.tflite": (7, 2, 5, 2),
+    "test_conv_model/test_conv_model.tflite": (2, 10, 7, 5),
 }
+# the holes that importing the package leaves (64-bit, 32-bit)
+HOLES = (6 * KB, 4 * KB)
 
 
 @pytest.fixture(scope="module")
@@ -51,22 +55,26 @@ _run = fit.run
 @pytest.mark.parametrize("rel", sorted(MODELS))
 def test_constructs_at_board_heap(package, rel):
     path = shared(*rel.split("/"))
+    w = 0 if unix_arch() == "x64" else 1
     big = _run(package, path)
     assert big["ok"], big
-    kept = big["kept"]
-    wide = unix_arch() == "x64"
-    margin = MODELS[rel][0 if wide else 1] * 1024
-    r = _run(package, path, kept + margin)
-    assert r["free"] <= kept + margin + 64, r  # the squeeze is real
-    assert r.get("ok"), "construction needs more than kept + %d KB: %s" % (
-        margin // 1024, r)
-    # the same construction, so the same kept and arena
-    assert (r["kept"], r["head"], r["tail"]) == (kept, big["head"],
-                                                 big["tail"]), (r, big)
-    assert kept - 1024 <= r["ram"] <= kept + 1024, r  # interp.ram
+    kept, holes = big["kept"], big["holes"]
+    assert holes <= HOLES[w], big
+    # and with more free heap too (a heap that never moves objects can
+    # fail at one size and work at a smaller one)
+    for extra in (0, 2 * KB, 6 * KB):
+        target = kept + holes + MODELS[rel][w] * KB + extra
+        r = _run(package, path, target)
+        assert r["free"] <= target + 64, r  # the squeeze is real
+        assert r.get("ok"), "construction needs more than kept %d + holes " \
+            "%d + %d bytes: %s" % (kept, holes, target - kept - holes, r)
+        # the same construction, so the same kept and arena
+        assert (r["kept"], r["head"], r["tail"]) == (
+            kept, big["head"], big["tail"]), (r, big)
+    assert kept - KB <= big["ram"] <= kept + KB, big  # interp.ram
     tf = tflm_arena(path)
-    slack = MODELS[rel][2 if wide else 3] * 1024
-    assert kept <= tf["head"] + tf["tail"] + slack, (r, tf)
+    slack = MODELS[rel][2 + w] * KB
+    assert kept <= tf["head"] + tf["tail"] + slack, (big, tf)
 
 
 def test_arena_error_names_phase_and_bytes(package):

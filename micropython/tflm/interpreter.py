@@ -90,6 +90,23 @@ def _bind(t, w, model_mv, head):
     return t
 
 
+def _bind_sizing(t, w, model_mv, dummy):
+    """Bind tensor t for the sizing pass: constants to the model bytes,
+    activations (w >= 0) to the front of the throw-away buffer."""
+    if w <= -2:
+        t.data = model_mv[-2 - w:-2 - w + t.nbytes]
+    elif w >= 0:
+        t.data = dummy[:t.nbytes]
+    return t
+
+
+def _sizing_tensor(m, i, where, dummy):
+    """Tensor i parsed anew and bound for the sizing pass (None for -1)."""
+    if i < 0:
+        return None
+    return _bind_sizing(m.tensor(i), where[i], m.fb.mv, dummy)
+
+
 def _get(m, i, io, where, head):
     """Tensor i of model m bound to its bytes (None for -1): a subgraph
     input or output from io, else parsed anew (garbage after prepare)
@@ -189,9 +206,8 @@ class Interpreter:
         self.model = m = Model(buf, check=False)  # header fields only
         self._stage = "importing kernels"
         types = m.tensor_types()
-        for code, _, custom in m._codes:  # long-lived code, made first
-            if custom is None:
-                kernels.preload(code, types)
+        for code in m.used_codes():  # long-lived code, made first
+            kernels.preload(code, types)
         types = None
         pack()
         self._stage = "parsing the model"
@@ -264,36 +280,54 @@ class Interpreter:
         """The sizing pass (see the class doc): returns (head bytes, tail
         bytes) and fills _where: per tensor its head offset (-1: none,
         <= -2: constant at -2 - w in the model), then per scratch request
-        its operator, head offset and bytes (negative: a work buffer). dummy: a bytearray as large as the
-        largest activation, which all activations are bound to (prepare
-        keeps views of them but never reads their values). Every object
-        this pass makes is garbage when it returns."""
+        its operator, head offset and bytes (negative: a work buffer).
+        dummy: a bytearray as large as the largest activation, which all
+        activations are bound to (prepare keeps views of them but never
+        reads their values). The parsed tensor list lives only while the
+        activations are planned; each operator's prepare then gets its
+        own tensors, parsed anew. Every object this pass makes is garbage
+        when it returns."""
         m = self.model
         tensors = self._tensors = m.tensors
         dummy = memoryview(dummy)
+        mv = m.fb.mv
         _, buffers, groups = planner.plan_model(m)
         where = self._where
         for t in tensors:
             r = tensors[groups[t.index]]
             if r.is_const:
                 where[t.index] = -2 - r.const_pos
-            else:
-                where[t.index] = 0 if r.index in buffers else -1
-            _bind(t, where[t.index], m.fb.mv, dummy)
+            else:  # the root tensor of its alias group, for now
+                where[t.index] = r.index if r.index in buffers else -1
+            _bind_sizing(t, where[t.index], mv, dummy)
         verify.check_bindings(self, groups)
         nt = len(tensors)
+        # each planned group: root, bytes, first and last operator
+        roots = sorted(buffers)
+        life = array("i", range(4 * len(roots)))
+        for j, r in enumerate(roots):
+            b = buffers[r]
+            life[4 * j] = r
+            life[4 * j + 1] = b.size
+            life[4 * j + 2] = b.first
+            life[4 * j + 3] = b.last
+        self._tensors = tensors = buffers = groups = t = r = b = None
+        m.release()
+        pack()
         ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
-        for op, mod in zip(m.operators, mods):
+        for k, mod in enumerate(mods):
+            op = m.operator(k)
             self._stage = "preparing " + op.label()
-            ins = [tensors[i] if i >= 0 else None for i in op.inputs]
-            outs = [tensors[i] if i >= 0 else None for i in op.outputs]
-            ctx.begin(op.index, self._scratch_len(outs))
+            ins = [_sizing_tensor(m, i, where, dummy) for i in op.inputs]
+            outs = [_sizing_tensor(m, i, where, dummy) for i in op.outputs]
+            ctx.begin(k, self._scratch_len(outs))
             ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
-            ins = outs = None
+            op = ins = outs = None
             pack()  # keeps what lives packed low (heap.py)
         self._stage = "planning the arena"  # drops the last op's label
         requests = ctx.sizing_requests()
-        bufs = [buffers[r] for r in sorted(buffers)]
+        bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
+                               life[4 * j + 3]) for j in range(len(roots))]
         for k, n in requests:
             bufs.append(planner.Buffer(abs(n), k, k))
         head = planner.plan(bufs)
@@ -303,14 +337,15 @@ class Interpreter:
                 need - len(where)))
         for q, (k, n) in enumerate(requests):
             where[nt + 3 * q] = k
-            where[nt + 3 * q + 1] = bufs[len(buffers) + q].offset
+            where[nt + 3 * q + 1] = bufs[len(roots) + q].offset
             where[nt + 3 * q + 2] = n
-        for t in tensors:
-            if where[t.index] >= 0:
-                where[t.index] = buffers[groups[t.index]].offset
+        offset = {}
+        for j, r in enumerate(roots):
+            offset[r] = bufs[j].offset
+        for i in range(nt):
+            if where[i] >= 0:
+                where[i] = offset[where[i]]
         self._n_requests = len(requests)
-        self._tensors = None
-        m.release()
         return head, ctx.tail_size
 
     def _scratch_len(self, ts):

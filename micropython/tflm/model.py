@@ -228,6 +228,19 @@ class Model:
         if check:
             self.check()
 
+    def used_codes(self):
+        """The builtin codes of the operator codes that subgraph 0's
+        operators use (a model may list others), read without parsing
+        the operators; custom codes are left out."""
+        sg = Table(self.fb, self._sg)
+        start, n = sg.vector(3, 4)
+        used = set()
+        for k in range(n):
+            ci = sg.table_at(start, k).u32(0)
+            if ci < len(self._codes) and self._codes[ci][2] is None:
+                used.add(self._codes[ci][0])
+        return used
+
     def tensor_types(self):
         """The set of TensorType codes of subgraph 0's tensors, read
         without parsing the tensors."""

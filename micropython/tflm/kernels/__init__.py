@@ -35,7 +35,7 @@ import sys
 
 from .. import schema
 from ..errors import PrepareError
-from ..heap import pack
+from ..heap import pack as _pack  # kernels/pack.py is a module here
 
 # builtin code -> kernel module name (imported only when a model uses it).
 MODULES = {
@@ -146,7 +146,7 @@ def _preload(name, types):
         _import(name)
         # what an import leaves besides the module is garbage: collected
         # now, the next module's code fills its holes (heap.py)
-        pack()
+        _pack()
     for t, sub in LAZY.get(name, ()):
         if t in types:
             _preload(sub, types)
