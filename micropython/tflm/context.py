@@ -7,9 +7,9 @@ byte in one arena that it allocates once.
 
 The interpreter runs every kernel's prepare twice with the same calls:
 
-1. a sizing pass (KernelContext(model, scratch_len) with no arena): each
-   request is recorded, nothing is kept. Activations are bound to a
-   throw-away buffer; the results of prepare are dropped.
+1. a sizing pass (no arena): each request is recorded, nothing is kept.
+   Activations and scratch are views of a throw-away buffer; the results
+   of prepare are dropped.
 2. the real pass (arena given): the same requests get their place in the
    arena, planned after the sizing pass, before the arena existed.
 
@@ -21,8 +21,10 @@ the tail holds what kernels keep for eval (AllocatePersistentBuffer).
 What prepare may use (ctx):
 - ctx.model: the model.Model (constant data: ctx.model.fb).
 - ctx.scratch: this operator's scratch buffer, ctx.scratch_len int32
-  words, used only during its own eval (a bytes view: read it with viper
-  pointers; conv_util.scratch_halves splits it in two).
+  words (twice the largest last dimension of the op's outputs, at least
+  32; ctx.limit_scratch(n) lowers it), used only during its own eval (a
+  bytes view: read it with viper pointers; conv_util.scratch_halves
+  splits it in two).
 - ctx.work(n): a further scratch buffer of n int32 words for this
   operator, as a one-element list [buffer] (conv_util.work_buffer).
 - ctx.keep(a, itemsize): after prepare returns, array a (an item of the
