@@ -27,9 +27,13 @@ What prepare may use (ctx):
   splits it in two).
 - ctx.work(n): a further scratch buffer of n int32 words for this
   operator, as a one-element list [buffer] (conv_util.work_buffer).
+- ctx.persistent(typecode, n): n zeros in the arena's persistent part
+  (TFLM's AllocatePersistentBuffer), filled by prepare, read by eval
+  with viper pointers (see persistent()).
 - ctx.keep(a, itemsize): after prepare returns, array a (an item of the
   state tuple) is copied into the arena's tail and the state gets a view
-  of the copy in its place (see keep()).
+  of the copy in its place (see keep()): for small arrays; persistent()
+  makes no heap copy.
 - ctx.int32_array(t): an aligned array('i') copy of a constant int32
   tensor (e.g. a bias), to keep or to fold; counted in copied_bytes.
 Kernels touch nothing else of the interpreter.
@@ -40,7 +44,7 @@ from array import array
 import micropython  # under CPython, the tflm package installs a shim
 
 from .errors import PrepareError
-from .heap import pack
+from .heap import pack, zeros
 
 
 class KernelContext:
@@ -61,7 +65,7 @@ class KernelContext:
     """
 
     def __init__(self, model, head=None, offsets=None, tail=None, first=0,
-                 n_requests=0, dummy=None):
+                 n_requests=0, dummy=None, words=None):
         self.model = model
         self.scratch_len = 0
         self.copied_bytes = 0
@@ -79,6 +83,11 @@ class KernelContext:
         self._scratch = None
         self._dummy = dummy
         self._views = {}
+        # persistent(): words (array('i')) and bytes of the tail, and
+        # the views made during this op's prepare
+        self._words = words
+        self.words_size = 0
+        self._made = []
 
     def begin(self, op_index, scratch_len):
         """Start the prepare of operator op_index, whose scratch is
@@ -89,6 +98,7 @@ class KernelContext:
         self.scratch_len = scratch_len
         self._scratch = None
         self._kept = []
+        self._made = []
         j = self._req
         while self._head is not None and j < self._n_requests:
             k = self._first + 3 * j
@@ -161,6 +171,35 @@ class KernelContext:
         """[buffer]: n more int32 words of scratch for this operator."""
         return self._request(4 * max(n, 1), True)
 
+    def persistent(self, typecode, n):
+        """n zeros of typecode ('i', 'I': int32 words; 'b', 'B': bytes)
+        in the arena's persistent part (TFLM's AllocatePersistentBuffer):
+        prepare fills them by index, eval reads them with viper pointers;
+        a top-level item of the state tuple. No copy is made, unlike
+        keep(): nothing of this size is allocated on the heap while the
+        op is prepared."""
+        if self._tail is None:
+            if typecode in "iI":
+                self.words_size += n
+            else:
+                self.tail_size += (n + 3) & ~3
+            return zeros(typecode, n)
+        if typecode in "iI":
+            base, off = self._words, self.words_size
+            if base is None or off + n > len(base):
+                self.spilled += 4 * n
+                return zeros(typecode, n)
+            self.words_size = off + n
+        else:
+            base, off = self._tail, self.tail_size
+            if off + n > len(base):
+                self.spilled += n
+                return zeros(typecode, n)
+            self.tail_size = off + ((n + 3) & ~3)
+        v = memoryview(base)[off:off + n]  # zeros: a new block
+        self._made.append((v, base, off, n))
+        return v
+
     def keep(self, a, itemsize=4):
         """Move array a into the arena's tail once prepare returns; returns
         a. a: this op's own array('i') (itemsize 4), array('b') or
@@ -187,8 +226,11 @@ class KernelContext:
             return state
         # The garbage of prepare goes first: the views and the tuple that
         # live on are then made in the lowest free blocks (heap.py).
+        made, self._made = self._made, []
         pack()
         seen = {}
+        for v, base, off, n in made:  # persistent(): its views made anew
+            seen[id(v)] = memoryview(base)[off:off + n]
         for a, size in kept:
             if id(a) in seen:
                 continue

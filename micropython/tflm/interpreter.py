@@ -13,7 +13,7 @@ from array import array
 
 from . import kernels, planner, verify
 from .context import KernelContext
-from .heap import pack
+from .heap import pack, zeros
 from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
                      UnsupportedOpError)
 from .model import Model
@@ -154,7 +154,8 @@ class Interpreter:
     of the tail: multipliers, shifts, biases, tables and parameter
     blocks kept for eval; TFLM's arena tail), ram (bytes of heap this
     interpreter keeps: the heap's growth across construction, model
-    bytes read into RAM included; arena bytes under CPython),
+    bytes read into RAM included, the code of kernel modules it imported
+    not; arena bytes under CPython),
     copied_bytes (constant bytes copied for alignment), model_in_ram,
     tensors (built on access).
     Raises FormatError / ModelError for a bad file, UnsupportedOpError
@@ -178,11 +179,12 @@ class Interpreter:
         # Every attribute is set here, before anything that dies is made:
         # the instance's attribute table is then allocated once, low.
         self._steps = self._tensors = self.model = self.arena = None
+        self._words = None
         self._where = self.inputs = self.outputs = None
         self._prof_ops = self._prof_us = None
         self._profiled = self.model_in_ram = False
         self.copied_bytes = self.persistent_size = self.arena_size = 0
-        self._n_requests = self.ram = 0
+        self._n_requests = self.ram = self._imported = 0
         self._stage = "reading the model"
         free0 = _free()
         try:
@@ -196,7 +198,7 @@ class Interpreter:
         except Exception as e:  # last line of defence: see verify.py
             raise verify.internal_error(e, self._stage)
         free1 = _free()
-        self.ram = (free0 - free1 if free0 is not None
+        self.ram = (free0 - free1 - self._imported if free0 is not None
                     else self.arena_size + self.persistent_size)
 
     def _build(self, buf, arena_size):
@@ -206,10 +208,13 @@ class Interpreter:
         self.model = m = Model(buf, check=False)  # header fields only
         self._stage = "importing kernels"
         types = m.tensor_types()
+        before = _free()
         for code in m.used_codes():  # long-lived code, made first
             kernels.preload(code, types)
         types = None
-        pack()
+        after = _free()
+        if before is not None:  # code, not this model's (see ram)
+            self._imported = before - after
         self._stage = "parsing the model"
         m.check()
         self._stage = "resolving operators"
@@ -235,24 +240,28 @@ class Interpreter:
             dummy = bytearray(big)
         except MemoryError:
             raise _oom(what, big)
-        head, tail = self._size(mods, dummy)
+        head, tail, words = self._size(mods, dummy)
         dummy = None
         gc.collect()
-        need = head + tail
+        need = head + tail + 4 * words
         if arena_size is not None and arena_size < need:
             raise ArenaError("arena of %d bytes is too small: the model "
                              "needs %d (%d head + %d tail)"
-                             % (arena_size, need, head, tail))
+                             % (arena_size, need, head, need - head))
         self.arena_size = head
         what = "allocating the %d-byte arena (%d head + %d tail)" % (
-            need, head, tail)
+            need, head, need - head)
         self._stage = what
         free = _free()
         if free is not None and free < need:
             raise _oom(what, need)
         try:
-            self.arena = bytearray(need)
+            # The tail's int32 words are an array('i') of their own, so
+            # that kernels fill them by index (context.persistent).
+            self.arena = bytearray(head + tail)
+            self._words = zeros("i", words)
         except MemoryError:
+            self.arena = self._words = None
             raise _oom(what, need)
         self._stage = "preparing"
         self._prepare(mods, head, tail)
@@ -302,6 +311,9 @@ class Interpreter:
             _bind_sizing(t, where[t.index], mv, dummy)
         verify.check_bindings(self, groups)
         nt = len(tensors)
+        self._tensors = tensors = groups = t = r = None
+        m.release()
+        pack()  # what lives on in this pass is made low from here on
         # each planned group: root, bytes, first and last operator
         roots = sorted(buffers)
         life = array("i", range(4 * len(roots)))
@@ -311,8 +323,7 @@ class Interpreter:
             life[4 * j + 1] = b.size
             life[4 * j + 2] = b.first
             life[4 * j + 3] = b.last
-        self._tensors = tensors = buffers = groups = t = r = b = None
-        m.release()
+        buffers = b = None
         pack()
         ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
         for k, mod in enumerate(mods):
@@ -346,7 +357,7 @@ class Interpreter:
             if where[i] >= 0:
                 where[i] = offset[where[i]]
         self._n_requests = len(requests)
-        return head, ctx.tail_size
+        return head, ctx.tail_size, ctx.words_size
 
     def _scratch_len(self, ts):
         """Words of scratch for an operator with outputs ts: twice the
@@ -368,7 +379,7 @@ class Interpreter:
         model_mv = m.fb.mv
         where = self._where
         ctx = KernelContext(m, hv, where, mv[head:], m.n_tensors,
-                            self._n_requests)
+                            self._n_requests, words=self._words)
         io = {}
         for i in m.inputs + m.outputs:
             if i not in io:
@@ -398,7 +409,7 @@ class Interpreter:
             pack()
         del steps[2 * n:]
         self.copied_bytes = ctx.copied_bytes
-        self.persistent_size = tail + ctx.spilled
+        self.persistent_size = tail + 4 * len(self._words) + ctx.spilled
         # For invoke(profile=True): the operator index of each step, and
         # per-step microseconds plus the total (last slot), preallocated.
         self._prof_ops = ran[:n]

@@ -106,6 +106,18 @@ class Tensor:
         start, n = (0, 0) if q is None else q.vector(2, 4)
         return n, lambda i: fb.f32(start + 4 * i)
 
+    def zero_point_count(self):
+        """len(self.zero_points), without making the tuple."""
+        fb = self._fb
+        try:
+            given = "zero_points" in self.__dict__
+        except AttributeError:
+            given = True
+        if fb is None or given:
+            return len(self.zero_points)
+        q = Table(fb, self.pos).table(4)
+        return 0 if q is None else q.vector(3, 8)[1]
+
     def label(self):
         return tensor_label(self.index, self.name)
 

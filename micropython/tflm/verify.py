@@ -357,7 +357,7 @@ def internal_error(e, stage):
         free = getattr(gc, "mem_free", None)
         return ArenaError("out of memory while %s: the model needs more RAM "
                           "than is free%s" % (stage, "" if free is None else
-                                              " (%d bytes)" % free()))
+                                              " (%d bytes free)" % free()))
     what = "%s %s" % (type(e).__name__, e) if str(e) else type(e).__name__
     cls = PrepareError if stage.startswith("preparing") else ModelError
     return cls("%s while %s: %s (no check caught this: please report it "

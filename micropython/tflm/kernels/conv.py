@@ -74,7 +74,7 @@ def prepare(op, ins, outs, ctx):
     ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
-                                                False)
+                                                False, ctx)
     one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
            and filt.is_const)
     # the 1x1 path folds the input offset into its own copy of the bias
@@ -90,16 +90,15 @@ def prepare(op, ins, outs, ctx):
     if one:
         _fold_offset(bias_a, filt.data, oc, c, off)
     k = conv_util.keep
-    st = (k(ctx, p), inp.data, filt.data,
-          k(ctx, bias_a) if one else bias_a, out.data,
-          k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch, win)
+    st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
+          mults, shifts, k(ctx, qp), ctx.scratch, win)
     return (_eval_1x1 if one else _eval_any), st
 
 
 def _fold_offset(bias_a, fdata, oc, c, off):
     """bias_a[k] += off * sum(wu[k]), wrapped to int32 (see _conv_1x1).
 
-    Changes bias_a in place: it is this op's own copy (int32_array or
+    Changes bias_a in place: it is this op's own copy (bias_array's, or
     zeros).
     """
     if off == 0:

@@ -130,14 +130,15 @@ def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
     return ph, pw
 
 
-def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
+def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
     """PopulateConvolutionQuantizationParams for int8.
 
     n_ch: output channels (filter dimension 0 for conv, 3 for depthwise).
     same_zp_count: also require as many filter zero points as scales (a
     check DepthwiseConvPrepare makes and ConvPrepare does not).
-    Returns (mults, shifts, qp): array('i') of n_ch multipliers, array('b')
-    of n_ch shifts (per-tensor filters are broadcast), and array('i')
+    Returns (mults, shifts, qp): n_ch int32 multipliers and n_ch int8
+    shifts (per-tensor filters are broadcast), in the arena's persistent
+    part when ctx is given (persistent(): do not keep() them), and array('i')
     [output zero point, activation min, activation max] for
     fixedpoint.requant_i8b.
     The filter zero point is ignored, as TFLM's int8 kernels ignore it.
@@ -153,12 +154,12 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
         raise PrepareError("%s: filter %s is quantized along dimension %d, "
                            "which does not have %d entries"
                            % (op.label(), filt.label(), qd, n_ch))
-    if same_zp_count and len(filt.zero_points) != n_sc:
+    if same_zp_count and filt.zero_point_count() != n_sc:
         raise PrepareError("%s: filter %s has %d scales but %d zero points"
                            % (op.label(), filt.label(), n_sc,
-                              len(filt.zero_points)))
-    mults = zeros("i", n_ch)
-    shifts = zeros("b", n_ch)  # [-31, 30]: bytes save RAM
+                              filt.zero_point_count()))
+    mults = persistent(ctx, "i", n_ch)
+    shifts = persistent(ctx, "b", n_ch)  # [-31, 30]: bytes save RAM
     top = 0
     in_s, out_s = inp.scale, out.scale  # read once: they are model reads
     try:
@@ -188,14 +189,24 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count):
     return mults, shifts, array("i", (out.zero_point, lo, hi))
 
 
+def persistent(ctx, typecode, n):
+    """ctx.persistent(typecode, n): n zeros in the arena's persistent part
+    (context.KernelContext.persistent); an array for a context without
+    it (kernel tests) or no context."""
+    f = getattr(ctx, "persistent", None)
+    return zeros(typecode, n) if f is None else f(typecode, n)
+
+
 def bias_array(op, bias, n_ch, ctx):
-    """The bias as an aligned array('i') of n_ch values (zeros if absent).
+    """The bias as n_ch aligned int32 values (zeros if absent), a copy in
+    the arena's persistent part (persistent(): do not keep() it) that
+    prepare may change; counted in ctx.copied_bytes.
 
     Raises PrepareError unless the bias is a constant int32 tensor of
     n_ch elements.
     """
     if bias is None:
-        return zeros("i", n_ch)
+        return persistent(ctx, "i", n_ch)
     check_type(op, bias, schema.INT32, "bias")
     if bias.size != n_ch:
         raise PrepareError("%s: bias %s has %d elements, expected %d"
@@ -203,7 +214,15 @@ def bias_array(op, bias, n_ch, ctx):
     if not bias.is_const:
         raise PrepareError("%s: bias %s is not constant"
                            % (op.label(), bias.label()))
-    return ctx.int32_array(bias)
+    a = persistent(ctx, "i", n_ch)
+    fb = bias.data
+    for k in range(n_ch):  # little-endian int32 at any address
+        j = 4 * k
+        a[k] = wrap32(fb[j] | fb[j + 1] << 8 | fb[j + 2] << 16
+                      | fb[j + 3] << 24)
+    if hasattr(ctx, "copied_bytes"):
+        ctx.copied_bytes += 4 * n_ch
+    return a
 
 
 @micropython.viper
@@ -214,15 +233,14 @@ def _low_bits(buf) -> int:
 def bias_words(op, bias, n_ch, ctx):
     """The bias for eval, n_ch int32 values that viper reads with ptr32:
     the model's own bytes when they are 4-byte aligned (no RAM: TFLM too
-    reads the bias in place), else an aligned copy kept in the arena's
-    tail; zeros (kept) when there is no bias. For a bias that prepare
-    changes (folds an offset into), use bias_array and keep the copy.
-    Raises PrepareError as bias_array."""
+    reads the bias in place), else bias_array's aligned copy in the
+    arena's persistent part (zeros when there is no bias); not to be
+    kept. Raises PrepareError as bias_array."""
     if bias is not None and bias.is_const and bias.data is not None \
             and bias.type == schema.INT32 and bias.size == n_ch \
             and _low_bits(bias.data) == 0:
         return bias.data
-    return keep(ctx, bias_array(op, bias, n_ch, ctx))
+    return bias_array(op, bias, n_ch, ctx)
 
 
 def check_scratch(op, ctx, n):

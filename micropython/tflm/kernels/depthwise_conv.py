@@ -61,7 +61,7 @@ def prepare(op, ins, outs, ctx):
     ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
-                                                True)
+                                                True, ctx)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
@@ -71,7 +71,7 @@ def prepare(op, ins, outs, ctx):
                     sh, sw, dh, dw, ph, pw, off, nb))
     k = conv_util.keep
     st = (k(ctx, p), inp.data, filt.data, bias_w, out.data,
-          k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch)
+          mults, shifts, k(ctx, qp), ctx.scratch)
     return (_eval_m1 if dm == 1 else _eval_any), st
 
 

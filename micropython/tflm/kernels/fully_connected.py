@@ -32,11 +32,10 @@ from array import array
 
 import micropython
 
-from ..heap import zeros
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import keep, limit_scratch, work_buffer
+from .conv_util import keep, limit_scratch, persistent, work_buffer
 
 FULLY_CONNECTED_OPTIONS = 8
 # Longest run of input values gathered at once (words of the op's work
@@ -169,16 +168,21 @@ def _check_bias_scale(op, x, w, bias, y):
 
 
 def _folded_bias(w, bias, units, depth, input_zp, ctx):
-    """array('i'): bias[u] - (input_zp + 128) * sum_d w[u, d], wrapped to
-    int32 (see the module docstring for the extra 128)."""
-    if bias is not None:
-        b = ctx.int32_array(bias)
-    else:
-        b = zeros("i", units)
-    sums = zeros("i", units)
-    _row_sums(w.data, units, depth, sums)
+    """bias[u] - (input_zp + 128) * sum_d w[u, d], wrapped to int32 (see
+    the module docstring for the extra 128), for each unit: int32 words
+    in the arena's persistent part (conv_util.persistent), computed in
+    place (the row sums first)."""
+    b = persistent(ctx, "i", units)
+    _row_sums(w.data, units, depth, b)
+    d = bias.data if bias is not None else None
     for u in range(units):
-        b[u] = _wrap32(b[u] - (input_zp + 128) * sums[u])
+        v = 0
+        if d is not None:  # little-endian int32 at any address
+            j = 4 * u
+            v = d[j] | d[j + 1] << 8 | d[j + 2] << 16 | d[j + 3] << 24
+        b[u] = _wrap32(v - (input_zp + 128) * b[u])
+    if bias is not None:
+        ctx.copied_bytes += 4 * units
     return b
 
 
@@ -237,7 +241,7 @@ def prepare(op, ins, outs, ctx):
         chunks.append((mv, sv))
     dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk))
-    state = (ctx.scratch, x.data, w.data, y.data, keep(ctx, fbias),
+    state = (ctx.scratch, x.data, w.data, y.data, fbias,
              keep(ctx, prm), keep(ctx, qp), tuple(chunks),
              work_buffer(ctx, dchunk))
     return _eval, state

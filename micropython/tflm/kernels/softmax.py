@@ -21,7 +21,6 @@ from array import array
 
 import micropython
 
-from ..heap import zeros
 from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
@@ -45,10 +44,11 @@ def exp_on_negative_values(a):
     return exp_neg(a, SCALED_DIFF_INTEGER_BITS)
 
 
-def _tables(mult, shift, diff_min):
-    """E[d], R[d] for d = max - x in 0..255 (array('i') each)."""
-    e_tab = zeros("i", 256)
-    r_tab = zeros("i", 256)
+def _tables(mult, shift, diff_min, ctx=None):
+    """E[d], R[d] for d = max - x in 0..255 (256 int32 each, in the
+    arena's persistent part when ctx is given: conv_util.persistent)."""
+    e_tab = conv_util.persistent(ctx, "i", 256)
+    r_tab = conv_util.persistent(ctx, "i", 256)
     for d in range(256):
         if -d < diff_min:
             break
@@ -112,7 +112,7 @@ def prepare(op, ins, outs, ctx):
     beta = op.opt_float(0, 0.0) if op.options_type == SOFTMAX_OPTIONS \
         else 0.0
     mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
-    e_tab, r_tab = _tables(mult, shift, diff_min)
+    e_tab, r_tab = _tables(mult, shift, diff_min, ctx)
     depth = x.shape[-1]
     # Row state: [sum, max, 48/17 and -32/17 in Q2.29 (raw constants that
     # viper cannot hold as literals)].
@@ -120,9 +120,8 @@ def prepare(op, ins, outs, ctx):
     m = array("i", [0])
     s = array("i", [0])
     qp = array("i", [-128, -128, 127])
-    k = conv_util.keep
     return _eval, (x.data, y.data, x.size // depth if depth else 0, depth,
-                   st, k(ctx, e_tab), k(ctx, r_tab), ctx.scratch,
+                   st, e_tab, r_tab, ctx.scratch,
                    ctx.scratch_len, m, s, qp)
 
 

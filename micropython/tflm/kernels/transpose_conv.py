@@ -138,7 +138,7 @@ def prepare(op, ins, outs, ctx):
     b, h, w, ic = x.shape
     oc, kh, kw, _ = filt.shape
     _, oh, ow, _ = y.shape
-    mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True)
+    mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True, ctx)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     ytab = _taps(oh, ph, sh, kh, h)
@@ -152,7 +152,7 @@ def prepare(op, ins, outs, ctx):
                     -x.zero_point, nb))
     k = conv_util.keep
     st = (k(ctx, p), x.data, filt.data, bias_w, y.data,
-          k(ctx, mults), k(ctx, shifts, 1), k(ctx, qp), ctx.scratch, win,
+          mults, shifts, k(ctx, qp), ctx.scratch, win,
           k(ctx, taps), k(ctx, ytab), k(ctx, xtab))
     return _eval, st
 
