@@ -226,6 +226,7 @@ class Interpreter:
             if not t.is_const:
                 big = max(big, t.nbytes)
         n = m.n_tensors + 3 * REQUESTS_PER_OP * len(mods)
+        t = None
         m.release()
         gc.collect()
         mods = tuple(mods)

@@ -88,17 +88,21 @@ class Tensor:
             return tuple(fb.f32(start + 4 * i) for i in range(n))
         return tuple(fb.i64(start + 8 * i) for i in range(n))
 
+    def _assigned(self, key):
+        """True if attribute key was assigned (it then wins over the
+        model's bytes), or if this port cannot tell."""
+        try:
+            return key in self.__dict__
+        except AttributeError:  # a port without instance __dict__
+            return True
+
     def scale_reader(self):
         """(n, scale(i)): the number of quantization scales and a function
         reading scale i (float32 from the model bytes, one float at a
         time: a per-channel tuple would be hundreds of small objects,
         scattered through a board's heap by the garbage between them)."""
         fb = self._fb
-        try:
-            given = "scales" in self.__dict__  # assigned: it wins
-        except AttributeError:  # a port without instance __dict__
-            given = True
-        if fb is None or given:
+        if fb is None or self._assigned("scales"):
             sc = self.scales
             return len(sc), lambda i: sc[i]
         t = Table(fb, self.pos)
@@ -109,11 +113,7 @@ class Tensor:
     def zero_point_count(self):
         """len(self.zero_points), without making the tuple."""
         fb = self._fb
-        try:
-            given = "zero_points" in self.__dict__
-        except AttributeError:
-            given = True
-        if fb is None or given:
+        if fb is None or self._assigned("zero_points"):
             return len(self.zero_points)
         q = Table(fb, self.pos).table(4)
         return 0 if q is None else q.vector(3, 8)[1]
