@@ -34,10 +34,12 @@ def modules_file(path, work):
     """A file listing the modules model `path` imports, one a line (the
     unix port from PyPI aborts on an argument over 255 bytes)."""
     out = os.path.join(work, os.path.basename(path) + ".modules")
-    with open(out, "w") as f:
+    tmp = "%s.%d" % (out, os.getpid())
+    with open(tmp, "w") as f:
         f.write("\n".join(sorted(
             rel[:-3].replace("/", ".").replace(".__init__", "")
             for rel in build.needed_modules([path]))))
+    os.replace(tmp, out)  # whole, for a process reading it meanwhile
     return out
 
 

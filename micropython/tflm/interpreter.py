@@ -107,20 +107,22 @@ def _sizing_tensor(m, i, where, dummy):
     return _bind_sizing(m.tensor(i), where[i], m.fb.mv, dummy)
 
 
-def _get(m, i, io, where, head):
+def _get(m, i, io, views, where, head):
     """Tensor i of model m bound to its bytes (None for -1): a subgraph
     input or output from io, else parsed anew (garbage after prepare)
-    with the data view that io[~i] keeps, so that every operator's state
-    holds the same view object of a tensor."""
+    with the data view that views[i] keeps (a list made before the
+    loop: a dict growing there would need a new table amid the
+    garbage), so that every operator's state holds the same view object
+    of a tensor."""
     if i < 0:
         return None
     t = io.get(i)
     if t is not None:
         return t
     t = m.tensor(i)
-    v = io.get(~i)
+    v = views[i]
     if v is None:
-        v = io[~i] = _bind(t, where[i], m.fb.mv, head).data
+        v = views[i] = _bind(t, where[i], m.fb.mv, head).data
     t.data = v
     return t
 
@@ -221,6 +223,8 @@ class Interpreter:
         mods = self._resolve()
         self._stage = "planning the arena"
         verify.check_plan_size(m)
+        # The sizing pass's throw-away buffer: as large as the largest
+        # activation (larger scratch requests get a buffer of their own).
         big = 0
         for t in m.tensors:
             if not t.is_const:
@@ -387,6 +391,7 @@ class Interpreter:
                 io[i] = _bind(m.tensor(i), where[i], model_mv, hv)
         self.inputs = [io[i] for i in m.inputs]
         self.outputs = [io[i] for i in m.outputs]
+        views = [None] * m.n_tensors
         # steps: eval function and state of each operator that runs, one
         # after the other in one list (no tuple per step)
         steps = [None] * (2 * len(mods))
@@ -396,8 +401,8 @@ class Interpreter:
             op = m.operator(k)
             self._stage = "preparing %s, with the %d-byte arena allocated" % (
                 op.label(), len(self.arena))
-            ins = [_get(m, i, io, where, hv) for i in op.inputs]
-            outs = [_get(m, i, io, where, hv) for i in op.outputs]
+            ins = [_get(m, i, io, views, where, hv) for i in op.inputs]
+            outs = [_get(m, i, io, views, where, hv) for i in op.outputs]
             ctx.begin(k, self._scratch_len(outs))
             fn, state = mod.prepare(op, ins, outs, ctx)
             state = ctx.finish(state)
