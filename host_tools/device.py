@@ -38,9 +38,11 @@ def micropython_bin():
     return found
 
 
-def run_script(path, args=(), timeout=600, heap=HEAP):
-    """Run a MicroPython script; returns CompletedProcess (text mode)."""
-    cmd = [micropython_bin(), "-X", "heapsize=" + heap, path] + list(args)
+def run_script(path, args=(), timeout=600, heap=HEAP, prefix=()):
+    """Run a MicroPython script; returns CompletedProcess (text mode).
+    prefix: words put before the command (e.g. setarch ... -R)."""
+    cmd = list(prefix) + [micropython_bin(), "-X", "heapsize=" + heap,
+                          path] + list(args)
     return subprocess.run(cmd, capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 

@@ -59,6 +59,19 @@ def package(work):
     return work
 
 
+def fixed_layout():
+    """Words that run a command without address space randomization
+    (setarch -R), or () where setarch is missing. The GC scans the C
+    stack conservatively: with addresses that change from run to run, a
+    stale word there keeps a different dead object alive each time, and
+    a squeezed heap then fits or fails by chance."""
+    import platform
+    import shutil
+    if shutil.which("setarch") is None:
+        return ()
+    return ("setarch", platform.machine(), "-R")
+
+
 def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
     """Construct `path` with `target` bytes of free heap (0: all of a
     `heap`-byte heap). mode 'bytes': the model is read into a buffer
@@ -66,7 +79,8 @@ def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
     mp_board_heap.py prints: free, ok, kept, head, tail, ram, or error."""
     proc = device.run_script(SCRIPT, [pkg, path, mode,
                                       modules_file(path, pkg), str(target)],
-                             timeout=300, heap=str(heap))
+                             timeout=300, heap=str(heap),
+                             prefix=fixed_layout())
     lines = proc.stdout.strip().splitlines()
     if not lines or not lines[-1].startswith("{"):
         return {"ok": 0, "free": -1, "error": "process failed: %s%s" % (
