@@ -111,9 +111,17 @@ def measure(pkg, path):
 
 
 def add_parser(sub):
-    f = sub.add_parser("fit", help="heap a model's construction needs on "
-                                   "the unix port (board fit)")
-    f.add_argument("models", nargs="+")
+    f = sub.add_parser(
+        "fit", help="heap a model's construction needs on the unix port "
+                    "(board fit)",
+        description="Columns, in bytes: kept (heap the interpreter keeps, "
+                    "model bytes not counted), head / tail (its arena), "
+                    "holes (free heap outside the largest block after the "
+                    "imports), margin (what construction needs beyond "
+                    "kept + holes), TFLM h+t (TFLM's arena, 64-bit). "
+                    "TFLM_MICROPYTHON=path/to/micropython measures another "
+                    "build, e.g. a 32-bit one.")
+    f.add_argument("models", nargs="+", metavar="MODEL.tflite")
 
 
 def main(args):
