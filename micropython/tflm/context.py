@@ -260,6 +260,22 @@ class KernelContext:
         return a
 
 
+def persistent(ctx, typecode, n):
+    """ctx.persistent(typecode, n): n zeros in the arena's persistent part
+    (KernelContext.persistent); an array for a context without it (kernel
+    tests) or no context."""
+    f = getattr(ctx, "persistent", None)
+    return zeros(typecode, n) if f is None else f(typecode, n)
+
+
+def keep(ctx, a, itemsize=4):
+    """ctx.keep(a, itemsize) (the interpreter moves a into its persistent
+    arena after prepare: KernelContext.keep); a unchanged for a context
+    without keep()."""
+    k = getattr(ctx, "keep", None)
+    return a if k is None else k(a, itemsize)
+
+
 @micropython.viper
 def _copy(dst, src, n: int):
     """dst[0:n] = the first n bytes of src's buffer (any buffer types)."""

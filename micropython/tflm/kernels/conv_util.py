@@ -12,6 +12,7 @@ import micropython  # under CPython, the tflm package installs a shim
 
 from ..heap import zeros
 from .. import quant, schema
+from ..context import keep, persistent  # noqa: F401 (kernels use them)
 from ..errors import ModelError, PrepareError
 
 # TFLM's ConvParams / DepthwiseParams / PaddingValues hold strides,
@@ -189,14 +190,6 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
     return mults, shifts, array("i", (out.zero_point, lo, hi))
 
 
-def persistent(ctx, typecode, n):
-    """ctx.persistent(typecode, n): n zeros in the arena's persistent part
-    (context.KernelContext.persistent); an array for a context without
-    it (kernel tests) or no context."""
-    f = getattr(ctx, "persistent", None)
-    return zeros(typecode, n) if f is None else f(typecode, n)
-
-
 def bias_array(op, bias, n_ch, ctx):
     """The bias as n_ch aligned int32 values (zeros if absent), a copy in
     the arena's persistent part (persistent(): do not keep() it) that
@@ -274,14 +267,6 @@ def filter_sums(filt, n: int, k: int, out):
             j += 1
         o[i] = s
         i += 1
-
-
-def keep(ctx, a, itemsize=4):
-    """ctx.keep(a, itemsize) (the interpreter moves a into its persistent
-    arena after prepare: context.KernelContext.keep); a unchanged for a
-    context without keep()."""
-    k = getattr(ctx, "keep", None)
-    return a if k is None else k(a, itemsize)
 
 
 def work_buffer(ctx, n):

@@ -18,6 +18,7 @@ import micropython
 
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
+from ..context import persistent
 
 
 def _rne_shift(m, s):
@@ -53,14 +54,16 @@ def f32_bits(m, e, neg=False):
     return sign | q  # q == 2**23 is the smallest normal, as it should be
 
 
-def table(scale, zero_point, signed):
-    """bytearray of 256 little-endian float32 results, indexed by the raw
-    input byte. Raises ModelError for a negative or non-finite scale."""
+def table(scale, zero_point, signed, ctx=None):
+    """256 little-endian float32 results (1024 bytes, in the arena's
+    persistent part when ctx is given: conv_util.persistent), indexed by
+    the raw input byte. Raises ModelError for a negative or non-finite
+    scale."""
     if scale == 0.0:
         sm = quant.ZERO
     else:
         sm = quant.from_f32(scale)
-    out = bytearray(1024)
+    out = persistent(ctx, "B", 1024)
     for b in range(256):
         k = (b - 256 if signed and b > 127 else b) - zero_point
         if sm[0]:
@@ -95,7 +98,7 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: input %s must have one scale"
                            % (label, x.label()))
     try:
-        tab = table(x.scale, x.zero_point, x.type == schema.INT8)
+        tab = table(x.scale, x.zero_point, x.type == schema.INT8, ctx)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     return _eval, (x.data, y.data, x.size, tab)

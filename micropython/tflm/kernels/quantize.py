@@ -30,7 +30,7 @@ from array import array
 
 import micropython
 
-from ..heap import zeros
+from ..context import persistent
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
@@ -115,7 +115,7 @@ def _key_of(x):
     return -mag if bits >> 31 else mag
 
 
-def float_thresholds(scale, zero_point):
+def float_thresholds(scale, zero_point, ctx=None):
     """(thresholds, limits) for float32 -> int8 with an int8 zero point.
 
     Keys: k = bits for a float with sign 0, -(bits & 0x7FFFFFFF) else.
@@ -135,7 +135,7 @@ def float_thresholds(scale, zero_point):
         v = (r if k >= 0 else -r) + zero_point
         return -128 if v < -128 else 127 if v > 127 else v
 
-    th = zeros("i", 256)
+    th = persistent(ctx, "i", 256)  # conv_util.persistent
     lo = -mag_ov + 1
     prev = lo
     for level in range(-127, 128):
@@ -258,7 +258,7 @@ def prepare(op, ins, outs, ctx):
     x, y = _check(op, ins, outs)
     try:
         if x.type == schema.FLOAT32:
-            th, lim = float_thresholds(y.scale, y.zero_point)
+            th, lim = float_thresholds(y.scale, y.zero_point, ctx)
             return _eval_float, (x.data, y.data, y.size, th, lim)
         lut = requantize_table(x, y)
     except ModelError as e:
