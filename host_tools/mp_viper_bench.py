@@ -86,15 +86,10 @@ class _Ctx:
     which the bytecode variant above indexes by word."""
 
     def __init__(self, model, ts):
-        from tflm.context import KernelContext
-        self._k = KernelContext(model)
         self.model = model
         self.scratch_len = tflm.Interpreter._scratch_len(None, ts)
         self.scratch = array("i", range(self.scratch_len))
         self.copied_bytes = 0
-
-    def int32_array(self, t):
-        return self._k.int32_array(t)
 
 
 def main():

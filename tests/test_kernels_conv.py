@@ -52,9 +52,6 @@ class Ctx:
         self.scratch = array('i', bytes(4 * n))
         self.scratch_len = n
         self.copied_bytes = 0
-    def int32_array(self, t):
-        self.copied_bytes += t.nbytes
-        return array('i', bytes(t.data))
 
 def load(path, shift):
     with open(path, 'rb') as f:

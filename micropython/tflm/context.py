@@ -34,12 +34,8 @@ What prepare may use (ctx):
   state tuple) is copied into the arena's tail and the state gets a view
   of the copy in its place (see keep()): for small arrays; persistent()
   makes no heap copy.
-- ctx.int32_array(t): an aligned array('i') copy of a constant int32
-  tensor (e.g. a bias), to keep or to fold; counted in copied_bytes.
 Kernels touch nothing else of the interpreter.
 """
-
-from array import array
 
 import micropython  # under CPython, the tflm package installs a shim
 
@@ -248,16 +244,6 @@ class KernelContext:
             return state
         return tuple([seen.get(id(x), x) for x in state])
 
-    def int32_array(self, t):
-        """An aligned array('i') copy of constant int32 tensor t (e.g. a
-        bias), so viper may use ptr32 on it; counted in copied_bytes."""
-        fb = self.model.fb
-        pos = t.const_pos
-        a = array("i", range(t.size))  # one block of the final size
-        for k in range(t.size):
-            a[k] = fb.i32(pos + 4 * k)
-        self.copied_bytes += 4 * t.size
-        return a
 
 
 def persistent(ctx, typecode, n):

@@ -16,9 +16,8 @@ int32 words, a bytes view used only during its own eval;
 conv_util.scratch_halves splits it), conv_util.work_buffer(ctx, n) (more
 scratch words), conv_util.persistent(ctx, typecode, n) (zeros in the
 arena's persistent part, for multipliers, shifts, biases: prepare fills
-them by index), ctx.int32_array(tensor) (an aligned copy of a small
-constant int32 tensor, counted in ctx.copied_bytes) and ctx.model
-(constant data). Smaller arrays that an op keeps for eval (tables,
+them by index; conv_util.bias_array copies a bias there, counted in
+ctx.copied_bytes) and ctx.model (constant data). Smaller arrays that an op keeps for eval (tables,
 parameter blocks) go through conv_util.keep(ctx, a): the interpreter
 copies them into its arena's tail and puts views of the copies in the
 state tuple. Eval code reads both with viper pointers only. prepare runs twice (a sizing pass, then the real one, see
