@@ -92,7 +92,7 @@ def needed_modules(model_paths):
             m = Model(f.read())
         floats = any(t.type == FLOAT32 for t in m.tensors)
         for op in m.operators:
-            mod = kernels.MODULES.get(op.code)
+            mod = kernels.module_name(op.code)
             custom = custom or op.custom_code is not None
             if mod and op.custom_code is None:
                 _kernel_deps(mod, names, floats)

@@ -28,6 +28,7 @@ import tempfile
 from . import ROOT, build, device
 
 SCRIPT = os.path.join(ROOT, "host_tools", "mp_board_heap.py")
+COST_SCRIPT = os.path.join(ROOT, "host_tools", "mp_package_cost.py")
 
 
 def modules_file(path, work):
@@ -110,6 +111,55 @@ def measure(pkg, path):
             "holes": holes, "margin": hi, "error": err}
 
 
+def rom_image(work):
+    """A ROMFS image of the package compiled for the unix port in use
+    (work/tflm.img); returns its path."""
+    from . import romfs
+    path = os.path.join(work, "tflm.img")
+    image, _ = romfs.build(unix_arch())
+    with open(path, "wb") as f:
+        f.write(image)
+    return path
+
+
+def package_cost(image, path, work, native_arch="armv6m"):
+    """What the package costs a board's heap before model `path` is
+    constructed, in bytes:
+
+    - 'tflm', 'kernels': the GC heap that `import tflm` keeps, then the
+      kernel modules the model uses, measured on the unix port in use
+      with the package imported from ROMFS `image` (rom_image(); bytecode
+      stays in the image; function objects, module dicts and qstrs are
+      made in RAM, as on a board). The unix port keeps machine code
+      outside its GC heap, so these leave it out;
+    - 'tflm_native', 'kernels_native': the RAM that a board of
+      `native_arch` spends on the machine code of the same modules
+      (mpy_native.native_ram of their .mpy for that arch).
+
+    Raises RuntimeError if MicroPython fails."""
+    from . import mpy_native, romfs
+    mods = modules_file(path, work)
+    proc = device.run_script(COST_SCRIPT, [image, mods], timeout=300)
+    lines = proc.stdout.strip().splitlines()
+    if not lines or not lines[-1].startswith("{"):
+        raise RuntimeError("package cost: %s%s" % (proc.stdout[-1000:],
+                                                   proc.stderr[-1000:]))
+    r = json.loads(lines[-1])
+    if native_arch not in _NATIVE:
+        _NATIVE[native_arch] = {
+            rel[:-4].replace("/", ".").replace(".__init__", ""):
+            mpy_native.native_ram(data)
+            for rel, data in romfs.compile_package(native_arch)}
+    ram = _NATIVE[native_arch]
+    r["tflm_native"] = sum(ram[m] for m in r["after_tflm"])
+    r["kernels_native"] = sum(ram[m] for m in r["after_kernels"]) - \
+        r["tflm_native"]
+    return r
+
+
+_NATIVE = {}  # arch -> {module name: native code RAM}
+
+
 def add_parser(sub):
     f = sub.add_parser(
         "fit", help="heap a model's construction needs on the unix port "
@@ -131,7 +181,12 @@ def main(args):
         print("%-36s %8s %8s %8s %7s %7s %9s" % (
             "model", "kept", "head", "tail", "holes", "margin", "TFLM h+t"))
         for path in args.models:
-            r = measure(pkg, path)
+            try:
+                r = measure(pkg, path)
+            except RuntimeError as e:
+                print("%-36s does not load: %s" % (
+                    os.path.basename(path)[:36], str(e).split(": ", 1)[-1][:100]))
+                continue
             tf = tflm_arena(path)
             print("%-36s %8d %8d %8d %7d %7d %9d" % (
                 os.path.basename(path)[:36], r["kept"], r["head"],

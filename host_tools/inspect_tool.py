@@ -373,7 +373,7 @@ def summary(raw, name="model"):
         macs = _macs(op_macs, m, mo)
         total += macs
         supported = mo is not None and (
-            kernels.MODULES.get(mo.code) is not None
+            kernels.module_name(mo.code) is not None
             if mo.custom_code is None else _registered(mo.custom_code))
         if not supported:
             missing.append("op %d (%s)" % (k, opname))

@@ -288,11 +288,13 @@ def test_schema_names_match_official_enums():
             assert schema.type_name(v) == k.lower(), (k, v)
             if k in sizes:
                 assert schema.type_size(v) == sizes[k], k
-    for k in ("ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D",
-              "DEPTHWISE_CONV_2D", "DEQUANTIZE", "FULLY_CONNECTED",
-              "MAX_POOL_2D", "RESHAPE", "SOFTMAX", "CUSTOM", "SQUEEZE",
-              "EXPAND_DIMS", "QUANTIZE"):
-        assert getattr(schema, k) == getattr(s.BuiltinOperator, k), k
+    ops = {k: v for k, v in vars(s.BuiltinOperator).items()
+           if not k.startswith("_")}
+    for k in dir(schema):  # every operator constant the package keeps
+        if k in ops:
+            assert getattr(schema, k) == ops[k], k
+    for k, v in ops.items():
+        assert schema.builtin_code(k) == v, k
     for k in ("FLOAT32", "INT32", "UINT8", "INT64", "BOOL", "INT16", "INT8"):
         assert getattr(schema, k) == getattr(s.TensorType, k), k
     assert (schema.PADDING_SAME, schema.PADDING_VALID) == \

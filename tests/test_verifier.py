@@ -390,7 +390,7 @@ def kernel_io_cases():
     """Every kernel, with its inputs missing (-1), no inputs, no outputs:
     a PrepareError (or ModelError), never an internal error."""
     cases = {}
-    for code in sorted(kernels.MODULES):
+    for code in sorted(kernels.modules()):
         name = schema.builtin_name(code)
         for what, ins, outs in (("minus1", [-1], [1]), ("no_inputs", [],
                                                         [1]),
@@ -460,7 +460,7 @@ def test_every_kernel_module_has_cases():
     their missing-input checks tested automatically)."""
     names = {n[7:].rsplit("_", 1)[0] for n in CASES
              if n.startswith("kernel_") and n.endswith("_minus1")}
-    assert names == {schema.builtin_name(c) for c in kernels.MODULES}
+    assert names == {schema.builtin_name(c) for c in kernels.modules()}
 
 
 # ------------------------------------------------- limits, under CPython

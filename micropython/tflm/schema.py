@@ -67,15 +67,14 @@ _TYPE_NAMES = (
     "float8_e5m2"
 )
 
-# BuiltinOperator codes used by the kernels.
+# BuiltinOperator codes that the package's code compares with (the
+# others: builtin_code(name)).
 ADD = 0
 AVERAGE_POOL_2D = 1
-CONCATENATION = 2
 CONV_2D = 3
 DEPTHWISE_CONV_2D = 4
 DEQUANTIZE = 6
 FULLY_CONNECTED = 9
-L2_NORMALIZATION = 11
 LOGISTIC = 14
 MAX_POOL_2D = 17
 MUL = 18
@@ -86,34 +85,18 @@ RESIZE_BILINEAR = 23
 SOFTMAX = 25
 TANH = 28
 CUSTOM = 32
-PAD = 34
-GATHER = 36
-BATCH_TO_SPACE_ND = 37
 SPACE_TO_BATCH_ND = 38
-TRANSPOSE = 39
 MEAN = 40
 SUB = 41
 SQUEEZE = 43
-STRIDED_SLICE = 45
-SPLIT = 49
-PRELU = 54
 MAXIMUM = 55
-ARG_MAX = 56
-MINIMUM = 57
-PADV2 = 60
-SLICE = 65
-TRANSPOSE_CONV = 67
 EXPAND_DIMS = 70
-SUM = 74
 RSQRT = 76
 SHAPE = 77
 ARG_MIN = 79
 REDUCE_MAX = 82
 PACK = 83
-UNPACK = 88
-ZEROS_LIKE = 93
 FILL = 94
-RESIZE_NEAREST_NEIGHBOR = 97
 LEAKY_RELU = 98
 SQUARED_DIFFERENCE = 99
 SPLIT_V = 102
@@ -164,6 +147,12 @@ def builtin_name(code):
     """Name of a BuiltinOperator code, e.g. 3 -> 'CONV_2D'."""
     name = _word(_OP_NAMES, code) if code >= 0 else None
     return name if name is not None else "BUILTIN_%d" % code
+
+
+def builtin_code(name):
+    """BuiltinOperator code of an operator name, e.g. 'CONV_2D' -> 3 (host
+    tools: splits the whole table). Raises ValueError if unknown."""
+    return _OP_NAMES.split().index(name)
 
 
 def type_name(code):

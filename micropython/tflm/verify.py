@@ -55,6 +55,8 @@ points strictly forward (only a table's soffset to its vtable may point
 back, and vtables hold no references).
 """
 
+from micropython import const
+
 from . import kernels, schema
 from .errors import (ArenaError, FormatError, ModelError, PrepareError,
                      tensor_label)
@@ -71,12 +73,23 @@ MAX_PLAN_WORK = 1 << 17  # see check_plan_size()
 READ_FACTOR = 2
 READ_SLACK = 4096
 
-# Schema field indices (tensorflow/lite/schema/schema.fbs).
-_OPCODE_CUSTOM = 1
-_SG_TENSORS, _SG_INPUTS, _SG_OUTPUTS, _SG_OPERATORS, _SG_NAME = 0, 1, 2, 3, 4
-_T_SHAPE, _T_NAME, _T_QUANT, _T_SPARSITY = 0, 3, 4, 6
-_Q_SCALE, _Q_ZERO_POINT = 2, 3
-_OP_INPUTS, _OP_OUTPUTS, _OP_OPTIONS = 1, 2, 4
+# Schema field indices (tensorflow/lite/schema/schema.fbs). const(): on
+# MicroPython these cost no RAM (the compiler inlines them).
+_OPCODE_CUSTOM = const(1)
+_SG_TENSORS = const(0)
+_SG_INPUTS = const(1)
+_SG_OUTPUTS = const(2)
+_SG_OPERATORS = const(3)
+_SG_NAME = const(4)
+_T_SHAPE = const(0)
+_T_NAME = const(3)
+_T_QUANT = const(4)
+_T_SPARSITY = const(6)
+_Q_SCALE = const(2)
+_Q_ZERO_POINT = const(3)
+_OP_INPUTS = const(1)
+_OP_OUTPUTS = const(2)
+_OP_OPTIONS = const(4)
 
 # BuiltinOptions union type each kernel reads (0, NONE, is also accepted:
 # the kernel then uses the schema defaults, as TFLM does).
@@ -95,8 +108,8 @@ OPTION_TYPES = {
     schema.QUANTIZE: 89,            # QuantizeOptions
 }
 
-_INT32_MIN = -(1 << 31)
-_INT32_MAX = (1 << 31) - 1
+_INT32_MIN = const(-(1 << 31))
+_INT32_MAX = const((1 << 31) - 1)
 
 
 class _Budget:
@@ -248,7 +261,8 @@ def check_quantization(t):
 def _check_operator(m, op):
     label = op.label()
     ins = set(op.inputs)  # a set: an op may list thousands of tensors
-    supported = op.custom_code is None and op.code in kernels.MODULES
+    supported = op.custom_code is None and \
+        kernels.module_name(op.code) is not None
     for i in op.inputs + op.outputs:
         if supported and i >= 0 and m.tensors[i].is_variable:
             # TFLM gives variables their own zeroed memory (even over a

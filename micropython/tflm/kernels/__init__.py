@@ -37,95 +37,93 @@ from .. import schema
 from ..errors import PrepareError
 from ..heap import pack as _pack  # kernels/pack.py is a module here
 
-# builtin code -> kernel module name (imported only when a model uses it).
-MODULES = {
-    schema.ADD: "add",
-    schema.AVERAGE_POOL_2D: "pooling",
-    schema.MAX_POOL_2D: "pooling",
-    schema.CONV_2D: "conv",
-    schema.DEPTHWISE_CONV_2D: "depthwise_conv",
-    schema.FULLY_CONNECTED: "fully_connected",
-    schema.SOFTMAX: "softmax",
-    schema.RESHAPE: "reshape",
-    schema.SQUEEZE: "reshape",
-    schema.EXPAND_DIMS: "reshape",
-    schema.TRANSPOSE: "transpose",
-    schema.QUANTIZE: "quantize",
-    # Operator groups below: each group's kernels own their lines.
+# Builtin operator -> kernel module (imported only when a model uses it),
+# as " OPERATOR:module" words: one string is one object on a board, where
+# a dict of 53 entries and its names cost a kilobyte of RAM.
+_KERNELS = (
+    " ADD:add AVERAGE_POOL_2D:pooling MAX_POOL_2D:pooling CONV_2D:conv"
+    " DEPTHWISE_CONV_2D:depthwise_conv FULLY_CONNECTED:fully_connected"
+    " SOFTMAX:softmax RESHAPE:reshape SQUEEZE:reshape EXPAND_DIMS:reshape"
+    " TRANSPOSE:transpose QUANTIZE:quantize"
     # [activations] int8 (float32 RELU, RELU6, LOGISTIC, TANH: float_ops)
-    schema.RELU: "activations",
-    schema.RELU6: "activations",
-    schema.LEAKY_RELU: "activations",
-    schema.LOGISTIC: "lut",
-    schema.TANH: "lut",
-    schema.HARD_SWISH: "lut",
-    schema.RSQRT: "lut",
-    schema.PRELU: "prelu",
-    schema.L2_NORMALIZATION: "l2norm",
+    " RELU:activations RELU6:activations LEAKY_RELU:activations"
+    " LOGISTIC:lut TANH:lut HARD_SWISH:lut RSQRT:lut PRELU:prelu"
+    " L2_NORMALIZATION:l2norm"
     # [binary]
-    schema.SUB: "sub",
-    schema.MUL: "mul",
-    schema.SQUARED_DIFFERENCE: "squared_difference",
-    schema.MAXIMUM: "maximum_minimum",
-    schema.MINIMUM: "maximum_minimum",
+    " SUB:sub MUL:mul SQUARED_DIFFERENCE:squared_difference"
+    " MAXIMUM:maximum_minimum MINIMUM:maximum_minimum"
     # [reduce]
-    schema.MEAN: "reduce",
-    schema.SUM: "reduce",
-    schema.REDUCE_MAX: "reduce",
-    schema.ARG_MAX: "arg_minmax",
-    schema.ARG_MIN: "arg_minmax",
-    schema.GATHER: "gather",
-    schema.SHAPE: "fill",
-    schema.FILL: "fill",
-    schema.ZEROS_LIKE: "fill",
+    " MEAN:reduce SUM:reduce REDUCE_MAX:reduce ARG_MAX:arg_minmax"
+    " ARG_MIN:arg_minmax GATHER:gather SHAPE:fill FILL:fill"
+    " ZEROS_LIKE:fill"
     # [movement]
-    schema.STRIDED_SLICE: "strided_slice",
-    schema.SLICE: "slice",
-    schema.PACK: "pack",
-    schema.UNPACK: "pack",
-    schema.SPLIT: "split",
-    schema.SPLIT_V: "split",
-    schema.SPACE_TO_BATCH_ND: "space_batch",
-    schema.BATCH_TO_SPACE_ND: "space_batch",
+    " STRIDED_SLICE:strided_slice SLICE:slice PACK:pack UNPACK:pack"
+    " SPLIT:split SPLIT_V:split SPACE_TO_BATCH_ND:space_batch"
+    " BATCH_TO_SPACE_ND:space_batch"
     # [spatial]
-    schema.RESIZE_NEAREST_NEIGHBOR: "resize",
-    schema.RESIZE_BILINEAR: "resize",
-    schema.TRANSPOSE_CONV: "transpose_conv",
+    " RESIZE_NEAREST_NEIGHBOR:resize RESIZE_BILINEAR:resize"
+    " TRANSPOSE_CONV:transpose_conv"
     # byte copies: float32, int8 and the other types TFLM copies
-    schema.CONCATENATION: "concatenation",
-    schema.PAD: "pad",
-    schema.PADV2: "pad",
-    schema.DEQUANTIZE: "dequantize",
-}
+    " CONCATENATION:concatenation PAD:pad PADV2:pad DEQUANTIZE:dequantize"
+)
 
 # Operators whose output is a view of their first input (no copy).
 ALIAS_CODES = (schema.RESHAPE, schema.SQUEEZE, schema.EXPAND_DIMS)
 
 
 # Modules that a kernel module imports inside its prepare, for one tensor
-# type: (type, module). The interpreter imports them before it parses
-# the model when the model has tensors of that type, so that their code,
-# which stays in RAM, is not made amid construction's objects (a board's
-# heap never moves an object). tests/test_board_heap.py checks this table
-# against the kernels' sources.
-_F, _I = schema.FLOAT32, schema.INT32
-LAZY = {
-    "activations": ((_F, "float_ops"),),
-    "add": ((_F, "float_ops"),),
-    "arg_minmax": ((_F, "f32"),),
-    "conv": ((_F, "conv_f32"),),
-    "depthwise_conv": ((_F, "conv_f32"),),
-    "fully_connected": ((_F, "conv_f32"),),
-    "lut": ((_F, "float_ops"),),
-    "mul": ((_F, "float_ops"), (_I, "binary_i32")),
-    "pooling": ((_F, "pool_f32"),),
-    "reduce": ((_F, "pool_f32"), (_F, "f32")),
-    "resize": ((_F, "f32"),),
-    "softmax": ((_F, "float_ops"),),
-    "squared_difference": ((_I, "binary_i32"), (_F, "f32"),
-                           (_F, "float_ops")),
-    "sub": ((_F, "float_ops"), (_I, "binary_i32")),
-}
+# type, as " module:type:imported" words (type f: FLOAT32, i: INT32). The
+# interpreter imports them before it parses the model when the model has
+# tensors of that type, so that their code, which stays in RAM, is not
+# made amid construction's objects (a board's heap never moves an
+# object). tests/test_board_heap.py checks this table against the
+# kernels' sources.
+_LAZY = (
+    " activations:f:float_ops add:f:float_ops arg_minmax:f:f32"
+    " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
+    " lut:f:float_ops mul:f:float_ops mul:i:binary_i32 pooling:f:pool_f32"
+    " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
+    " squared_difference:i:binary_i32 squared_difference:f:f32"
+    " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
+)
+
+
+def _after(table, key):
+    """The rest of the word of `table` that follows `key`, or None."""
+    i = table.find(key)
+    if i < 0:
+        return None
+    i += len(key)
+    j = table.find(" ", i)
+    return table[i:] if j < 0 else table[i:j]
+
+
+def module_name(code):
+    """Name of the kernel module of BuiltinOperator `code` (int), e.g.
+    3 -> 'conv', or None if no kernel implements it (TFLM's op resolver
+    lookup)."""
+    return _after(_KERNELS, " %s:" % schema.builtin_name(code))
+
+
+def modules():
+    """{builtin code: kernel module name} for every supported operator
+    (host tools and tests; the device looks codes up one at a time)."""
+    return {schema.builtin_code(w.split(":")[0]): w.split(":")[1]
+            for w in _KERNELS.split()}
+
+
+def lazy(name):
+    """[(TensorType code, module name)] that kernel module `name` imports
+    inside its prepare for tensors of that type (see _LAZY)."""
+    out = []
+    key = " %s:" % name
+    i = _LAZY.find(key)
+    while i >= 0:
+        rest = _after(_LAZY[i:], key)
+        out.append((schema.FLOAT32 if rest[0] == "f" else schema.INT32,
+                    rest[2:]))
+        i = _LAZY.find(key, i + 1)
+    return out
 
 
 def _import(name):
@@ -134,8 +132,8 @@ def _import(name):
 
 def preload(code, types):
     """Import the kernel module of builtin code and the modules it would
-    import inside prepare for the tensor types in `types` (LAZY)."""
-    name = MODULES.get(code)
+    import inside prepare for the tensor types in `types` (lazy())."""
+    name = module_name(code)
     if name is None:
         return
     _preload(name, types)
@@ -147,14 +145,14 @@ def _preload(name, types):
         # what an import leaves besides the module is garbage: collected
         # now, the next module's code fills its holes (heap.py)
         _pack()
-    for t, sub in LAZY.get(name, ()):
+    for t, sub in lazy(name):
         if t in types:
             _preload(sub, types)
 
 
 def find(code):
     """The kernel module for a builtin code, or None if unsupported."""
-    name = MODULES.get(code)
+    name = module_name(code)
     if name is None:
         return None
     return _import(name)

@@ -1,0 +1,38 @@
+# Package cost: the heap that importing tflm, then a model's kernel
+# modules, keeps (host_tools/fit.py package_cost()). The package is
+# imported from a ROMFS image, as on a board with ROMFS: bytecode runs in
+# place, while native (viper) code, function objects, module dicts and
+# qstrs are made in RAM.
+# argv: ROMFS image, file of modules to import after tflm (one a line;
+# kernel modules only: what they import comes with them).
+# Prints one JSON line: {"tflm": bytes, "kernels": bytes, "after_tflm":
+# [module names], "after_kernels": [module names]}.
+import gc
+import json
+import sys
+import uctypes
+import vfs
+
+with open(sys.argv[1], "rb") as f:
+    raw = f.read()
+buf = bytearray(len(raw) + 16)
+k = -uctypes.addressof(buf) % 16
+buf[k:k + len(raw)] = raw
+del raw
+vfs.mount(vfs.VfsRom(memoryview(buf)[k:]), "/rom")
+sys.path.insert(0, "/rom")
+with open(sys.argv[2]) as f:
+    names = [n for n in f.read().split() if n.startswith("tflm.kernels.")]
+gc.collect()
+a0 = gc.mem_alloc()
+import tflm  # noqa: E402
+gc.collect()
+a1 = gc.mem_alloc()
+m1 = sorted(k for k in sys.modules if k.startswith("tflm"))
+for name in names:
+    __import__(name)
+gc.collect()
+a2 = gc.mem_alloc()
+m2 = sorted(k for k in sys.modules if k.startswith("tflm"))
+print(json.dumps({"tflm": a1 - a0, "kernels": a2 - a1, "after_tflm": m1,
+                  "after_kernels": m2}))
