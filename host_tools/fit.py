@@ -10,10 +10,10 @@ cost), host_tools/mp_board_heap.py constructs the model and reports
 - head / tail: its arena (activations and scratch / persistent data);
 - holes: the free heap that importing the package left outside the
   largest free block (small objects can use it, the arena cannot);
-- construction margin: the smallest free heap with which construction
-  succeeds, minus kept and holes, found by bisection: a ballast block cuts
-  the free heap down to the holes plus one block, as on a board (512
-  bytes);
+- construction margin: the free heap that construction needs, minus
+  kept and holes: a ballast block cuts the free heap down to the holes
+  plus one block, as on a board, and sizes are tried upwards in 512-byte
+  steps until 8 KB of them in a row succeed;
 
 next to TFLM's arena (the oracle's head + tail, 64-bit host build).
 Issue 14's goals: holes + margin <= 8 KB, kept <= TFLM + 4 KB (32-bit).
@@ -89,26 +89,31 @@ def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
     return json.loads(lines[-1])
 
 
+STEP = 512     # bytes between the free-heap sizes tried
+SURE = 8192    # margin above the last failure that must all succeed
+
+
 def measure(pkg, path):
     """{'kept', 'head', 'tail', 'holes', 'margin', 'error'} for one model:
     margin is what construction needs beyond kept + holes (the free heap
     that imports left outside the largest block, usable by small objects
-    only); 'error': the message at the largest margin that failed, or
-    None."""
+    only), in STEP bytes: construction succeeds with every free heap
+    from kept + holes + margin up to SURE bytes more. Success is not
+    monotonic in the free heap (where the ballast ends moves where small
+    objects land), so this scans upwards rather than bisecting. 'error':
+    the message at the largest margin that failed, or None."""
     big = run(pkg, path)
     if not big.get("ok"):
         raise RuntimeError("%s does not load: %s" % (path, big.get("error")))
     kept, holes = big["kept"], big["holes"]
-    lo, hi, err = -512, 1 << 20, None
-    while hi - lo > 512:
-        mid = (lo + hi) // 2
-        r = run(pkg, path, kept + holes + mid)
-        if r.get("ok"):
-            hi = mid
-        else:
-            lo, err = mid, r.get("error")
+    margin, err, m = -STEP, None, -STEP
+    while m < margin + SURE and m < (1 << 20):
+        m += STEP
+        r = run(pkg, path, kept + holes + m)
+        if not r.get("ok"):
+            margin, err = m, r.get("error")
     return {"kept": kept, "head": big["head"], "tail": big["tail"],
-            "holes": holes, "margin": hi, "error": err}
+            "holes": holes, "margin": margin + STEP, "error": err}
 
 
 def rom_image(work):

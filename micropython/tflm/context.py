@@ -78,7 +78,9 @@ class KernelContext:
         self._kept = []
         self._scratch = None
         self._dummy = dummy
-        self._views = {}
+        # real pass: the view of each request, made once (a list of fixed
+        # size: a growing dict would reallocate its table amid what lives)
+        self._views = [None] * n_requests if head is not None else None
         # persistent(): words (array('i')) and bytes of the tail, and
         # the views made during this op's prepare
         self._words = words
@@ -100,20 +102,30 @@ class KernelContext:
             k = self._first + 3 * j
             if self._offsets[k] != op_index:
                 break
-            self._view(self._offsets[k + 1], self._offsets[k + 2])
+            self._view(j)
             j += 1
 
-    def _view(self, off, size):
-        """The view of the head at off, abs(size) bytes, shared by every
-        op whose buffer has that place; in a list [view] (shared too)
-        for a work buffer (size < 0)."""
-        key = (off, size)
-        v = self._views.get(key)
-        if v is None:
+    def _view(self, j):
+        """The view of request j: the head at its offset, abs(size)
+        bytes, shared with every earlier request of the same place; in a
+        list [view] (shared too) for a work buffer (size < 0)."""
+        v = self._views[j]
+        if v is not None:
+            return v
+        o = self._offsets
+        k = self._first + 3 * j
+        off, size = o[k + 1], o[k + 2]
+        for i in range(j):
+            q = self._first + 3 * i
+            if o[q + 1] == off and o[q + 2] == size and \
+                    self._views[i] is not None:
+                v = self._views[i]
+                break
+        else:
             v = self._head[off:off + abs(size)]
             if size < 0:
                 v = [v]
-            self._views[key] = v
+        self._views[j] = v
         return v
 
     def _request(self, nbytes, work=False):
@@ -139,7 +151,7 @@ class KernelContext:
             raise PrepareError("op %d: prepare asked for other scratch "
                                "buffers than when the arena was planned"
                                % self.op)
-        return self._view(self._offsets[k + 1], size)
+        return self._view(j)
 
     def limit_scratch(self, n):
         """This op uses at most n words of scratch: scratch_len becomes

@@ -257,6 +257,10 @@ class Interpreter:
         what = "allocating the %d-byte arena (%d head + %d tail)" % (
             need, head, need - head)
         self._stage = what
+        # what _where keeps after the real pass (the tensors' entries),
+        # made now, low, rather than as a slice amid the real pass's
+        # objects
+        kept_where = zeros("i", m.n_tensors)
         free = _free()
         if free is not None and free < need:
             raise _oom(what, need)
@@ -269,7 +273,7 @@ class Interpreter:
             self.arena = self._words = None
             raise _oom(what, need)
         self._stage = "preparing"
-        self._prepare(mods, head, tail)
+        self._prepare(mods, head, tail, kept_where)
 
     def _resolve(self):
         mods, missing = [], []
@@ -375,9 +379,11 @@ class Interpreter:
                 n = max(n, 2 * t.shape[-1])
         return n
 
-    def _prepare(self, mods, head, tail):
+    def _prepare(self, mods, head, tail, kept_where):
         """The real pass: each operator's tensors parsed on their own,
-        prepared with views of the arena, kept arrays copied to the tail."""
+        prepared with views of the arena, kept arrays copied to the tail.
+        kept_where: array('i') of n_tensors words, where _where's tensor
+        entries are copied at the end."""
         m = self.model
         mv = memoryview(self.arena)
         hv = mv[:head]
@@ -423,9 +429,11 @@ class Interpreter:
         self._profiled = False
         self._steps = steps
         # Only the tensors' entries are needed from now on (`tensors`).
+        for i in range(len(kept_where)):
+            kept_where[i] = where[i]
+        self._where = kept_where
         ctx = where = None
         pack()
-        self._where = self._where[:m.n_tensors]
 
     @property
     def tensors(self):

@@ -12,16 +12,18 @@ PrepareError naming op.label() and the tensor), computes everything that
 does not depend on tensor values (multipliers, padding, strides), and
 returns the eval function and its state. ctx is a context.KernelContext
 (TFLM's MicroContext): ctx.scratch (this op's scratch, ctx.scratch_len
-int32 words, a bytes view used only during its own eval;
-conv_util.scratch_halves splits it), conv_util.work_buffer(ctx, n) (more
-scratch words), conv_util.persistent(ctx, typecode, n) (zeros in the
-arena's persistent part, for multipliers, shifts, biases: prepare fills
-them by index; conv_util.bias_array copies a bias there, counted in
-ctx.copied_bytes) and ctx.model (constant data). Smaller arrays that an op keeps for eval (tables,
-parameter blocks) go through conv_util.keep(ctx, a): the interpreter
-copies them into its arena's tail and puts views of the copies in the
-state tuple. Eval code reads both with viper pointers only. prepare runs twice (a sizing pass, then the real one, see
-context.py) and must ask for the same buffers both times.
+int32 words, a bytes view used only during its own eval, like
+RequestScratchBufferInArena; ctx.limit_scratch(n) lowers it;
+conv_util.scratch_halves splits it), ctx.work(n) / conv_util.work_buffer
+(more scratch words), context.persistent(ctx, typecode, n) (zeros in the
+arena's persistent tail, like AllocatePersistentBuffer, for multipliers,
+shifts, biases: prepare fills them by index; conv_util.bias_array copies
+a bias there, counted in ctx.copied_bytes) and ctx.model (constant
+data). Smaller arrays that an op keeps for eval (tables, parameter
+blocks) go through context.keep(ctx, a): they are copied into the tail
+and the state holds views of the copies. Eval code reads all of them
+with viper pointers only. prepare runs twice (a sizing pass, then the
+real one, see context.py) and must ask for the same buffers both times.
 
 eval_fn(state) is the hot path: it must not allocate (it runs under
 micropython.heap_lock()), and its loops are @micropython.viper code that is

@@ -41,7 +41,11 @@ FULLY_CONNECTED_OPTIONS = 8
 # Longest run of input values gathered at once (words of the op's work
 # buffer, planned into the arena's head); deeper inputs are processed in
 # chunks of this many (a few instructions per unit and chunk).
-GATHER_MAX = 256
+GATHER_MAX = 128
+# Most units whose accumulators are kept at once (words of the op's
+# scratch, in the head): wider layers are requantized in chunks of this
+# many (one requant_i8b call per chunk and input row).
+UNIT_CHUNK = 128
 
 
 def _wrap32(v):
@@ -230,9 +234,9 @@ def prepare(op, ins, outs, ctx):
     qp = array("i", [y.zero_point, lo, hi])
     fbias = _folded_bias(w, bias, units, depth, x.zero_point, ctx)
     # Units are processed in chunks that fit the scratch (one word per
-    # unit: more than units would be unused); chunks[k] = (multipliers,
-    # shifts) of chunk k.
-    limit_scratch(ctx, units)
+    # unit, at most UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
+    # chunk k.
+    limit_scratch(ctx, min(units, UNIT_CHUNK))
     n = ctx.scratch_len
     chunks = []
     for u0 in range(0, units, n):
