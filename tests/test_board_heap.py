@@ -14,10 +14,12 @@ from PyPI, and a 32-bit x86 build via TFLM_MICROPYTHON), measured with
 the address layout fixed (fit.fixed_layout: the GC scans the C stack
 conservatively, so with randomized addresses a squeezed heap fits or
 fails by chance). It fails when construction gets worse, and shows how
-far the budget is: on 32-bit, construction needs 2-5.4 KB beyond kept
-(holes included) but AD01 12.2 KB; person_detect keeps 2 KB more than
+far the budget is: on 32-bit, construction needs 2-5.7 KB beyond kept
+(holes included: the budget is met); person_detect keeps 2 KB more than
 TFLM's 85,264 B, and ResNet-8 and AD01 keep 5.3 and 8.8 KB more than
-TFLM (the budget: 4).
+TFLM (the budget: 4). On 64-bit, AD01's sizing pass needs up to 15.9 KB:
+the objects parsed for its 640-unit FULLY_CONNECTED end up spread through
+the free heap before its prepare asks for 5 KB.
 """
 
 import pytest
@@ -33,7 +35,7 @@ MODELS = {
     "person_detect/person_detect.tflite": (9, 7, 10, 3),
     "tiny_kws_ref_int8/kws_ref_model.tflite": (5, 4, 8, 4),
     "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (6, 5, 11, 6),
-    "tiny_ad01_int8/ad01_int8.tflite": (13, 12, 14, 10),
+    "tiny_ad01_int8/ad01_int8.tflite": (17, 6, 14, 10),
     "micro_speech_quantized/micro_speech_quantized.tflite": (5, 5, 6, 4),
     "hello_world_int8/hello_world_int8.tflite": (7, 4, 4, 2),
     "hello_world_float/hello_world_float.tflite": (4, 4, 3, 2),

@@ -171,12 +171,11 @@ def _check_bias_scale(op, x, w, bias, y):
                                                 bias.scale))
 
 
-def _folded_bias(w, bias, units, depth, input_zp, ctx):
-    """bias[u] - (input_zp + 128) * sum_d w[u, d], wrapped to int32 (see
-    the module docstring for the extra 128), for each unit: int32 words
-    in the arena's persistent part (conv_util.persistent), computed in
-    place (the row sums first)."""
-    b = persistent(ctx, "i", units)
+def _folded_bias(b, w, bias, units, depth, input_zp, ctx):
+    """Fills b (units int32 words in the arena's persistent part,
+    context.persistent) with bias[u] - (input_zp + 128) * sum_d w[u, d],
+    wrapped to int32 (see the module docstring for the extra 128),
+    computed in place (the row sums first); returns b."""
     _row_sums(w.data, units, depth, b)
     d = bias.data if bias is not None else None
     for u in range(units):
@@ -226,13 +225,17 @@ def prepare(op, ins, outs, ctx):
                            % (label, fmt))
     x, w, bias, y = _check(op, ins, outs)
     batches, units, depth = _shapes(op, x, w, bias, y)
+    # The largest block this prepare asks for, first: in the sizing pass
+    # it is a heap array, which the garbage of the quantization
+    # arithmetic below could otherwise leave no room for.
+    fbias = persistent(ctx, "i", units)
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
-    fbias = _folded_bias(w, bias, units, depth, x.zero_point, ctx)
+    _folded_bias(fbias, w, bias, units, depth, x.zero_point, ctx)
     # Units are processed in chunks that fit the scratch (one word per
     # unit, at most UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
     # chunk k.
