@@ -460,3 +460,25 @@ for path, specs in zip(%r, json.loads(%r)):
         assert w[5] and w[6]
         assert json.loads(lines[2 * k]) == w, DEVICE_MODELS[k]
         assert json.loads(lines[2 * k + 1]) == w, DEVICE_MODELS[k]
+
+
+def test_file_identifier_names_a_non_model():
+    """A file that is not a TFLite model (here the README) is named as
+    such, by its identifier, not by an offset far outside it (issue 17);
+    a model whose identifier bytes are changed is refused the same way."""
+    with open(os.path.join(ROOT, "README.md"), "rb") as f:
+        text = f.read()
+    with pytest.raises(FormatError, match="not a TFLite model \\(no file "
+                       "identifier 'TFL3' at offset 4, found b'lm f'\\): "
+                       "root table at offset"):
+        Model(text)
+    # The identifier is optional (TFLM runs a valid model without it):
+    # only a model that is also broken is refused.
+    with open(shared("hello_world_int8", "hello_world_int8.tflite"),
+              "rb") as f:
+        good = bytearray(f.read())
+    good[4:8] = b"TFL2"
+    Model(bytes(good))
+    good[0:4] = b"\xff\xff\xff\x7f"  # root offset outside the file
+    with pytest.raises(FormatError, match="found b'TFL2'"):
+        Model(bytes(good))

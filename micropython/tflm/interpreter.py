@@ -13,7 +13,7 @@ from array import array
 
 from . import kernels, planner, verify
 from .context import KernelContext
-from .heap import pack, zeros
+from .heap import _MP, pack, zeros
 from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
                      UnsupportedOpError)
 from .model import Model
@@ -50,7 +50,10 @@ def _open_model(model):
     """
     if not isinstance(model, str):
         return memoryview(model), False
-    f = open(model, "rb")
+    try:
+        f = open(model, "rb")
+    except OSError as e:  # MicroPython's says only "[Errno 2] ENOENT"
+        raise OSError(e.args[0], "cannot open the model file %r" % model)
     try:
         try:
             return memoryview(f), False
@@ -166,8 +169,14 @@ class Interpreter:
     or the free heap: the message names the phase, the bytes needed and
     the bytes free), before the block is allocated where the free heap
     already shows it. Any model file gives one of these TFLMErrors, never
-    another exception (see verify.py); OSError comes only from opening a
-    path.
+    another exception (see verify.py); a file that is not a TFLite model
+    gives a FormatError saying so. Bad arguments: TypeError (model
+    neither a path nor a buffer, arena_size not an int) or ValueError
+    (arena_size < 0); a path that cannot be opened: OSError naming it.
+    Under CPython: TFLMError (the kernels are viper code; host_tools run
+    models on the unix port). A bytearray or array model that changes
+    size after construction (its bytes may have moved) makes invoke()
+    raise InvokeError; do not resize the model's buffer.
 
     When the constructor raises, no Interpreter exists (Python binds no
     object), so there is nothing to invoke; an object whose construction
@@ -187,7 +196,29 @@ class Interpreter:
         self._profiled = self.model_in_ram = False
         self.copied_bytes = self.persistent_size = self.arena_size = 0
         self._n_requests = self.ram = self._imported = 0
+        # A resizable buffer given as the model, and its length: invoke()
+        # refuses to run once it changed (its bytes may have moved).
+        self._source = self._source_len = None
         self._stage = "reading the model"
+        if not _MP:
+            raise TFLMError("tflm.Interpreter runs on MicroPython (its "
+                            "kernels are viper code); on a PC use the unix "
+                            "port, or `python -m host_tools run MODEL`")
+        if arena_size is not None and (not isinstance(arena_size, int) or
+                                       isinstance(arena_size, bool)):
+            raise TypeError("arena_size must be an int (bytes) or None, "
+                            "not %s" % type(arena_size).__name__)
+        if arena_size is not None and arena_size < 0:
+            raise ValueError("arena_size must be >= 0, got %d" % arena_size)
+        if not isinstance(model, str):
+            try:
+                memoryview(model)
+            except TypeError:
+                raise TypeError("model must be a path (str) or a buffer "
+                                "(bytes, bytearray, memoryview), not %s"
+                                % type(model).__name__)
+        if isinstance(model, (bytearray, array)):
+            self._source, self._source_len = model, len(model)
         free0 = _free()
         try:
             buf, self.model_in_ram = _open_model(model)
@@ -475,11 +506,19 @@ class Interpreter:
         profile=True also times every operator with time.ticks_us (like
         TFLM's MicroProfiler); read the times with profile(). The plain
         path below is untouched by profiling.
-        Raises InvokeError if construction failed.
+        Raises InvokeError if construction failed, or if the model was
+        given as a bytearray or array that has changed size since.
         """
         steps = getattr(self, "_steps", None)
         if steps is None:
             raise InvokeError("interpreter was not built successfully")
+        src = self._source
+        if src is not None and len(src) != self._source_len:
+            raise InvokeError(
+                "the model's %s changed size after the interpreter was "
+                "built (%d -> %d bytes): its memory may have moved; build "
+                "a new Interpreter" % (type(src).__name__,
+                                       self._source_len, len(src)))
         if profile:
             self._invoke_profiled(steps)
             return

@@ -77,10 +77,13 @@ class Tensor:
         # Scales (float32) or zero points (int64): per-channel vectors
         # stay in the model bytes, as Python floats they would cost ~20
         # bytes each on a board.
-        sc = key[0] == "s"
+        # startswith / endswith: key[0] would intern a one-character
+        # string, a new qstr made during construction (a new qstr pool,
+        # kilobytes, when the last one is full)
+        sc = key.startswith("s")
         start, n = (0, 0) if q is None else q.vector(2 if sc else 3,
                                                      4 if sc else 8)
-        if key[-1] != "s":  # scale / zero_point: the first entry
+        if not key.endswith("s"):  # scale / zero_point: the first entry
             if not n:
                 return 0.0 if sc else 0
             return fb.f32(start) if sc else fb.i64(start)

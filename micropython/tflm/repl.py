@@ -35,11 +35,27 @@ def split_inputs(interp, x):
     return list(x)
 
 
+def _flat(v):
+    """v with nested lists / tuples flattened (row-major, as the tensor
+    stores its values): predict([[1.0, 2.0], [3.0, 4.0]])."""
+    if not isinstance(v, (list, tuple)) or not v or \
+            not isinstance(v[0], (list, tuple)):
+        return v
+    out = []
+    for x in v:
+        if isinstance(x, (list, tuple)):
+            out.extend(_flat(x))
+        else:
+            out.append(x)
+    return out
+
+
 def set_input(t, v):
     """Writes v into input tensor t: floats (list with a float, array
     'f'/'d', float ndarray) are quantized with t's scale and zero point
     (set_float); anything else is taken as the tensor's own values or raw
-    bytes (Tensor.set)."""
+    bytes (Tensor.set). Nested lists / tuples are flattened."""
+    v = _flat(v)
     if is_float_values(v):
         t.set_float(v)
     else:

@@ -127,6 +127,10 @@ def _pack(t, tc, values):
             if not rng[0] <= v <= rng[1]:
                 raise InvokeError("%s: value %r is outside %s"
                                   % (t.label(), v, t.dtype))
+    else:  # float32
+        for v in vals:
+            if not isinstance(v, (int, float)):
+                raise InvokeError("%s: %r is not a number" % (t.label(), v))
     return array(tc, vals)
 
 

@@ -135,8 +135,22 @@ def structure(fb):
 
     fb: flatbuf.FlatBuffer. Constructing each Table checks its vtable and
     extent; each vector is checked to lie in the buffer and is charged to
-    the read budget. Raises FormatError or ModelError.
+    the read budget. Raises FormatError or ModelError; a FormatError for
+    a file without schema.fbs's identifier "TFL3" at offset 4 says it is
+    not a TFLite model (the identifier is optional in FlatBuffers, and
+    TFLM runs a valid model without it, so only a broken one is refused).
     """
+    try:
+        _structure(fb)
+    except FormatError as e:
+        ident = bytes(fb.mv[4:8])
+        if ident == b"TFL3":
+            raise
+        raise FormatError("not a TFLite model (no file identifier 'TFL3' at "
+                          "offset 4, found %r): %s" % (ident, e))
+
+
+def _structure(fb):
     root = fb.root()
     budget = _Budget(fb)
     start, n = root.vector(schema.MODEL_OPCODES, 4)
@@ -223,7 +237,8 @@ def check_model(m):
 
 def check_quantization(t):
     """Scales finite and > 0, one zero point per scale, zero points
-    within int32, per-channel counts equal the size of
+    within the range of the tensor's type (int8, uint8, int16; int32 for
+    the others), per-channel counts equal the size of
     quantized_dimension. Raises ModelError."""
     scales, zps = t.scales, t.zero_points
     for s in scales:
@@ -237,12 +252,21 @@ def check_quantization(t):
         raise ModelError("%s%s has %d quantization scales and %d zero "
                          "points" % (t.label(), _at(t), len(scales),
                                      len(zps)))
+    # TFLM keeps zero points as int32 and its kernels compute with any
+    # of them, wrongly where the zero point is outside the type's range
+    # (an int8 MEAN then gives 127 or -128 depending on the word size):
+    # such a model is rejected here, naming the tensor.
+    ty = t.type
+    lo, hi = ((-128, 127) if ty == schema.INT8 else
+              (0, 255) if ty == schema.UINT8 else
+              (-32768, 32767) if ty == schema.INT16 else
+              (_INT32_MIN, _INT32_MAX))
     for z in zps:
-        # TFLM keeps zero points as int32; the kernels check their type's
-        # range where it matters (DEQUANTIZE takes any int32, as TFLM).
-        if not _INT32_MIN <= z <= _INT32_MAX:
-            raise ModelError("%s%s has zero point %d, outside int32"
-                             % (t.label(), _at(t), z))
+        if not lo <= z <= hi:
+            raise ModelError("%s%s has zero point %d, outside %s's range "
+                             "[%d, %d]" % (t.label(), _at(t), z,
+                                           t.dtype if hi < _INT32_MAX
+                                           else "int32", lo, hi))
     n = len(scales)
     if n > 1:
         qd, shape = t.quantized_dimension, t.shape

@@ -122,7 +122,7 @@ def lazy(name):
     i = _LAZY.find(key)
     while i >= 0:
         rest = _after(_LAZY[i:], key)
-        out.append((schema.FLOAT32 if rest[0] == "f" else schema.INT32,
+        out.append((schema.FLOAT32 if rest.startswith("f") else schema.INT32,
                     rest[2:]))
         i = _LAZY.find(key, i + 1)
     return out
