@@ -147,3 +147,117 @@ print(json.dumps(res))
 """ % path
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert "bytearray changed size" in got and "-> " in got, got
+
+
+def test_signed_view_in_place_without_allocation(tmp_path):
+    """Tensor.view(): int8 values signed, in place (a write shows in data
+    as its byte), read and written under heap_lock (issue 17)."""
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    code = """
+import json, micropython, tflm
+it = tflm.Interpreter(%r)
+inp, out = it.input(0), it.output(0)
+
+def loop(v, n):
+    micropython.heap_lock()
+    v[0] = -5
+    s = 0
+    for i in range(n):
+        s += v[i]
+    micropython.heap_unlock()
+    return s
+
+vi = inp.view()
+s = loop(vi, inp.size)
+raw = inp.data[0]
+got_in = list(inp.get())
+it.invoke()
+vo = out.view()
+print(json.dumps({"s": s, "raw": raw, "in": got_in,
+                  "out": vo[0], "out_get": out.get()[0],
+                  "f": type(tflm.Interpreter(%r).input(0).view()[0]).__name__}))
+""" % (path, shared("hello_world_float", "hello_world_float.tflite"))
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert got["s"] == -5 and got["raw"] == 251 and got["in"] == [-5]
+    assert got["out"] == got["out_get"]  # signed, as get() gives it
+    assert got["f"] == "float"
+
+
+def test_openmv_and_tflite_interfaces(tmp_path):
+    """Model-level attributes as OpenMV's ml.Model names them, and the
+    TFLite / tflite_micro methods, agree with TFLM's own details and
+    outputs; labels come from the .txt next to the model (issue 17)."""
+    import shutil
+    import numpy as np
+    from host_tools.oracle import Reference
+    src = shared("person_detect", "person_detect.tflite")
+    path = str(tmp_path / "pd.tflite")
+    shutil.copy(src, path)
+    (tmp_path / "pd.txt").write_text("no person\nperson\n")
+    code = """
+import json, tflm
+it = tflm.Interpreter(%r)
+it.allocate_tensors()
+x = bytes(range(256)) * 36
+it.set_input(x)
+it.invoke()
+idx = it.get_output_details()[0]['index']
+r = {"ishape": it.input_shape, "idtype": it.input_dtype,
+     "iscale": it.input_scale, "izp": it.input_zero_point,
+     "oshape": it.output_shape, "odtype": it.output_dtype,
+     "oscale": it.output_scale, "ozp": it.output_zero_point,
+     "idet": it.get_input_details(), "odet": it.get_output_details(),
+     "out": list(it.get_output(0)), "tensor": list(it.get_tensor(idx)),
+     "labels": it.labels, "top": it.top(2)}
+try:
+    it.get_tensor(0)
+    r["bad"] = "no error"
+except tflm.InvokeError as e:
+    r["bad"] = str(e)
+print(json.dumps(r))
+""" % path
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    ref = Reference(src)
+    di, do = ref.input_details(0), ref.interp.get_output_details(0)
+    assert got["ishape"] == [list(di["shape"])]
+    assert got["oshape"] == [list(do["shape"])]
+    assert got["idtype"] == got["odtype"] == ["b"]
+    qi, qo = di["quantization_parameters"], do["quantization_parameters"]
+    assert got["iscale"] == [float(qi["scales"][0])]
+    assert got["izp"] == [int(qi["zero_points"][0])]
+    assert got["oscale"] == [float(qo["scales"][0])]
+    assert got["ozp"] == [int(qo["zero_points"][0])]
+    assert got["idet"][0]["shape"] == list(di["shape"])
+    assert got["idet"][0]["dtype"] == "int8"
+    assert got["idet"][0]["quantization"] == [got["iscale"][0],
+                                               got["izp"][0]]
+    x = np.frombuffer(bytes(range(256)) * 36, dtype=np.int8)
+    want = [int(v) for v in ref.run([x])[0].flatten()]
+    assert got["out"] == got["tensor"] == want
+    assert got["labels"] == ["no person", "person"]
+    scores = [(v - got["ozp"][0]) * got["oscale"][0] for v in want]
+    best = max(range(2), key=lambda i: scores[i])
+    assert got["top"][0][0] == got["labels"][best]
+    assert abs(got["top"][0][1] - scores[best]) < 1e-6
+    assert "not an input or output" in got["bad"]
+
+
+def test_reset_keeps_what_is_not_state(tmp_path):
+    """reset() zeroes variable (state) tensors only, as TFLM's
+    MicroInterpreter::Reset. No operator this runtime supports keeps state
+    (the verifier refuses variables: ModelError), so for a loaded model it
+    must change nothing: an input set before reset() is still used."""
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    code = """
+import json, tflm
+it = tflm.Interpreter(%r)
+it.set_input([40])
+it.invoke()
+a = list(it.get_output())
+it.set_input([40])
+it.reset()
+it.invoke()
+print(json.dumps([a, list(it.get_output())]))
+""" % path
+    a, b = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert a == b and a != [0]

@@ -162,7 +162,12 @@ class Interpreter:
     bytes read into RAM included, the code of kernel modules it imported
     not; arena bytes under CPython),
     copied_bytes (constant bytes copied for alignment), model_in_ram,
-    tensors (built on access).
+    path (the model file's path, or None), tensors (built on access);
+    and, imported on first use (api.py), OpenMV's model-level
+    attributes (input_shape, input_dtype, input_scale, input_zero_point,
+    the output_ twins, labels, top(k)) and TFLite's methods
+    (get_input_details, get_output_details, set_tensor, get_tensor,
+    set_input, get_output, allocate_tensors, reset).
     Raises FormatError / ModelError for a bad file, UnsupportedOpError
     listing every operator without a kernel, PrepareError from a kernel,
     ArenaError when the model file or the arena does not fit (arena_size,
@@ -199,6 +204,7 @@ class Interpreter:
         # A resizable buffer given as the model, and its length: invoke()
         # refuses to run once it changed (its bytes may have moved).
         self._source = self._source_len = None
+        self.path = model if isinstance(model, str) else None
         self._stage = "reading the model"
         if not _MP:
             raise TFLMError("tflm.Interpreter runs on MicroPython (its "
@@ -573,6 +579,19 @@ class Interpreter:
         """
         from .repl import predict
         return predict(self, x, dequantize)
+
+    def __getattr__(self, name):
+        """OpenMV ml.Model's and TFLite's interfaces, imported on first
+        use (tflm/api.py): input_shape, input_dtype, input_scale,
+        input_zero_point and the output_ twins (lists, one entry per
+        input / output), labels, top(k); get_input_details(),
+        get_output_details(), set_tensor(), get_tensor(), set_input(),
+        get_output(), allocate_tensors(), reset(). AttributeError for
+        any other name."""
+        if name.startswith("_") or name in ("inputs", "outputs", "path"):
+            raise AttributeError(name)  # not set: construction failed
+        from .api import attribute
+        return attribute(self, name)
 
     def __repr__(self):
         """Operators, arena and model bytes, and every input and output

@@ -148,6 +148,19 @@ class Tensor:
         from .values import dequantize
         return dequantize(self)
 
+    def view(self):
+        """The tensor's values in place, typed: int8 as -128..127 (data is
+        raw bytes, 0..255), int16 and int32 as signed little-endian
+        integers, uint8 and float32 as such. Indexing and assigning it
+        reads and writes the arena; for integer types they allocate
+        nothing (a loop under micropython.heap_lock() may use it). Make
+        it once, outside the loop: on MicroPython it is a uctypes array
+        (no len(): its length is size), valid while the interpreter lives
+        (under CPython a cast memoryview). Raises InvokeError for a
+        tensor without data or of another type."""
+        from .values import view
+        return view(self)
+
     def __repr__(self):
         return "<Tensor %d '%s' %s %s>" % (self.index, self.name,
                                             self.dtype, self.shape)

@@ -134,6 +134,25 @@ def _pack(t, tc, values):
     return array(tc, vals)
 
 
+def view(t):
+    """See Tensor.view."""
+    tc = _typecode(t)
+    if t.data is None:
+        raise InvokeError("%s has no data (not bound to an interpreter)"
+                          % t.label())
+    try:
+        import uctypes
+    except ImportError:  # CPython
+        return memoryview(t.data).cast(tc)
+    kind = {"b": uctypes.INT8, "B": uctypes.UINT8, "h": uctypes.INT16,
+            "i": uctypes.INT32, "f": uctypes.FLOAT32}[tc]
+    # LITTLE_ENDIAN: uctypes reads such arrays a byte at a time, so any
+    # address works (a Cortex-M0 faults on unaligned 16/32-bit loads).
+    return uctypes.struct(uctypes.addressof(t.data),
+                          {"v": (uctypes.ARRAY | 0, kind | t.size)},
+                          uctypes.LITTLE_ENDIAN).v
+
+
 def get_values(t):
     """A copy of the tensor's values as array.array."""
     return array(_typecode(t), bytes(t.data))

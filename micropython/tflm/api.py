@@ -1,0 +1,145 @@
+"""The interfaces other runtimes' users know, on top of Interpreter.
+
+Imported on first use (Interpreter.__getattr__), so that they cost a board
+no RAM until then. Two conventions:
+
+OpenMV's ml.Model (model-level attributes, one entry per input / output):
+    input_shape, output_shape: lists of shape tuples
+    input_dtype, output_dtype: lists of array typecodes ('b' int8,
+        'B' uint8, 'h' int16, 'i' int32, 'f' float32)
+    input_scale, output_scale: lists of floats (1.0 if not quantized)
+    input_zero_point, output_zero_point: lists of ints (0 if not quantized)
+    labels: lines of the .txt file next to the model file (model path
+        with .tflite replaced by .txt), or None; assign a list to set them
+    top(k=1): [(label or index, score)] of output 0, best first
+
+TFLite's Python Interpreter / PyPI tflite_micro runtime:
+    get_input_details(), get_output_details(): one dict per input /
+        output: name, index (the model's tensor index), shape, dtype
+        ('int8', ...), quantization (scale, zero_point)
+    set_tensor(index, value), get_tensor(index): by tensor index, for
+        inputs and outputs (the interpreter keeps no other tensor)
+    set_input(value, index=0), get_output(index=0): by position
+    allocate_tensors(): nothing to do (the arena is planned at
+        construction), accepted for compatibility
+    reset(): zeroes variable tensors (a model's state), as TFLM's
+        MicroInterpreter::Reset (no operator supported today keeps
+        state: the verifier refuses variable tensors, so it changes
+        nothing yet)
+
+Values: set_* take what Tensor.set takes (a buffer, array, list of the
+tensor's integers; floats are quantized as by Tensor.set_float);
+get_tensor / get_output return a copy (Tensor.get). None of these run on
+the invoke() path; they allocate.
+"""
+
+from .errors import InvokeError
+from .values import TYPECODES
+
+_ATTRS = ("shape", "dtype", "scale", "zero_point")
+
+
+def attribute(interp, name):
+    """Interpreter.__getattr__: the value of attribute `name`, or
+    AttributeError."""
+    if interp.inputs is None:  # construction did not finish
+        raise AttributeError(name)
+    side, _, attr = name.partition("_")
+    if side in ("input", "output") and attr in _ATTRS:
+        ts = interp.inputs if side == "input" else interp.outputs
+        return [_attr(t, attr) for t in ts]
+    if name == "labels":
+        return _labels(interp)
+    f = _METHODS.get(name)
+    if f is None:
+        raise AttributeError(name)
+    return lambda *a, **k: f(interp, *a, **k)
+
+
+def _attr(t, attr):
+    if attr == "shape":
+        return tuple(t.shape)
+    if attr == "dtype":
+        return TYPECODES.get(t.dtype, t.dtype)
+    if attr == "scale":
+        return t.scale if t.scale else 1.0
+    return t.zero_point if t.scale else 0
+
+
+def _labels(interp):
+    path = getattr(interp, "path", None)
+    if not path:
+        return None
+    base = path[:-7] if path.endswith(".tflite") else path
+    try:
+        with open(base + ".txt") as f:
+            lines = [ln.strip() for ln in f.read().split("\n")]
+    except OSError:
+        return None
+    while lines and not lines[-1]:
+        lines.pop()
+    interp.labels = lines  # read once
+    return lines
+
+
+def top(interp, k=1):
+    """The k best classes of output 0: [(label, score)], best first; the
+    label is the class index where there are no labels. Scores are
+    output 0's real values (dequantized)."""
+    from .repl import output_values
+    scores = output_values(interp.outputs[0], True)
+    labels = interp.labels
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
+    return [(labels[i] if labels and i < len(labels) else i, scores[i])
+            for i in order]
+
+
+def _details(ts):
+    return [{"name": t.name, "index": t.index, "shape": tuple(t.shape),
+             "dtype": t.dtype,
+             "quantization": (t.scale if t.scale else 0.0,
+                              t.zero_point if t.scale else 0)}
+            for t in ts]
+
+
+def _by_index(interp, index):
+    for t in interp.inputs + interp.outputs:
+        if t.index == index:
+            return t
+    raise InvokeError("tensor %r is not an input or output (the "
+                      "interpreter keeps only those: %s)" % (
+                          index, [t.index for t in interp.inputs +
+                                  interp.outputs]))
+
+
+def _set(t, value):
+    from .repl import set_input
+    set_input(t, value)
+
+
+def _pick(ts, index, what):
+    if not isinstance(index, int) or not 0 <= index < len(ts):
+        raise InvokeError("%s index %r out of range (%d %ss)"
+                          % (what, index, len(ts), what))
+    return ts[index]
+
+
+def _reset(interp):
+    for t in interp.tensors:
+        if t.is_variable and t.data is not None:
+            t.data[:] = bytes(len(t.data))
+
+
+_METHODS = {
+    "top": top,
+    "get_input_details": lambda it: _details(it.inputs),
+    "get_output_details": lambda it: _details(it.outputs),
+    "set_tensor": lambda it, index, value: _set(_by_index(it, index), value),
+    "get_tensor": lambda it, index: _by_index(it, index).get(),
+    "set_input": lambda it, value, index=0: _set(
+        _pick(it.inputs, index, "input"), value),
+    "get_output": lambda it, index=0: _pick(it.outputs, index,
+                                            "output").get(),
+    "allocate_tensors": lambda it: None,
+    "reset": _reset,
+}
