@@ -92,6 +92,7 @@ CONSTRUCT = [
     ("tflm.Interpreter(5)", "TypeError", ["model", "int"]),
     ("tflm.Interpreter('no/such/model.tflite')", "OSError",
      ["no/such/model.tflite"]),
+    ("tflm.Interpreter(DIR)", "OSError", ["tests'", "directory"]),
     ("tflm.Interpreter(README)", "FormatError",
      ["not a TFLite model", "TFL3"]),
 ]
@@ -108,6 +109,7 @@ def test_constructor_arguments_named_errors(tmp_path):
 import json, tflm
 MODEL = %r
 README = %r
+DIR = %r
 res = []
 for call, _, _ in %r:
     try:
@@ -116,7 +118,8 @@ for call, _, _ in %r:
     except Exception as e:
         res.append([type(e).__name__, str(e)])
 print(json.dumps(res))
-""" % (path, os.path.join(ROOT, "README.md"), CONSTRUCT)
+""" % (path, os.path.join(ROOT, "README.md"), os.path.join(ROOT, "tests"),
+       CONSTRUCT)
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     for (call, kind, words), (name, msg) in zip(CONSTRUCT, got):
         assert name == kind, (call, name, msg)
@@ -261,3 +264,34 @@ print(json.dumps([a, list(it.get_output())]))
 """ % path
     a, b = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert a == b and a != [0]
+
+
+def test_view_and_index_checks(tmp_path):
+    """Tensor.view() checks indices (uctypes alone reads outside the
+    tensor for a negative one) and written values, refuses writes to a
+    constant; the TFLite-style methods take int indices only, top(k)
+    k >= 1 (found by a fresh-eyes review)."""
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    code = """
+import json, tflm
+it = tflm.Interpreter(%r)
+it.predict([1.0])
+v = it.output(0).view()
+const = [t for t in it.tensors if t.is_const][0].view()
+res = [len(v), list(v), v[-1] == v[0]]
+for call in ("v[-2]", "v[1]", "v[-10**9]", "v.__setitem__(0, 200)",
+             "v.__setitem__(0, -129)", "const.__setitem__(0, 1)",
+             "it.get_tensor(0.0)", "it.get_tensor(False)",
+             "it.get_output('0')", "it.set_input([1], 1.5)",
+             "it.top(0)", "it.top(None)", "it.get_output(1)"):
+    try:
+        eval(call)
+        res.append('no error')
+    except Exception as e:
+        res.append(type(e).__name__)
+print(json.dumps(res))
+""" % path
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert got[0] == 1 and len(got[1]) == 1 and got[2] is True
+    assert got[3:] == ["IndexError"] * 3 + ["InvokeError"] * 3 + [
+        "TypeError"] * 4 + ["ValueError", "TypeError", "InvokeError"]

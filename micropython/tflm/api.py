@@ -87,9 +87,12 @@ def top(interp, k=1):
     label is the class index where there are no labels. Scores are
     output 0's real values (dequantized)."""
     from .repl import output_values
+    if _int(k, "k") < 1:
+        raise ValueError("k must be >= 1, got %d" % k)
     scores = output_values(interp.outputs[0], True)
     labels = interp.labels
-    order = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
+    # ties in index order (MicroPython's sort is not stable)
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
     return [(labels[i] if labels and i < len(labels) else i, scores[i])
             for i in order]
 
@@ -102,7 +105,15 @@ def _details(ts):
             for t in ts]
 
 
+def _int(x, what):
+    if not isinstance(x, int) or isinstance(x, bool):
+        raise TypeError("%s must be an int, not %s" % (what,
+                                                     type(x).__name__))
+    return x
+
+
 def _by_index(interp, index):
+    _int(index, "tensor index")
     for t in interp.inputs + interp.outputs:
         if t.index == index:
             return t
@@ -118,7 +129,8 @@ def _set(t, value):
 
 
 def _pick(ts, index, what):
-    if not isinstance(index, int) or not 0 <= index < len(ts):
+    _int(index, what + " index")
+    if not 0 <= index < len(ts):
         raise InvokeError("%s index %r out of range (%d %ss)"
                           % (what, index, len(ts), what))
     return ts[index]

@@ -52,8 +52,14 @@ def _open_model(model):
         return memoryview(model), False
     try:
         f = open(model, "rb")
+        import os
+        if os.stat(model)[0] & 0x4000:  # S_IFDIR: the unix port opens it
+            f.close()
+            raise OSError(21, "is a directory")  # EISDIR
     except OSError as e:  # MicroPython's says only "[Errno 2] ENOENT"
-        raise OSError(e.args[0], "cannot open the model file %r" % model)
+        why = " (%s)" % e.args[1] if len(e.args) > 1 else ""
+        raise OSError(e.args[0], "cannot open the model file %r%s"
+                      % (model, why))
     try:
         try:
             return memoryview(f), False

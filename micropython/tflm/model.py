@@ -151,13 +151,14 @@ class Tensor:
     def view(self):
         """The tensor's values in place, typed: int8 as -128..127 (data is
         raw bytes, 0..255), int16 and int32 as signed little-endian
-        integers, uint8 and float32 as such. Indexing and assigning it
-        reads and writes the arena; for integer types they allocate
-        nothing (a loop under micropython.heap_lock() may use it). Make
-        it once, outside the loop: on MicroPython it is a uctypes array
-        (no len(): its length is size), valid while the interpreter lives
-        (under CPython a cast memoryview). Raises InvokeError for a
-        tensor without data or of another type."""
+        integers, uint8 and float32 as such: a values.View (v[i], v[i] =
+        x, len, iteration; indices and written values checked, a
+        constant tensor read-only). For integer types reading and
+        writing allocate nothing (a loop under micropython.heap_lock()
+        may use it; on a 32-bit port int32 values beyond +-2**30 are
+        boxed). Make it once, outside the loop; it is valid while the
+        interpreter lives. Raises InvokeError for a tensor without data
+        or of another type."""
         from .values import view
         return view(self)
 
