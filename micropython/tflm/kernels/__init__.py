@@ -43,7 +43,7 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # as " OPERATOR:module" words: one string is one object on a board, where
 # a dict of 53 entries and its names cost a kilobyte of RAM.
 _KERNELS = (
-    " ADD:add AVERAGE_POOL_2D:pooling MAX_POOL_2D:pooling CONV_2D:conv"
+    " ADD:add AVERAGE_POOL_2D:pooling MAX_POOL_2D:max_pool CONV_2D:conv"
     " DEPTHWISE_CONV_2D:depthwise_conv FULLY_CONNECTED:fully_connected"
     " SOFTMAX:softmax RESHAPE:reshape SQUEEZE:reshape EXPAND_DIMS:reshape"
     " TRANSPOSE:transpose QUANTIZE:quantize"
@@ -84,6 +84,7 @@ _LAZY = (
     " activations:f:float_ops add:f:float_ops arg_minmax:f:f32"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
     " lut:f:float_ops mul:f:float_ops mul:i:binary_i32 pooling:f:pool_f32"
+    " max_pool:f:pool_f32"
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"

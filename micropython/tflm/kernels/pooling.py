@@ -1,4 +1,8 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D, int8 NHWC.
+"""AVERAGE_POOL_2D (and the checks MAX_POOL_2D shares), int8 NHWC.
+
+MAX_POOL_2D's loop is in max_pool.py, so that a model with average
+pooling only (person_detect, KWS, ResNet-8) does not load its machine code
+into RAM, and the reverse.
 
 Follows tensorflow/lite/micro/kernels/pooling.cc, pooling_common.cc
 (PoolingPrepare: input and output share scale within 1e-6 and zero point)
@@ -86,7 +90,13 @@ def _check(op, ins, outs):
 
 
 def prepare(op, ins, outs, ctx):
-    """Check an AVERAGE_POOL_2D / MAX_POOL_2D op and bind its eval.
+    """Check an AVERAGE_POOL_2D op and bind its eval (prepare_with)."""
+    return prepare_with(op, ins, outs, ctx, _avg_pool)
+
+
+def prepare_with(op, ins, outs, ctx, fn):
+    """Check an AVERAGE_POOL_2D / MAX_POOL_2D op and bind its eval; fn:
+    the int8 loop (_avg_pool here, max_pool._max_pool).
 
     ins: [input int8 NHWC]; outs: [int8 NHWC], same batch and channels,
     height and width as the padding rule gives, same scale (within 1e-6)
@@ -119,7 +129,6 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: padding (%d, %d) exceeds 32767"
                            % (label, ph, pw))
     p = array("i", [n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw, lo, hi])
-    fn = _avg_pool if op.code == schema.AVERAGE_POOL_2D else _max_pool
     step = ctx.scratch_len
     return _eval, (fn, ctx.scratch, x.data, y.data, keep(ctx, p), c, step)
 
@@ -192,69 +201,6 @@ def _avg_pool(x, y, acc, p, c0: int, cn: int):
                         v = (v + half) // count
                     else:
                         v = 0 - (half - v) // count
-                    if v < lo:
-                        v = lo
-                    if v > hi:
-                        v = hi
-                    py[o + k] = v
-                    k += 1
-                o += c
-                ox += 1
-            oy += 1
-        b += 1
-
-
-@micropython.viper
-def _max_pool(x, y, acc, p, c0: int, cn: int):
-    """Max pool of channels [c0, c0 + cn), acc: int32 scratch >= cn."""
-    px = ptr8(x)
-    py = ptr8(y)
-    pa = ptr32(acc)
-    q = ptr32(p)
-    h: int = q[1]
-    w: int = q[2]
-    c: int = q[3]
-    one: int = 1
-    S: int = one << 31
-    lo: int = (q[12] ^ S) - S
-    hi: int = (q[13] ^ S) - S
-    nb: int = q[0]
-    oh: int = q[4]
-    ow: int = q[5]
-    b: int = 0
-    o: int = c0
-    while b < nb:
-        oy: int = 0
-        while oy < oh:
-            iy0: int = oy * q[6] - q[10]
-            fy0: int = 0 if iy0 >= 0 else 0 - iy0
-            fy1: int = q[8] if q[8] < h - iy0 else h - iy0
-            ox: int = 0
-            while ox < ow:
-                ix0: int = ox * q[7] - q[11]
-                fx0: int = 0 if ix0 >= 0 else 0 - ix0
-                fx1: int = q[9] if q[9] < w - ix0 else w - ix0
-                k: int = 0
-                while k < cn:
-                    pa[k] = 0  # values are kept biased by +128: 0 is -128
-                    k += 1
-                fy: int = fy0
-                while fy < fy1:
-                    r: int = ((b * h + iy0 + fy) * w + ix0 + fx0) * c + c0
-                    fx: int = fx0
-                    while fx < fx1:
-                        k = 0
-                        while k < cn:
-                            v: int = px[r + k] ^ 0x80
-                            if v > pa[k]:
-                                pa[k] = v
-                            k += 1
-                        r += c
-                        fx += 1
-                    fy += 1
-                k = 0
-                while k < cn:
-                    v = pa[k] - 0x80
                     if v < lo:
                         v = lo
                     if v > hi:
