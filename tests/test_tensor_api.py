@@ -5,6 +5,20 @@ import json
 
 from conftest import run_mp, shared
 
+# MicroPython side: the name of the exception each call raises, or
+# 'no error' (every test script below starts with it).
+OUTCOMES = """
+def outcomes(calls, env):
+    res = []
+    for call in calls:
+        try:
+            exec(call, env)
+            res.append('no error')
+        except Exception as e:
+            res.append(type(e).__name__)
+    return res
+"""
+
 CALLS = [
     "inp.set_float([float('nan')])", "it.predict([float('nan')])",
     "inp.set([1.5])", "inp.set(['a'])", "inp.set([None])", "inp.set([[1]])",
@@ -18,19 +32,11 @@ CALLS = [
 
 def test_bad_values_raise_invoke_error(tmp_path):
     path = shared("hello_world_int8", "hello_world_int8.tflite")
-    code = """
+    code = OUTCOMES + """
 import json, tflm
 it = tflm.Interpreter(%r)
 inp = it.input(0)
-res = []
-for call in %r:
-    try:
-        exec(call)
-        res.append('no error')
-    except tflm.InvokeError:
-        res.append('InvokeError')
-    except Exception as e:
-        res.append(type(e).__name__)
+res = outcomes(%r, globals())
 inp.set_float([float('inf')])
 hi = inp.get()[0]
 inp.set_float([-float('inf')])
@@ -57,19 +63,11 @@ def test_float_input_bad_values_raise_invoke_error(tmp_path):
     (issue 17: TypeError before); nested lists are flattened by predict,
     as the tensor's shape nests them."""
     path = shared("hello_world_float", "hello_world_float.tflite")
-    code = """
+    code = OUTCOMES + """
 import json, tflm
 it = tflm.Interpreter(%r)
 inp = it.input(0)
-res = []
-for call in %r:
-    try:
-        exec(call)
-        res.append('no error')
-    except tflm.InvokeError:
-        res.append('InvokeError')
-    except Exception as e:
-        res.append(type(e).__name__)
+res = outcomes(%r, globals())
 a = list(it.predict([[[1.5]]])[0])
 b = list(it.predict([1.5])[0])
 print(json.dumps({"res": res, "a": a, "b": b}))
@@ -105,7 +103,7 @@ def test_constructor_arguments_named_errors(tmp_path):
     import os
     from conftest import ROOT
     path = shared("hello_world_int8", "hello_world_int8.tflite")
-    code = """
+    code = OUTCOMES + """
 import json, tflm
 MODEL = %r
 README = %r
@@ -197,7 +195,7 @@ def test_openmv_and_tflite_interfaces(tmp_path):
     path = str(tmp_path / "pd.tflite")
     shutil.copy(src, path)
     (tmp_path / "pd.txt").write_text("no person\nperson\n")
-    code = """
+    code = OUTCOMES + """
 import json, tflm
 it = tflm.Interpreter(%r)
 it.allocate_tensors()
@@ -251,7 +249,7 @@ def test_reset_keeps_what_is_not_state(tmp_path):
     (the verifier refuses variables: ModelError), so for a loaded model it
     must change nothing: an input set before reset() is still used."""
     path = shared("hello_world_int8", "hello_world_int8.tflite")
-    code = """
+    code = OUTCOMES + """
 import json, tflm
 it = tflm.Interpreter(%r)
 it.set_input([40])
@@ -272,23 +270,17 @@ def test_view_and_index_checks(tmp_path):
     constant; the TFLite-style methods take int indices only, top(k)
     k >= 1 (found by a fresh-eyes review)."""
     path = shared("hello_world_int8", "hello_world_int8.tflite")
-    code = """
+    code = OUTCOMES + """
 import json, tflm
 it = tflm.Interpreter(%r)
 it.predict([1.0])
 v = it.output(0).view()
 const = [t for t in it.tensors if t.is_const][0].view()
 res = [len(v), list(v), v[-1] == v[0]]
-for call in ("v[-2]", "v[1]", "v[-10**9]", "v.__setitem__(0, 200)",
-             "v.__setitem__(0, -129)", "const.__setitem__(0, 1)",
-             "it.get_tensor(0.0)", "it.get_tensor(False)",
-             "it.get_output('0')", "it.set_input([1], 1.5)",
-             "it.top(0)", "it.top(None)", "it.get_output(1)"):
-    try:
-        eval(call)
-        res.append('no error')
-    except Exception as e:
-        res.append(type(e).__name__)
+res += outcomes(("v[-2]", "v[1]", "v[-10**9]", "v[0] = 200", "v[0] = -129",
+                 "const[0] = 1", "it.get_tensor(0.0)", "it.get_tensor(False)",
+                 "it.get_output('0')", "it.set_input([1], 1.5)",
+                 "it.top(0)", "it.top(None)", "it.get_output(1)"), globals())
 print(json.dumps(res))
 """ % path
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
