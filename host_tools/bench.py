@@ -242,7 +242,7 @@ def markdown(res):
         "computed per round from back-to-back medians, median over %d "
         "rounds (min..max shows machine noise). Arena: our planned "
         "activation arena (*head*) and persistent arena (*tail*: "
-        "multipliers, shifts, folded biases, tables, scratch); TFLM's "
+        "multipliers, shifts, unaligned biases, tables); TFLM's "
         "*head* is its planned activation arena and *tail* its persistent "
         "structures (64-bit build). Heap: `gc.mem_alloc()` growth while "
         "building the interpreter (both arena blocks, kernel modules "

@@ -7,7 +7,7 @@ tool recomputes those lists so that they stay true as the runtime changes:
 - arena: the device package's own planner (tflm.planner.plan_model), the
   exact plan the board uses;
 - everything else the runtime keeps in RAM (the persistent arena: per-
-  channel multipliers, folded biases, tables, scratch; state tuples and
+  channel multipliers, unaligned biases, tables, scratch; state tuples and
   views) and the RAM that imported code takes are measured on the
   MicroPython unix port with gc.mem_alloc(), in a fresh process per model
   that imports just the modules the model needs (build.needed_modules: the

@@ -361,3 +361,74 @@ def test_activation_bound_at_int32_limit(tmp_path):
             np.array([5, 6, -7, 8], np.int8)]
     assert run_cases([(raw, lambda g, j: vals) for raw in good],
                      tmp_path) == [None] * len(good)
+
+
+# --- ADD / SUB writing over an input that dies there (planner.in_place) ---
+
+def _in_place_model(op, full, small, swap, reread):
+    """in1, in2 (shape full) -> t = ADD(in1, in2) -> y = op(t, s) (or
+    op(s, t) if swap), s an input of shape small; reread: a third op
+    reads t after y (so t must not be overwritten)."""
+    m = opgen.Model()
+    in1 = m.add_tensor(T(full, scale=0.05, zero_point=3))
+    in2 = m.add_tensor(T(full, scale=0.07, zero_point=-5))
+    s = m.add_tensor(T(small, scale=0.09, zero_point=7))
+    t = m.add_tensor(T(full, scale=0.11, zero_point=-2))
+    y = m.add_tensor(T(full, scale=0.13, zero_point=1))
+    m.add_op("ADD", [in1, in2], [t])
+    m.add_op(op, [s, t] if swap else [t, s], [y])
+    outs = [y]
+    if reread:
+        z = m.add_tensor(T(full, scale=0.17, zero_point=0))
+        m.add_op("ADD", [t, in1], [z])
+        outs.append(z)
+    m.inputs, m.outputs = [in1, in2, s], outs
+    return m.build(), t, y
+
+
+@pytest.mark.parametrize("full,small", [
+    ([1, 4, 4, 16], [1, 4, 4, 16]),  # lookup tables, one loop
+    ([1, 4, 4, 16], [1, 1, 1, 16]),  # lookup tables, broadcast chunks
+    ([1, 4, 4, 16], [1]),            # lookup tables, a scalar
+    ([1, 2, 2, 8], [1, 2, 1, 8]),    # no tables (under LUT_MIN)
+])
+def test_add_sub_in_place(full, small, tmp_path):
+    """The output of an int8 ADD / SUB takes the bytes of its same-shape
+    input t when nothing reads t later (planner.in_place): the arena is
+    smaller, and the outputs stay bit-exact with TFLM on every eval path
+    (also with a 6-word scratch: chunked walks). Inputs of the graph and
+    tensors read later are never overwritten."""
+    from tflm import planner
+    cases = []
+    for op in ("ADD", "SUB"):
+        for swap in (False, True):
+            for reread in (False, True):
+                raw, t, y = _in_place_model(op, full, small, swap, reread)
+                _, bufs, root = planner.plan_model(Model(raw))
+                assert (root[y] == root[t]) == (not reread)
+                assert root[y] not in (0, 1, 2)  # graph inputs kept
+                cases.append((raw, _inputs_for(raw)))
+    assert run_cases(cases, tmp_path, sets=2) == [None] * len(cases)
+    assert run_cases(cases, tmp_path, sets=1, scratch=6) == \
+        [None] * len(cases)
+
+
+def test_in_place_saves_the_output_at_a_residual_peak():
+    """ResNet-8's three residual ADDs write over the block's input: the
+    activations still plan to TFLM's head (the peak is at the second
+    conv of a block), and the ADD's 2 KB lookup tables no longer raise
+    it (checked by the interpreter's head in test_board_heap)."""
+    import os
+    from conftest import SHARED
+    from tflm import planner
+    path = os.path.join(SHARED, "tiny_ic_resnet_int8",
+                        "pretrainedResnet_quant.tflite")
+    if not os.path.exists(path):
+        pytest.skip("missing " + path)
+    with open(path, "rb") as f:
+        m = Model(f.read())
+    _, _, root = planner.plan_model(m)
+    adds = [op for op in m.operators if op.name == "ADD"]
+    assert len(adds) == 3
+    for op in adds:
+        assert root[op.outputs[0]] in [root[i] for i in op.inputs]

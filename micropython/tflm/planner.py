@@ -6,12 +6,18 @@ are placed largest first, each at the lowest 16-byte aligned offset where it
 does not overlap any already placed buffer whose lifetime overlaps its own.
 Lifetimes are inclusive operator index ranges [first, last].
 
+Unlike TFLM, plan_model() lets an int8 ADD or SUB write its output over
+a same-shape input that is not read after it (in_place): at a residual
+connection, where the two inputs and the output are all alive, that
+saves the output's size (16 KB of ResNet-8's arena).
+
 plan_model() plans a whole model: it runs under CPython too, so host tools
 show exactly the plan the board will use.
 """
 
+from . import schema
 from .errors import ModelError
-from .kernels import ALIAS_CODES
+from .kernels import ALIAS_CODES, INPLACE_CODES
 
 ALIGN = 16
 
@@ -153,5 +159,51 @@ def plan_model(model):
             b.size = max(b.size, t.nbytes)
             b.first = min(b.first, first)
             b.last = max(b.last, last)
+    in_place(model, root, merged)
     # In root-index order: MicroPython's dict order differs from CPython's.
     return plan([merged[r] for r in sorted(merged)]), merged, root
+
+
+def in_place(model, root, merged):
+    """Give the output of each int8 INPLACE_CODES operator (ADD, SUB) the
+    buffer of an input that it may overwrite: an int8 input of the
+    output's shape (so no broadcast: element i of the output is computed
+    from element i of that input, which the kernel reads first) whose
+    buffer's lifetime ends at this operator (no later operator reads it,
+    and it is no subgraph input, output or variable: the caller's input
+    values survive invoke(), as in TFLM). The first such input wins.
+    Changes root (the output's alias group joins the input's) and merged
+    (root -> Buffer) in place.
+    """
+    tensors = model.tensors
+    kept = set(root[i] for i in model.outputs + model.inputs if i >= 0)
+    for t in tensors:
+        if t.is_variable:
+            kept.add(root[t.index])
+    for op in model.operators:
+        if op.code not in INPLACE_CODES or op.custom_code is not None \
+                or len(op.outputs) != 1:
+            continue
+        y = op.outputs[0]
+        by = merged.get(root[y]) if y >= 0 else None
+        if by is None or by.first != op.index or \
+                tensors[y].type != schema.INT8:
+            continue
+        ry = root[y]
+        for x in op.inputs:
+            if x < 0:
+                continue
+            rx = root[x]
+            bx = merged.get(rx)
+            if (bx is None or rx == ry or rx in kept or bx.last != op.index
+                    or tensors[x].type != schema.INT8
+                    or tensors[x].shape != tensors[y].shape
+                    or bx.size < tensors[y].nbytes):
+                continue
+            for i in range(len(root)):
+                if root[i] == ry:
+                    root[i] = rx
+            bx.size = max(bx.size, by.size)
+            bx.last = by.last
+            del merged[ry]
+            break

@@ -30,7 +30,9 @@ micropython.heap_lock()), and its loops are @micropython.viper code that is
 correct on 32-bit ports and with model data at any address.
 
 Operators in ALIAS_CODES (RESHAPE and friends) produce an output that
-shares its input's bytes; the memory planner gives both one buffer.
+shares its input's bytes; the memory planner gives both one buffer. The
+int8 operators in INPLACE_CODES (ADD, SUB) may write their output over
+an input that dies there.
 """
 
 import sys
@@ -71,6 +73,12 @@ _KERNELS = (
 
 # Operators whose output is a view of their first input (no copy).
 ALIAS_CODES = (schema.RESHAPE, schema.SQUEEZE, schema.EXPAND_DIMS)
+# Operators whose int8 kernels read element i of each input before they
+# write element i of the output, in every eval path (add.py: _add_lut,
+# the chunked paths gather an input chunk before storing it): their
+# output may take the bytes of a same-shape input that dies there
+# (planner.in_place).
+INPLACE_CODES = (schema.ADD, schema.SUB)
 
 
 # Modules that a kernel module imports inside its prepare, for one tensor

@@ -22,9 +22,9 @@ for all output channels. The v of a pixel's in-image window (a group's
 taps) are gathered once into an int32 array shared by all output
 channels (conv_util.work_buffer), so the inner loop is one filter byte
 xor 0x80 times one word, unrolled 8 ways. For 1x1 filters (no padding:
-every tap is in the image) sum wu * v = sum wu * u + off * sum wu, and
-the constant off * sum wu is folded into the bias at prepare, so the
-window holds u.
+every tap is in the image, one group) a pixel's window is its C input
+values. The bias is read where the model has it (conv_util.bias_words):
+no per-channel copy is kept when it is 4-byte aligned.
 
 Accumulators use only +, - and *, so they are exact modulo 2**32 on
 every word size; the int32 store truncates them to what TFLM's int32
@@ -35,7 +35,6 @@ from array import array
 
 import micropython
 
-from ..heap import zeros
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
@@ -77,9 +76,7 @@ def prepare(op, ins, outs, ctx):
                                                 False, ctx)
     one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
            and filt.is_const)
-    # the 1x1 path folds the input offset into its own copy of the bias
-    bias_a = (conv_util.bias_array(op, bias, oc, ctx) if one else
-              conv_util.bias_words(op, bias, oc, ctx))
+    bias_a = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
     # Accumulators of up to nb output pixels are requantized per call.
@@ -87,26 +84,10 @@ def prepare(op, ins, outs, ctx):
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
                     sh, sw, dh, dw, ph, pw, off, oc // groups, nb))
     win = conv_util.work_buffer(ctx, c if one else kh * kw * cin)
-    if one:
-        _fold_offset(bias_a, filt.data, oc, c, off)
     k = conv_util.keep
     st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
           mults, shifts, k(ctx, qp), ctx.scratch, win)
     return (_eval_1x1 if one else _eval_any), st
-
-
-def _fold_offset(bias_a, fdata, oc, c, off):
-    """bias_a[k] += off * sum(wu[k]), wrapped to int32 (see _conv_1x1).
-
-    Changes bias_a in place: it is this op's own copy (bias_array's, or
-    zeros).
-    """
-    if off == 0:
-        return
-    sums = zeros("i", oc)
-    conv_util.filter_sums(fdata, oc, c, sums)
-    for k in range(oc):
-        bias_a[k] = conv_util.wrap32(bias_a[k] + off * (sums[k] + 128 * c))
 
 
 def _eval_1x1(st):
@@ -128,10 +109,9 @@ def _eval_any(st):
 def _conv_1x1(acc: int, va: int, wa: int, st):
     """1x1 filter, no padding, one group: a matrix product per pixel.
 
-    The input offset is folded into the bias at prepare (_fold_offset):
-    sum f * v = sum wu * u + off * sum wu - 128 * sum v. Each pixel's u
-    are gathered into the window array, then for each filter the inner
-    loop is sum wu * u, 8-way unrolled. acc, va, wa are the hot locals
+    sum f * v = sum wu * v - 128 * sum v. Each pixel's v = u + off are
+    gathered into the window array, then for each filter the inner
+    loop is sum wu * v, 8-way unrolled. acc, va, wa are the hot locals
     (the first locals get registers); callers pass 0. va / wa are
     addresses of the current window word / filter byte.
     """
@@ -173,17 +153,17 @@ def _conv_1x1(acc: int, va: int, wa: int, st):
             xpix: int = xb + oy * xrow
             ox: int = 0
             while ox < OW:
-                # Gather u, and -128 * sum v, shared by all filters.
+                # Gather v, and -128 * sum v, shared by all filters.
                 acc = 0
                 va = v0
                 wa = xpix  # walks the input here
                 while va < ve:
-                    u: int = ptr8(wa)[0] ^ 0x80
-                    ptr32(va)[0] = u
-                    acc += u
+                    v: int = (ptr8(wa)[0] ^ 0x80) + off
+                    ptr32(va)[0] = v
+                    acc += v
                     va += 4
                     wa += 1
-                base: int = 0 - (acc + off * C) * 128
+                base: int = 0 - acc * 128
                 wa = w0
                 k: int = 0
                 while k < OC:

@@ -248,27 +248,6 @@ def wrap32(v):
     return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
-@micropython.viper
-def filter_sums(filt, n: int, k: int, out):
-    """out[i] = sum of the k int8 values filt[i*k : i*k + k], for i < n.
-
-    filt: bytes-like (model data, any alignment); out: array('i').
-    Used at prepare time to fold the input offset into the bias.
-    """
-    w = ptr8(filt)
-    o = ptr32(out)
-    i: int = 0
-    j: int = 0
-    while i < n:
-        s: int = 0
-        e: int = j + k
-        while j < e:
-            s += (w[j] ^ 0x80) - 0x80
-            j += 1
-        o[i] = s
-        i += 1
-
-
 def work_buffer(ctx, n):
     """A one-element list [buffer] of at least n int32 words that this
     op uses during its own eval only (CONV_2D gathers an output pixel's

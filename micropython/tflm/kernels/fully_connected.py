@@ -13,19 +13,17 @@ the weights' last dimension. The multiplier is (double)in_scale *
 scale): what the TFLM build used as the oracle computes, although
 kernel_util.cc reads as if the per-tensor product were taken in float32.
 
-Since int32 arithmetic wraps, acc = (bias[u] - input_zp * sum_d w[u, d])
-+ sum_d w[u, d] * x[b, d] exactly (mod 2**32): the first term is folded into
-one int32 per unit at prepare, so the inner loop is a plain int8 dot product.
-That product is computed on offset bytes wu = w + 128 = w_byte ^ 0x80 and
-u = x + 128 = x_byte ^ 0x80 (no sign extension in the inner loop):
+The dot product is computed on offset weight bytes wu = w + 128 =
+w_byte ^ 0x80 (no sign extension in the inner loop) and v = x - input_zp:
 
-    sum w * x = sum wu * u - 128 * sum u - 128 * sum w
+    sum w * v = sum wu * v - 128 * sum v
 
-where -128 * sum w joins the folded bias and -128 * sum u is computed once
-per input row. The row's u are gathered once into an int32 array shared
-by all units (the interpreter's work array, conv_util.work_buffer), in
-chunks of at most GATHER_MAX values, so the inner loop is one weight
-byte xor 0x80 times one word, unrolled 8 ways.
+where -128 * sum v is computed once per input row and chunk. The row's v
+are gathered once into an int32 array shared by all units (the
+interpreter's work array, conv_util.work_buffer), in chunks of at most
+GATHER_MAX values, so the inner loop is one weight byte xor 0x80 times
+one word, unrolled 8 ways. The bias is read where the model has it
+(conv_util.bias_words): no per-unit copy when it is 4-byte aligned.
 """
 
 from array import array
@@ -35,7 +33,7 @@ import micropython
 from .. import quant, schema
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import keep, limit_scratch, persistent, work_buffer
+from .conv_util import bias_words, keep, limit_scratch, work_buffer
 
 FULLY_CONNECTED_OPTIONS = 8
 # Longest run of input values gathered at once (words of the op's work
@@ -46,11 +44,6 @@ GATHER_MAX = 128
 # scratch, in the head): wider layers are requantized in chunks of this
 # many (one requant_i8b call per chunk and input row).
 UNIT_CHUNK = 128
-
-
-def _wrap32(v):
-    """v as a C int32 (two's complement wrap)."""
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
 def _options(op):
@@ -171,41 +164,6 @@ def _check_bias_scale(op, x, w, bias, y):
                                                 bias.scale))
 
 
-def _folded_bias(b, w, bias, units, depth, input_zp, ctx):
-    """Fills b (units int32 words in the arena's persistent part,
-    context.persistent) with bias[u] - (input_zp + 128) * sum_d w[u, d],
-    wrapped to int32 (see the module docstring for the extra 128),
-    computed in place (the row sums first); returns b."""
-    _row_sums(w.data, units, depth, b)
-    d = bias.data if bias is not None else None
-    for u in range(units):
-        v = 0
-        if d is not None:  # little-endian int32 at any address
-            j = 4 * u
-            v = d[j] | d[j + 1] << 8 | d[j + 2] << 16 | d[j + 3] << 24
-        b[u] = _wrap32(v - (input_zp + 128) * b[u])
-    if bias is not None:
-        ctx.copied_bytes += 4 * units
-    return b
-
-
-@micropython.viper
-def _row_sums(w, units: int, depth: int, out):
-    """out[u] = sum_d w[u*depth + d] (int8 data at any address)."""
-    pw = ptr8(w)
-    po = ptr32(out)
-    k: int = 0
-    u: int = 0
-    while u < units:
-        s: int = 0
-        end: int = k + depth
-        while k < end:
-            s += (pw[k] ^ 0x80) - 0x80
-            k += 1
-        po[u] = s
-        u += 1
-
-
 def prepare(op, ins, outs, ctx):
     """Check a FULLY_CONNECTED op and bind its eval.
 
@@ -225,17 +183,17 @@ def prepare(op, ins, outs, ctx):
                            % (label, fmt))
     x, w, bias, y = _check(op, ins, outs)
     batches, units, depth = _shapes(op, x, w, bias, y)
-    # The largest block this prepare asks for, first: in the sizing pass
-    # it is a heap array, which the garbage of the quantization
-    # arithmetic below could otherwise leave no room for.
-    fbias = persistent(ctx, "i", units)
+    # The largest block this prepare may ask for (an aligned copy of an
+    # unaligned bias), first: in the sizing pass it is a heap array,
+    # which the garbage of the quantization arithmetic below could
+    # otherwise leave no room for.
+    bias_w = bias_words(op, bias, units, ctx) if bias is not None else None
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
-    _folded_bias(fbias, w, bias, units, depth, x.zero_point, ctx)
     # Units are processed in chunks that fit the scratch (one word per
     # unit, at most UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
     # chunk k.
@@ -247,8 +205,10 @@ def prepare(op, ins, outs, ctx):
         sv = memoryview(shifts)[u0:] if per_channel else shifts
         chunks.append((mv, sv))
     dchunk = min(depth, GATHER_MAX)
-    prm = array("i", (batches, units, depth, n, per_channel, dchunk))
-    state = (ctx.scratch, x.data, w.data, y.data, fbias,
+    prm = array("i", (batches, units, depth, n, per_channel, dchunk,
+                      -x.zero_point - 128, 0 if bias is None else 1))
+    state = (ctx.scratch, x.data, w.data, y.data,
+             ctx.scratch if bias_w is None else bias_w,
              keep(ctx, prm), keep(ctx, qp), tuple(chunks),
              work_buffer(ctx, dchunk))
     return _eval, state
@@ -261,9 +221,9 @@ def _eval(state):
 @micropython.viper
 def _fc(s: int, va: int, wa: int, st):
     """For each input row b and unit u:
-    acc[u] = fbias[u] - 128 * sum_d u[b, d] + sum_d wu[u, d] * u[b, d],
+    acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
     then requant_i8b per chunk of units. The depth is walked in chunks
-    of at most DC values: each chunk's u are gathered into the work
+    of at most DC values: each chunk's v are gathered into the work
     array, and every unit's partial sum is carried in acc. s, va, wa
     are the hot locals (accumulator, work array and weight addresses);
     callers pass 0. Weights are read with ptr8 only (any alignment); the
@@ -285,6 +245,10 @@ def _fc(s: int, va: int, wa: int, st):
     N: int = prm[3]
     per_channel: int = prm[4]
     DC: int = prm[5]
+    one: int = 1
+    S: int = one << 31
+    off: int = (prm[6] ^ S) - S  # -input_zero_point - 128
+    has_bias: int = prm[7]
     b: int = 0
     while b < batches:
         xrow: int = x0 + b * depth
@@ -299,13 +263,13 @@ def _fc(s: int, va: int, wa: int, st):
                 dn: int = depth - d0
                 if dn > DC:
                     dn = DC
-                # Gather u of this chunk, and -128 * sum u.
+                # Gather v of this chunk, and -128 * sum v.
                 s = 0
                 va = v0
                 wa = xrow + d0  # walks the input here
                 xe: int = wa + dn
                 while wa < xe:
-                    u: int = ptr8(wa)[0] ^ 0x80
+                    u: int = (ptr8(wa)[0] ^ 0x80) + off
                     ptr32(va)[0] = u
                     s += u
                     va += 4
@@ -318,8 +282,10 @@ def _fc(s: int, va: int, wa: int, st):
                 while k < n:
                     if d0:
                         s = pa[k] + base
-                    else:
+                    elif has_bias:
                         s = pb[u0 + k] + base
+                    else:
+                        s = base
                     va = v0
                     wa = wrow
                     while va < v8:
