@@ -287,3 +287,51 @@ print(json.dumps(res))
     assert got[0] == 1 and len(got[1]) == 1 and got[2] is True
     assert got[3:] == ["IndexError"] * 3 + ["InvokeError"] * 3 + [
         "TypeError"] * 4 + ["ValueError", "TypeError", "InvokeError"]
+
+
+def test_predict_into_caller_buffers(tmp_path):
+    """predict(x, out=...) fills the caller's buffers (issue 17): the same
+    values as predict(x), the same objects returned, no block of the
+    output's size allocated for raw values, and a wrong out named."""
+    path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    code = OUTCOMES + """
+import gc, json, tflm
+from array import array
+it = tflm.Interpreter(%r)
+x = bytes(range(256)) * (it.input(0).nbytes // 256) + bytes(
+    it.input(0).nbytes %% 256)
+n = it.output(0).size
+want_f = list(it.predict(x)[0])
+want_b = list(it.predict(x, dequantize=False)[0])
+of = array('f', bytes(4 * n))
+ob = array('b', bytes(n))
+ba = bytearray(n)
+r = {"f": it.predict(x, out=of)[0] is of and list(of) == want_f,
+     "b": it.predict(x, dequantize=False, out=[ob])[0] is ob,
+     "bv": list(ob) == want_b,
+     "ba": bytes(it.predict(x, dequantize=False, out=ba)[0]) ==
+           bytes(ob)}
+t = max([u for u in it.tensors if not u.is_const and u.dtype == 'int8'],
+        key=lambda u: u.nbytes)  # a large activation
+big = array('b', bytes(t.nbytes))
+gc.collect()
+a0 = gc.mem_alloc()
+t.get(big)
+r["alloc"] = gc.mem_alloc() - a0
+r["size"] = t.nbytes
+r["same"] = list(big) == list(t.get())
+r["bad"] = outcomes(("it.predict(x, out=array('f', bytes(8)))",
+                     "it.predict(x, out=[of, of])",
+                     "it.predict(x, out=array('b', bytes(n)))",
+                     "it.predict(x, dequantize=False, out=of)",
+                     "it.predict(x, dequantize=False, out=bytes(n))",
+                     "it.predict(x, out=5)", "it.predict(x, out=[[0.0] * n])",
+                     "it.output(0).get(array('b', bytes(n + 1)))"),
+                    globals())
+print(json.dumps(r))
+""" % path
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert got["f"] and got["b"] and got["bv"] and got["ba"], got
+    # a large tensor is not copied to a new block
+    assert got["size"] >= 4096 and got["alloc"] < 1024 and got["same"], got
+    assert got["bad"] == ["InvokeError"] * 8, got

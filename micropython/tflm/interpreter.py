@@ -567,7 +567,7 @@ class Interpreter:
         from .profiler import report
         return report(self, table)
 
-    def predict(self, x, dequantize=True):
+    def predict(self, x, dequantize=True, out=None):
         """Set the inputs, invoke(), return the outputs: one call at the REPL.
 
         x: the input's values for a one-input model (or [x], as OpenMV's
@@ -580,11 +580,18 @@ class Interpreter:
         real values (quantized outputs dequantized; a ulab ndarray when
         ulab imports, else array('f')); with dequantize=False, or for an
         output without quantization, the raw values as array.array.
-        Raises InvokeError for a wrong count or size of values. Allocates
-        (use inputs[i].data and invoke() in a loop that must not).
+        out: caller-owned buffers, one per output (a bare one for a
+        one-output model): array('f') / a flat float ndarray of the
+        output's size for real values, else an array.array of the
+        tensor's type or a bytearray of its bytes; they are filled and
+        returned (as a list) instead of new ones: a large output needs
+        no new block (a sensor loop reuses them).
+        Raises InvokeError for a wrong count or size of values or of out.
+        Allocates (use inputs[i].data and invoke() in a loop that must
+        not).
         """
         from .repl import predict
-        return predict(self, x, dequantize)
+        return predict(self, x, dequantize, out)
 
     def __getattr__(self, name):
         """OpenMV ml.Model's and TFLite's interfaces, imported on first

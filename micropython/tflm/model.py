@@ -138,15 +138,21 @@ class Tensor:
         self.set(values if self.dtype == "float32" else
                  quantize(self, values))
 
-    def get(self):
-        """A copy of the values as array.array ('b' for int8, ...)."""
+    def get(self, out=None):
+        """A copy of the values as array.array ('b' for int8, ...); with
+        out (array.array of this typecode and size, or a writable buffer
+        of nbytes), copied into out and out returned, allocating no
+        block of the tensor's size. InvokeError for a wrong out."""
         from .values import get_values
-        return get_values(self)
+        return get_values(self, out)
 
-    def dequantize(self):
-        """Real values: array('f'), or a ulab ndarray if ulab imports."""
+    def dequantize(self, out=None):
+        """Real values: array('f'), or a ulab ndarray if ulab imports;
+        with out (array('f') / array('d') or a flat float ndarray of
+        size values), written into out and out returned. InvokeError for
+        a wrong out or a tensor without quantization."""
         from .values import dequantize
-        return dequantize(self)
+        return dequantize(self, out)
 
     def view(self):
         """The tensor's values in place, typed: int8 as -128..127 (data is

@@ -62,20 +62,32 @@ def set_input(t, v):
         t.set(v)
 
 
-def output_values(t, dequantize):
+def output_values(t, dequantize, out=None):
     """Real values of output t (dequantize=True and t quantized or
-    float32), else its raw values as array.array."""
+    float32), else its raw values as array.array; written into out
+    when given (Tensor.dequantize / Tensor.get)."""
     if dequantize and (t.dtype == "float32" or t.scale):
-        return t.dequantize()
-    return t.get()
+        return t.dequantize(out)
+    return t.get(out)
 
 
-def predict(interp, x, dequantize=True):
+def predict(interp, x, dequantize=True, out=None):
     """See Interpreter.predict."""
+    outs = interp.outputs
+    if out is not None:
+        if len(outs) == 1 and not isinstance(out, (list, tuple)):
+            out = [out]
+        if not isinstance(out, (list, tuple)) or len(out) != len(outs):
+            raise InvokeError("out: pass a list of %d buffers, one per "
+                              "output" % len(outs))
     for t, v in zip(interp.inputs, split_inputs(interp, x)):
         set_input(t, v)
     interp.invoke()
-    return [output_values(t, dequantize) for t in interp.outputs]
+    if out is None:
+        return [output_values(t, dequantize) for t in outs]
+    for k in range(len(outs)):
+        output_values(outs[k], dequantize, out[k])
+    return list(out)
 
 
 def _tensor_line(kind, i, t):

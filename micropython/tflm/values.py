@@ -197,9 +197,42 @@ def view(t):
                                   uctypes.LITTLE_ENDIAN).v, lo, hi)
 
 
-def get_values(t):
-    """A copy of the tensor's values as array.array."""
-    return array(_typecode(t), bytes(t.data))
+def _out_len(t, out, what):
+    """len(out), after checking that out is a sequence (InvokeError)."""
+    _check_container(t, out, what)
+    return len(out)
+
+
+def get_values(t, out=None):
+    """A copy of the tensor's values as array.array; with out (an
+    array.array of the tensor's typecode and size, or a bytearray /
+    writable buffer of nbytes), the bytes copied into out, which is
+    returned (no block of the tensor's size is allocated). InvokeError
+    for an out of another type or size."""
+    tc = _typecode(t)
+    if out is None:
+        return array(tc, bytes(t.data))
+    n = _out_len(t, out, "out")
+    if isinstance(out, array):
+        have = array_typecode(out)
+        if have != tc or n != t.size:
+            raise InvokeError("%s: out must be array('%s') of %d values, "
+                              "got array('%s') of %d" % (t.label(), tc,
+                                                         t.size, have, n))
+    elif isinstance(out, (bytes, str)) or n != t.nbytes:
+        raise InvokeError("%s: out must be a writable buffer of %d bytes "
+                          "or array('%s') of %d values" % (
+                              t.label(), t.nbytes, tc, t.size))
+    else:
+        try:
+            memoryview(out)
+        except TypeError:
+            raise InvokeError("%s: out must be a writable buffer or an "
+                              "array, not %s" % (t.label(),
+                                                 type(out).__name__))
+    from .context import _copy
+    _copy(out, t.data, t.nbytes)
+    return out
 
 
 def quantize(t, values):
@@ -228,8 +261,15 @@ def quantize(t, values):
     return out
 
 
-def dequantize(t):
-    """array('f') of real values, or a ulab ndarray when ulab exists."""
+def dequantize(t, out=None):
+    """array('f') of real values, or a ulab ndarray when ulab exists.
+    out: a caller-owned float container of t.size values (array('f') /
+    array('d'), or a flat float ulab ndarray), filled in place and
+    returned: no block of the tensor's size is allocated (each value is
+    still a float object on ports that box floats). InvokeError for an
+    out of another type or size."""
+    if out is not None:
+        return _dequantize_into(t, out)
     vals = get_values(t)
     if t.dtype != "float32":
         if not t.scale:
@@ -241,3 +281,23 @@ def dequantize(t):
     except ImportError:
         return vals
     return np.array(vals, dtype=np.float)
+
+
+def _dequantize_into(t, out):
+    n = _out_len(t, out, "out")
+    if not is_float_values(out) or isinstance(out, (list, tuple)) \
+            or n != t.size:
+        raise InvokeError("%s: out must be array('f') (or a float "
+                          "ndarray) of %d values, got %s of %d" % (
+                              t.label(), t.size, type(out).__name__, n))
+    v = view(t)._raw  # indices below are in range
+    if t.dtype == "float32":
+        for i in range(n):
+            out[i] = v[i]
+        return out
+    if not t.scale:
+        raise InvokeError("%s has no quantization scale" % t.label())
+    s, z = t.scale, t.zero_point
+    for i in range(n):
+        out[i] = (v[i] - z) * s
+    return out
