@@ -432,3 +432,34 @@ def test_in_place_saves_the_output_at_a_residual_peak():
     assert len(adds) == 3
     for op in adds:
         assert root[op.outputs[0]] in [root[i] for i in op.inputs]
+
+
+@pytest.mark.parametrize("last", ["ADD", "SUB"])
+@pytest.mark.parametrize("reshape", [False, True])
+def test_in_place_never_overwrites_a_graph_output(last, reshape, tmp_path):
+    """A graph output made in place (y1 over a) is then read by the last
+    op, an ADD / SUB (directly or through a RESHAPE): that op must not
+    write over y1, whose group now lives to the end (found by review:
+    y1 held y2's values)."""
+    from tflm import planner
+    m = opgen.Model()
+    sh = [1, 4, 4, 16]
+    in1 = m.add_tensor(T(sh, scale=0.05, zero_point=3))
+    in2 = m.add_tensor(T(sh, scale=0.07, zero_point=-5))
+    a = m.add_tensor(T(sh, scale=0.11, zero_point=-2))
+    y1 = m.add_tensor(T(sh, scale=0.13, zero_point=1))
+    y2 = m.add_tensor(T(sh, scale=0.17, zero_point=0))
+    m.add_op("ADD", [in1, in2], [a])
+    m.add_op("ADD", [a, in2], [y1])
+    src = y1
+    if reshape:
+        src = m.add_tensor(T(sh, scale=0.13, zero_point=1))
+        shape = T([4], "int32", data=np.array(sh, np.int32))
+        m.add_op("RESHAPE", [y1, shape], [src])
+    m.add_op(last, [src, in2], [y2])
+    m.inputs, m.outputs = [in1, in2], [y1, y2]
+    raw = m.build()
+    _, _, root = planner.plan_model(Model(raw))
+    assert root[y1] == root[a]  # in place, as a dies there
+    assert root[y2] != root[y1]
+    assert run_cases([(raw, _inputs_for(raw))], tmp_path, sets=2) == [None]

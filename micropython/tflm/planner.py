@@ -206,4 +206,6 @@ def in_place(model, root, merged):
             bx.size = max(bx.size, by.size)
             bx.last = by.last
             del merged[ry]
+            if ry in kept:  # the group now holds a graph output
+                kept.add(rx)
             break
