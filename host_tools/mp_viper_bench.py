@@ -27,12 +27,12 @@ op_index, repeats = int(op_index), int(repeats)
 
 SRC = """
 def conv1x1(st):
-    p = st[0]
-    B = p[0]; H = p[1]; W = p[2]; C = p[3]; OH = p[4]; OW = p[5]
-    OC = p[6]; SH = p[10]; SW = p[11]; off = p[16]
+    p = st[0]  # qp (3 words), then conv.py's parameter slots
+    B = p[3]; H = p[4]; W = p[5]; C = p[6]; OH = p[7]; OW = p[8]
+    OC = p[9]; SH = p[13]; SW = p[14]; off = p[19]
     x = st[1]; w = st[2]; bias = st[3]; out = st[4]
-    mults = st[5]; shifts = st[6]; qp = st[7]; scratch = st[8]
-    cap = p[18] * OC
+    mults = st[5]; shifts = st[6]; qp = st[0]; scratch = st[7]
+    cap = p[21] * OC
     pb = 0
     o = 0
     for b in range(B):

@@ -16,7 +16,7 @@ never above the budget's 4 KB, measured with the address layout fixed
 randomized addresses a squeezed heap fits or fails by chance). It fails
 when construction gets worse. On 32-bit today construction needs 2.9-5.6
 KB beyond kept (holes included), every model keeps at most 3.5 KB more
-than TFLM's head + tail, and person_detect 3.8 KB less than TFLM's
+than TFLM's head + tail, and person_detect 4.6 KB less than TFLM's
 85,264 B. On 64-bit, person_detect's sizing pass needs up to 12 KB: the
 objects it parses end up spread through the free heap before the arena
 is taken.

@@ -26,7 +26,7 @@ What prepare may use (ctx):
   bytes view: read it with viper pointers; conv_util.scratch_halves
   splits it in two).
 - ctx.work(n): a further scratch buffer of n int32 words for this
-  operator, as a one-element list [buffer] (conv_util.work_buffer).
+  operator, a bytes view like ctx.scratch (conv_util.work_buffer).
 - ctx.persistent(typecode, n): n zeros in the arena's persistent part
   (TFLM's AllocatePersistentBuffer), filled by prepare, read by eval
   with viper pointers (see persistent()).
@@ -107,8 +107,8 @@ class KernelContext:
 
     def _view(self, j):
         """The view of request j: the head at its offset, abs(size)
-        bytes, shared with every earlier request of the same place; in a
-        list [view] (shared too) for a work buffer (size < 0)."""
+        bytes (size < 0: a work buffer), shared with every earlier
+        request of the same place."""
         v = self._views[j]
         if v is not None:
             return v
@@ -123,8 +123,6 @@ class KernelContext:
                 break
         else:
             v = self._head[off:off + abs(size)]
-            if size < 0:
-                v = [v]
         self._views[j] = v
         return v
 
@@ -144,7 +142,7 @@ class KernelContext:
             d = self._dummy
             v = (d[:nbytes] if d is not None and len(d) >= nbytes else
                  memoryview(bytearray(nbytes)))
-            return [v] if work else v
+            return v
         k = self._first + 3 * j
         if (j >= self._n_requests or self._offsets[k] != self.op
                 or self._offsets[k + 2] != size):
@@ -176,7 +174,7 @@ class KernelContext:
         return out + self.requests
 
     def work(self, n):
-        """[buffer]: n more int32 words of scratch for this operator."""
+        """n more int32 words of scratch for this operator (a bytes view)."""
         return self._request(4 * max(n, 1), True)
 
     def persistent(self, typecode, n):

@@ -164,14 +164,14 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
     the first chunk only.
     """
     lps = broadcast.loops(x1.shape, x2.shape, y.shape) if bc else None
-    box = work_buffer(ctx, 512)
+    work = work_buffer(ctx, 512)
     if lps is None or len(lps) == 1:
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
         prm = array("i", head + [a, b, 0, 0])
-        return _eval_lut, (kernel, (x1.data, x2.data, y.data, prm, box))
+        return _eval_lut, (kernel, (x1.data, x2.data, y.data, prm, work))
     sa, sb, half = scratch_halves(ctx)
     prm = array("i", head + [4, 4, 0, 0])
-    kst = (sa, sb, y.data, prm, box)
+    kst = (sa, sb, y.data, prm, work)
     return _eval_lut_chunks, (kernel, kst, x1.data, x2.data,
                               broadcast.walker(x1, x2, y, True), half,
                               y.size)
@@ -206,7 +206,7 @@ def _add_lut(x: int, i: int, t: int, st):
     tab[256 + q] = the same for input 2, for every byte q; then
     out[off + i] = clamp(MBQM(tab[x1[i * a]] + tab[256 + x2[i * b]], mo,
     so) + zp) for i < n. For SUB (sub flag set) the input-2 entries are negated.
-    st = (x1, x2, out, prm, work box); prm = [n, -zp1, -zp2, m1, s1, m2,
+    st = (x1, x2, out, prm, work buffer); prm = [n, -zp1, -zp2, m1, s1, m2,
     s2, mo, so, zp, lo, hi, sub, a, b, off, built]: a, b are the input
     strides in bytes, off the first output index, built set if the tables
     are already filled (see bind_lut); every shift is <= 0 (SmallerThanOneExp).
@@ -217,11 +217,11 @@ def _add_lut(x: int, i: int, t: int, st):
     p2 = ptr8(st[1])
     po = ptr8(st[2])
     q = ptr32(st[3])
-    tab = ptr32(st[4][0])
+    tab = ptr32(st[4])
     one: int = 1
     S: int = one << 31
     R: int = one << 30
-    fill_tables(st[3], st[4][0], 20)
+    fill_tables(st[3], st[4], 20)
     n: int = q[0]
     m = q[7]
     mh = m >> 16

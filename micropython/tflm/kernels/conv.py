@@ -34,10 +34,15 @@ accumulator holds. Filter bytes are read with ptr8 only (any alignment).
 from array import array
 
 import micropython
+from micropython import const
 
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
+
+# Words of requant_i8b's qp (output zero point, activation min, max) at
+# the start of the parameter block st[0]: one kept block for both.
+_QP = const(3)
 
 
 def prepare(op, ins, outs, ctx):
@@ -81,12 +86,15 @@ def prepare(op, ins, outs, ctx):
     off = -inp.zero_point - 128
     # Accumulators of up to nb output pixels are requantized per call.
     nb = ctx.scratch_len // oc
-    p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
-                    sh, sw, dh, dw, ph, pw, off, oc // groups, nb))
+    # qp (output zero point, activation range: requant_i8b's) first, so
+    # that one kept block serves both (see _QP)
+    p = array("i", list(qp) + [b, h, w, c, out.shape[1], out.shape[2], oc,
+                               kh, kw, cin, sh, sw, dh, dw, ph, pw, off,
+                               oc // groups, nb])
     win = conv_util.work_buffer(ctx, c if one else kh * kw * cin)
     k = conv_util.keep
     st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
-          mults, shifts, k(ctx, qp), ctx.scratch, win)
+          mults, shifts, ctx.scratch, win)
     return (_eval_1x1 if one else _eval_any), st
 
 
@@ -98,7 +106,8 @@ def _eval_any(st):
     _conv_any(0, 0, 0, st)
 
 
-# Parameter slots of st[0].
+# Parameter slots of st[0], after its first _QP words (the qp of
+# requant_i8b: output zero point, activation min and max):
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 CIN, 10 SH, 11 SW,
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 FPG
 # (filters per group), 18 NB (output pixels per requantization batch: the
@@ -115,7 +124,7 @@ def _conv_1x1(acc: int, va: int, wa: int, st):
     (the first locals get registers); callers pass 0. va / wa are
     addresses of the current window word / filter byte.
     """
-    p = ptr32(st[0])
+    p = ptr32(int(ptr32(st[0])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
     B: int = p[0]
@@ -134,10 +143,10 @@ def _conv_1x1(acc: int, va: int, wa: int, st):
     out = st[4]
     mults = st[5]
     shifts = st[6]
-    qp = st[7]
-    scratch = st[8]
+    qp = st[0]
+    scratch = st[7]
     sp = ptr32(scratch)
-    v0: int = int(ptr32(st[9][0]))
+    v0: int = int(ptr32(st[8]))
     ve: int = v0 + 4 * C  # end of the window
     v8: int = v0 + 4 * (C & ~7)  # end of its unrolled part
     cap: int = p[18] * OC  # accumulators per batch
@@ -214,7 +223,7 @@ def _conv_any(acc: int, va: int, wa: int, st):
     spans whole filter rows (nkx == KW: those filter bytes are
     contiguous), else one loop per row.
     """
-    p = ptr32(st[0])
+    p = ptr32(int(ptr32(st[0])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
     B: int = p[0]
@@ -241,10 +250,10 @@ def _conv_any(acc: int, va: int, wa: int, st):
     out = st[4]
     mults = st[5]
     shifts = st[6]
-    qp = st[7]
-    scratch = st[8]
+    qp = st[0]
+    scratch = st[7]
     sp = ptr32(scratch)
-    v0: int = int(ptr32(st[9][0]))
+    v0: int = int(ptr32(st[8]))
     cap: int = p[18] * OC  # accumulators per batch
     pb: int = 0  # first accumulator of the current pixel
     dwc: int = DW * C  # input step between horizontal taps

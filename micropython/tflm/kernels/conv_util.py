@@ -249,17 +249,16 @@ def wrap32(v):
 
 
 def work_buffer(ctx, n):
-    """A one-element list [buffer] of at least n int32 words that this
-    op uses during its own eval only (CONV_2D gathers an output pixel's
-    input window into it, ADD its lookup tables): ctx.work(n), a scratch
-    buffer that the interpreter plans into the arena's head
-    (context.KernelContext.work). Eval reads box[0] with viper pointers:
-    no allocation. A context without work() (kernel tests) gets a fresh
-    array('i')."""
+    """A buffer of at least n int32 words that this op uses during its
+    own eval only (CONV_2D gathers an output pixel's input window into
+    it, ADD its lookup tables): ctx.work(n), a scratch buffer that the
+    interpreter plans into the arena's head (context.KernelContext.work),
+    read by eval with viper pointers. A context without work() (kernel
+    tests) gets a fresh array('i')."""
     w = getattr(ctx, "work", None)
     if w is not None:
         return w(n)
-    return [zeros("i", max(n, 1))]
+    return zeros("i", max(n, 1))
 
 
 def limit_scratch(ctx, n):

@@ -20,10 +20,15 @@ mismatch is a PrepareError. Accumulators use only +, - and *, exact modulo
 from array import array
 
 import micropython
+from micropython import const
 
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
+
+# Words of requant_i8b's qp (output zero point, activation min, max) at
+# the start of the parameter block st[0]: one kept block for both.
+_QP = const(3)
 
 
 def prepare(op, ins, outs, ctx):
@@ -67,11 +72,12 @@ def prepare(op, ins, outs, ctx):
     off = -inp.zero_point - 128
     # Accumulators of up to nb output pixels are requantized per call.
     nb = ctx.scratch_len // oc
-    p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,
-                    sh, sw, dh, dw, ph, pw, off, nb))
+    # qp first: one kept block (see _QP)
+    p = array("i", list(qp) + [b, h, w, c, out.shape[1], out.shape[2], oc,
+                               kh, kw, dm, sh, sw, dh, dw, ph, pw, off, nb])
     k = conv_util.keep
     st = (k(ctx, p), inp.data, filt.data, bias_w, out.data,
-          mults, shifts, k(ctx, qp), ctx.scratch)
+          mults, shifts, ctx.scratch)
     return (_eval_m1 if dm == 1 else _eval_any), st
 
 
@@ -83,7 +89,8 @@ def _eval_m1(st):
     _dw(0, 0, 0, st, 1)
 
 
-# Parameter slots of st[0].
+# Parameter slots of st[0], after its first _QP words (the qp of
+# requant_i8b: output zero point, activation min and max):
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 DM, 10 SH, 11 SW,
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 NB
 # (output pixels per requantization batch).
@@ -100,7 +107,7 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
     sa, xa, wa are the hot locals (addresses of the current accumulator,
     input byte and filter byte); callers pass 0.
     """
-    p = ptr32(st[0])
+    p = ptr32(int(ptr32(st[0])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
     B: int = p[0]
@@ -126,8 +133,8 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
     out = st[4]
     mults = st[5]
     shifts = st[6]
-    qp = st[7]
-    scratch = st[8]
+    qp = st[0]
+    scratch = st[7]
     sp = ptr32(scratch)
     sbase: int = int(sp)
     cap: int = p[17] * OC  # accumulators per batch

@@ -238,7 +238,7 @@ def _fc(s: int, va: int, wa: int, st):
     prm = ptr32(st[5])
     qp = st[6]
     chunks = st[7]
-    v0: int = int(ptr32(st[8][0]))
+    v0: int = int(ptr32(st[8]))
     batches: int = prm[0]
     units: int = prm[1]
     depth: int = prm[2]

@@ -135,7 +135,7 @@ def _sqdiff_lut(x: int, i: int, t: int, st):
     """tab[q] = MBQM((int8(q) - zp1) << 7, m1, s1), tab[256 + q] = the same
     for input 2 (shifts <= 0), then out[i] = clamp(MBQM(d * d, mo, so) +
     zp, -128, 127) with d = tab[x1[i * a]] - tab[256 + x2[i * b]], into
-    out[off + i] for i < n. st = (x1, x2, out, prm, work box); prm = [n,
+    out[off + i] for i < n. st = (x1, x2, out, prm, work buffer); prm = [n,
     -zp1, -zp2, m1, s1, m2, s2, mo, so, zp, -128, 127, 0, a, b, off,
     built], as add._add_lut's (see add.bind_lut). MBQM as
     fixedpoint.requant_i8b (16-bit limbs; x << so wrapped to int32): same
@@ -146,11 +146,11 @@ def _sqdiff_lut(x: int, i: int, t: int, st):
     p2 = ptr8(st[1])
     po = ptr8(st[2])
     q = ptr32(st[3])
-    tab = ptr32(st[4][0])
+    tab = ptr32(st[4])
     one: int = 1
     S: int = one << 31
     R: int = one << 30
-    add.fill_tables(st[3], st[4][0], 7)  # |x| < 2**15 before MBQM
+    add.fill_tables(st[3], st[4], 7)  # |x| < 2**15 before MBQM
     n: int = q[0]
     m = q[7]
     mh = m >> 16

@@ -195,7 +195,7 @@ def _tconv(acc: int, va: int, wa: int, st):
     qp = st[7]
     scratch = st[8]
     sp = ptr32(scratch)
-    v0: int = int(ptr32(st[9][0]))
+    v0: int = int(ptr32(st[9]))
     tp = ptr32(st[10])
     yt = ptr32(st[11])
     xt = ptr32(st[12])
