@@ -335,3 +335,44 @@ print(json.dumps(r))
     # a large tensor is not copied to a new block
     assert got["size"] >= 4096 and got["alloc"] < 1024 and got["same"], got
     assert got["bad"] == ["InvokeError"] * 8, got
+
+
+def test_labels_argument(tmp_path):
+    """Interpreter(labels=...) overrides the sibling .txt: a list, or a
+    text file's lines; top(k) uses them; a bad labels argument is a
+    TypeError, an unreadable file an OSError naming it (issue 17)."""
+    import shutil
+    src = shared("person_detect", "person_detect.tflite")
+    path = str(tmp_path / "pd.tflite")
+    shutil.copy(src, path)
+    (tmp_path / "pd.txt").write_text("sibling 0\nsibling 1\n")
+    (tmp_path / "mine.txt").write_text("a\nb\n\n")
+    missing = str(tmp_path / "missing.txt")
+    code = OUTCOMES + """
+import json, tflm
+r = {}
+it = tflm.Interpreter(%r, labels=('x', 'y'))
+it.input(0).data[:] = bytes(range(256)) * 36
+it.invoke()
+r["list"] = it.labels
+r["top"] = it.top(1)[0][0]
+v = it.output(0).view()
+r["best"] = sorted(range(2), key=lambda i: (-v[i], i))[0]
+r["sibling"] = tflm.Interpreter(%r).labels
+r["file"] = tflm.Interpreter(%r, labels=%r).labels
+r["bad"] = outcomes(("tflm.Interpreter(%r, labels=5)",
+                     "tflm.Interpreter(%r, labels=%r)"), globals())
+try:
+    tflm.Interpreter(%r, labels=%r)
+except OSError as e:
+    r["msg"] = str(e)
+print(json.dumps(r))
+""" % (path, path, path, str(tmp_path / "mine.txt"), path, path, missing,
+       path, missing)
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert got["list"] == ["x", "y"]
+    assert got["top"] == ["x", "y"][got["best"]]
+    assert got["sibling"] == ["sibling 0", "sibling 1"]
+    assert got["file"] == ["a", "b"]
+    assert got["bad"] == ["TypeError", "OSError"], got
+    assert "missing.txt" in got["msg"], got

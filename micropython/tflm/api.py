@@ -9,7 +9,8 @@ OpenMV's ml.Model (model-level attributes, one entry per input / output):
         'B' uint8, 'h' int16, 'i' int32, 'f' float32)
     input_scale, output_scale: lists of floats (1.0 if not quantized)
     input_zero_point, output_zero_point: lists of ints (0 if not quantized)
-    labels: lines of the .txt file next to the model file (model path
+    labels: Interpreter(labels=...) if given, else lines of the .txt file
+    next to the model file (model path
         with .tflite replaced by .txt), or None; assign a list to set them
     top(k=1): [(label or index, score)] of output 0, best first
 
@@ -66,18 +67,41 @@ def _attr(t, attr):
     return t.zero_point if t.scale else 0
 
 
+def read_labels(path):
+    """The labels in text file path: one per line (OpenMV's format),
+    stripped, trailing empty lines dropped. Raises OSError."""
+    with open(path) as f:
+        lines = [ln.strip() for ln in f.read().split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def labels_arg(labels):
+    """Interpreter(labels=...): a list or tuple of labels (a list copy),
+    or the path of a text file (read_labels). TypeError for anything
+    else; OSError naming a file that cannot be read."""
+    if isinstance(labels, str):
+        try:
+            return read_labels(labels)
+        except OSError as e:
+            raise OSError(e.args[0], "cannot read the labels file %r"
+                          % labels)
+    if isinstance(labels, (list, tuple)):
+        return list(labels)
+    raise TypeError("labels must be a list of labels or the path of a "
+                    "text file, not %s" % type(labels).__name__)
+
+
 def _labels(interp):
     path = getattr(interp, "path", None)
     if not path:
         return None
     base = path[:-7] if path.endswith(".tflite") else path
     try:
-        with open(base + ".txt") as f:
-            lines = [ln.strip() for ln in f.read().split("\n")]
+        lines = read_labels(base + ".txt")
     except OSError:
         return None
-    while lines and not lines[-1]:
-        lines.pop()
     interp.labels = lines  # read once
     return lines
 

@@ -40,6 +40,17 @@ def _oom(what, need):
                              ", but not in one block")))
 
 
+def _scrub(a, b, c):
+    """Nothing: calling it overwrites the caller's dead value-stack slots
+    (see Interpreter._build)."""
+
+
+def _arena_oom(need, head):
+    """ArenaError: the need-byte arena (head bytes of head) does not fit."""
+    return _oom("allocating the %d-byte arena (%d head + %d tail)"
+                % (need, head, need - head), need)
+
+
 def _open_model(model):
     """(buffer, in_ram) for a path or buffer-protocol object.
 
@@ -146,6 +157,9 @@ class Interpreter:
     arena_size: optional budget in bytes for the whole arena (head +
     persistent tail); if the model needs more, ArenaError says how much,
     before the arena is allocated.
+    labels: optional class labels for `labels` and top(k): a list, or
+    the path of a text file with one label per line (default: the .txt
+    next to a model path, read on first use).
 
     Construction follows TFLM's MicroAllocator so that a board's heap,
     which never moves objects, does not fragment: every size is known
@@ -182,8 +196,9 @@ class Interpreter:
     already shows it. Any model file gives one of these TFLMErrors, never
     another exception (see verify.py); a file that is not a TFLite model
     gives a FormatError saying so. Bad arguments: TypeError (model
-    neither a path nor a buffer, arena_size not an int) or ValueError
-    (arena_size < 0); a path that cannot be opened: OSError naming it.
+    neither a path nor a buffer, arena_size not an int, labels neither
+    a list nor a path) or ValueError (arena_size < 0); a path (model or
+    labels) that cannot be opened: OSError naming it.
     Under CPython: TFLMError (the kernels are viper code; host_tools run
     models on the unix port). A bytearray or array model that changes
     size after construction (its bytes may have moved) makes invoke()
@@ -197,7 +212,7 @@ class Interpreter:
     of range) raise InvokeError and leave it usable.
     """
 
-    def __init__(self, model, arena_size=None):
+    def __init__(self, model, arena_size=None, labels=None):
         # Every attribute is set here, before anything that dies is made:
         # the instance's attribute table is then allocated once, low.
         self._steps = self._tensors = self.model = self.arena = None
@@ -231,6 +246,9 @@ class Interpreter:
                                 % type(model).__name__)
         if isinstance(model, (bytearray, array)):
             self._source, self._source_len = model, len(model)
+        if labels is not None:  # small, made before the arena
+            from .api import labels_arg
+            self.labels = labels_arg(labels)
         free0 = _free()
         try:
             buf, self.model_in_ram = _open_model(model)
@@ -280,6 +298,12 @@ class Interpreter:
         # Per tensor where its bytes are, then (operator, head offset,
         # bytes) of each scratch request: see _size.
         self._where = array("i", range(n))
+        # what _where keeps after the real pass (the tensors' entries),
+        # made now, low, rather than as a slice amid the real pass's
+        # objects, or after the sizing pass's buffer (which a stale word
+        # on the C stack may keep alive a while: whatever is made after
+        # it would then split the free heap the arena needs)
+        kept_where = zeros("i", m.n_tensors)
         what = "allocating the arena (its largest tensor alone)"
         free = _free()
         if free is not None and free < big:
@@ -290,6 +314,11 @@ class Interpreter:
             raise _oom(what, big)
         head, tail, words = self._size(mods, dummy)
         dummy = None
+        # The call above left dummy in a dead slot of this frame's value
+        # stack, which the GC scans conservatively: a call with as many
+        # arguments overwrites it, or the 16+ KB buffer would stay alive
+        # until the arena is allocated (and split the heap once freed).
+        _scrub(0, 0, 0)
         gc.collect()
         need = head + tail + 4 * words
         if arena_size is not None and arena_size < need:
@@ -297,16 +326,12 @@ class Interpreter:
                              "needs %d (%d head + %d tail)"
                              % (arena_size, need, head, need - head))
         self.arena_size = head
-        what = "allocating the %d-byte arena (%d head + %d tail)" % (
-            need, head, need - head)
-        self._stage = what
-        # what _where keeps after the real pass (the tensors' entries),
-        # made now, low, rather than as a slice amid the real pass's
-        # objects
-        kept_where = zeros("i", m.n_tensors)
+        # Nothing is made from here until the arena is: the message is
+        # formatted only on failure (_arena_oom).
+        self._stage = "allocating the arena"
         free = _free()
         if free is not None and free < need:
-            raise _oom(what, need)
+            raise _arena_oom(need, head)
         try:
             # The tail's int32 words are an array('i') of their own, so
             # that kernels fill them by index (context.persistent).
@@ -314,7 +339,7 @@ class Interpreter:
             self._words = zeros("i", words)
         except MemoryError:
             self.arena = self._words = None
-            raise _oom(what, need)
+            raise _arena_oom(need, head)
         self._stage = "preparing"
         self._prepare(mods, head, tail, kept_where)
 
