@@ -9,7 +9,9 @@
 #   {"id": k, "r": "bug", "cls": "IndexError", "msg": "...", "stage": s}
 # "src" says per input whether the base input ("b") or the fill pattern
 # ("f", byte j = (37 * j + 11) & 255) was written. "bug" is any exception
-# that is not a TFLMError, or an invoke() that needed the heap.
+# that is not a TFLMError, or an invoke() that needed the heap, or an
+# undocumented exception from a bad API call (API_CALLS) on a model that
+# ran.
 import sys
 import gc
 import json
@@ -44,6 +46,43 @@ def emit(d):
     print(json.dumps(d))
 
 
+# Bad calls on a built interpreter (issue 17): each must raise one of
+# the documented exceptions (or none), and invoke() must still run,
+# allocation-free, afterwards. Case k tries API_TRIES of them.
+API_CALLS = (
+    "it.predict(None)", "it.predict('x')", "it.predict([[[1.0]]])",
+    "it.predict(b'')", "it.predict(it.input(0).data, out=5)",
+    "it.predict(it.input(0).data, out=[bytearray(1)] * 9)",
+    "it.predict(it.input(0).data, dequantize=False, out=bytearray(1))",
+    "it.output(0).get(bytearray(1))", "it.output(0).dequantize(array('f'))",
+    "it.output(0).view()[10**6]", "it.output(0).view()[-10**6]",
+    "it.output(0).view()[0] = 10**12", "it.input(0).set([None])",
+    "it.input(0).set_float([float('nan')])", "it.input(0).set(5)",
+    "it.set_tensor(-1, b'')", "it.get_tensor(10**6)", "it.top(0)",
+    "it.top('a')", "it.input(7)", "it.output(-1)", "it.set_input(b'', 3)",
+    "it.get_input_details()", "it.reset()", "it.labels", "repr(it)",
+    "it.output(0).get()", "it.output(0).dequantize()",
+)
+API_TRIES = 4
+API_ERRORS = (tflm.TFLMError, TypeError, ValueError, IndexError)
+
+
+def api_bug(k, it):
+    """The first of case k's API calls that raised anything else than
+    API_ERRORS, as (call, exception), or None."""
+    from array import array  # noqa: F401 (used by the calls)
+    env = {"it": it, "array": array}
+    for j in range(API_TRIES):
+        call = API_CALLS[(k * 7 + j * 5) % len(API_CALLS)]
+        try:
+            exec(call, env)
+        except API_ERRORS:
+            pass
+        except Exception as e:  # noqa: B902 - undocumented: a bug
+            return call, e
+    return None
+
+
 def run_case(k, model_path, inputs):
     stage = "build"
     t0 = time.ticks_ms()
@@ -75,6 +114,24 @@ def run_case(k, model_path, inputs):
             raise err
         out = [binascii.hexlify(bytes(t.data)).decode()
                for t in interp.outputs]
+        stage = "api"
+        bad = api_bug(k, interp)
+        if bad is not None:
+            emit({"id": k, "r": "bug", "cls": type(bad[1]).__name__,
+                  "msg": "%s: %s" % (bad[0], bad[1]), "stage": stage})
+            return
+        stage = "invoke after api"
+        micropython.heap_lock()
+        try:
+            interp.invoke()
+        except Exception as e:  # noqa: B902 - reported below, unlocked
+            err = e
+        micropython.heap_unlock()
+        if err is not None:
+            emit({"id": k, "r": "bug", "cls": type(err).__name__,
+                  "msg": "invoke() after the API calls: %s" % err,
+                  "stage": stage})
+            return
         emit({"id": k, "r": "ok", "src": src, "out": out,
               "dt": [t.dtype for t in interp.outputs],
               "ms": time.ticks_diff(time.ticks_ms(), t0)})
