@@ -376,3 +376,49 @@ print(json.dumps(r))
     assert got["file"] == ["a", "b"]
     assert got["bad"] == ["TypeError", "OSError"], got
     assert "missing.txt" in got["msg"], got
+
+
+def test_unload_returns_kernel_modules_to_the_heap(tmp_path):
+    """tflm.unload() drops the modules interpreters imported: the heap
+    they took comes back, a model built again runs the same, a live
+    interpreter keeps working, custom op registrations stay."""
+    kws = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    ad01 = shared("tiny_ad01_int8", "ad01_int8.tflite")
+    code = """
+import gc, json, sys, tflm
+tflm.register_op('MY_OP', lambda op, ins, outs, o: None, lambda st: None)
+gc.collect()
+base = gc.mem_free()
+
+def go(it):
+    t = it.input(0)
+    t.data[:] = bytes(range(256)) * (t.nbytes // 256) + bytes(t.nbytes %% 256)
+    it.invoke()
+    return bytes(it.output(0).data)
+
+it = tflm.Interpreter(%r)
+o1 = go(it)
+it = None
+gc.collect()
+r = {"imported": base - gc.mem_free()}
+names = tflm.unload()
+r["after"] = base - gc.mem_free()
+r["dropped"] = sorted(names)
+r["left"] = sorted(k for k in sys.modules if k.startswith('tflm.kernels.'))
+r["custom"] = 'tflm.custom' in sys.modules
+it = tflm.Interpreter(%r)
+r["same"] = go(it) == o1
+tflm.unload()
+r["live"] = go(it) == o1
+it2 = tflm.Interpreter(%r)
+go(it2)
+r["both"] = go(it) == o1
+print(json.dumps(r))
+""" % (kws, kws, ad01)
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert "tflm.kernels.conv" in got["dropped"], got
+    assert "tflm.fixedpoint" in got["dropped"], got
+    assert got["left"] == [] and got["custom"], got
+    assert got["imported"] > 10000, got
+    assert got["after"] < got["imported"] // 2, got  # qstrs stay
+    assert got["same"] and got["live"] and got["both"], got
