@@ -43,7 +43,7 @@ MODELS = {
     "simple_add/simple_add_model.tflite": (4, 3, 6, 4),
     "add_model_int8/add_model.tflite": (4, 3, 5, 3),
     "magic_wand/magic_wand.tflite": (5, 3, 6, 4),
-    "test_conv_model/test_conv_model.tflite": (5, 4, 8, 4),
+    "test_conv_model/test_conv_model.tflite": (7, 4, 8, 4),
 }
 # the holes that importing the package leaves (64-bit, 32-bit)
 HOLES = (6 * KB, 4 * KB)

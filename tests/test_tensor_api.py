@@ -326,15 +326,20 @@ r["bad"] = outcomes(("it.predict(x, out=array('f', bytes(8)))",
                      "it.predict(x, dequantize=False, out=of)",
                      "it.predict(x, dequantize=False, out=bytes(n))",
                      "it.predict(x, out=5)", "it.predict(x, out=[[0.0] * n])",
-                     "it.output(0).get(array('b', bytes(n + 1)))"),
+                     "it.output(0).get(array('b', bytes(n + 1)))",
+                     # memoryviews: item type and writability uncheckable
+                     "it.output(0).get(memoryview(bytes(n)))",
+                     "it.output(0).get(memoryview(array('f', bytes(n))))"),
                     globals())
+r["none"] = it.predict(x, dequantize=False, out=[None])[0] == ob
 print(json.dumps(r))
 """ % path
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert got["f"] and got["b"] and got["bv"] and got["ba"], got
     # a large tensor is not copied to a new block
     assert got["size"] >= 4096 and got["alloc"] < 1024 and got["same"], got
-    assert got["bad"] == ["InvokeError"] * 8, got
+    assert got["bad"] == ["InvokeError"] * 10, got
+    assert got["none"], got  # a None entry: a new buffer for that output
 
 
 def test_labels_argument(tmp_path):
@@ -347,7 +352,16 @@ def test_labels_argument(tmp_path):
     shutil.copy(src, path)
     (tmp_path / "pd.txt").write_text("sibling 0\nsibling 1\n")
     (tmp_path / "mine.txt").write_text("a\nb\n\n")
+    (tmp_path / "three.txt").write_text("a\nb\nc\n")
+    (tmp_path / "bin.txt").write_bytes(bytes(range(128, 256)))
     missing = str(tmp_path / "missing.txt")
+    extra = ("tflm.Interpreter(%r, labels=['a'])" % path,
+             "tflm.Interpreter(%r, labels=%r)" % (
+                 path, str(tmp_path / "three.txt")),
+             "tflm.Interpreter(%r, labels=[1, 2])" % path,
+             "tflm.Interpreter(%r, labels=[['a'], 'b'])" % path,
+             "tflm.Interpreter(%r, labels=%r)" % (
+                 path, str(tmp_path / "bin.txt")))
     code = OUTCOMES + """
 import json, tflm
 r = {}
@@ -362,19 +376,23 @@ r["sibling"] = tflm.Interpreter(%r).labels
 r["file"] = tflm.Interpreter(%r, labels=%r).labels
 r["bad"] = outcomes(("tflm.Interpreter(%r, labels=5)",
                      "tflm.Interpreter(%r, labels=%r)"), globals())
+r["counts"] = outcomes(%r, globals())
 try:
     tflm.Interpreter(%r, labels=%r)
 except OSError as e:
     r["msg"] = str(e)
 print(json.dumps(r))
 """ % (path, path, path, str(tmp_path / "mine.txt"), path, path, missing,
-       path, missing)
+       extra, path, missing)
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert got["list"] == ["x", "y"]
     assert got["top"] == ["x", "y"][got["best"]]
     assert got["sibling"] == ["sibling 0", "sibling 1"]
     assert got["file"] == ["a", "b"]
     assert got["bad"] == ["TypeError", "OSError"], got
+    # as many labels as classes, strings, UTF-8 text
+    assert got["counts"] == ["ValueError", "ValueError", "TypeError",
+                             "TypeError", "ValueError"], got
     assert "missing.txt" in got["msg"], got
 
 

@@ -51,31 +51,8 @@ def register_op(name, prepare, eval):
 
 
 def unload():
-    """Drop the modules that interpreters imported on demand (the kernel
-    modules, fixedpoint, quant, and the REPL helpers api / repl / values /
-    profiler) from sys.modules, then collect: what no live interpreter
-    uses goes back to the heap (a board keeps the native code of every
-    imported module in RAM; in a long session that switches models, it
-    adds up). The next Interpreter imports what its model needs again.
-    Live interpreters keep working: their kernels hold what they use,
-    but a model built while one lives may then import a second copy of a
-    module, so call it when the previous interpreter is dropped:
-        interp = None; tflm.unload(); interp = tflm.Interpreter(path)
-    Registered custom ops (register_op) stay registered. Returns the
-    names dropped."""
-    import gc
-    helpers = ("tflm.fixedpoint", "tflm.quant", "tflm.api", "tflm.repl",
-               "tflm.values", "tflm.profiler")
-    names = [k for k in sys.modules
-             if k.startswith("tflm.kernels.") or k in helpers]
-    for k in names:
-        del sys.modules[k]
-        i = k.rfind(".")
-        parent = sys.modules.get(k[:i])
-        if parent is not None:
-            try:
-                delattr(parent, k[i + 1:])
-            except (AttributeError, TypeError):
-                pass
-    gc.collect()
-    return names
+    """Drop the modules that interpreters imported on demand, so that
+    what no live interpreter uses goes back to the heap: see
+    tflm/modules.py (imported only when called). Returns their names."""
+    from .modules import unload as drop
+    return drop()

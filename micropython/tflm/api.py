@@ -69,9 +69,19 @@ def _attr(t, attr):
 
 def read_labels(path):
     """The labels in text file path: one per line (OpenMV's format),
-    stripped, trailing empty lines dropped. Raises OSError."""
-    with open(path) as f:
-        lines = [ln.strip() for ln in f.read().split("\n")]
+    stripped, trailing empty lines dropped; read a line at a time (no
+    block of the file's size). Raises OSError, ValueError for a file
+    that is not UTF-8 text."""
+    lines = []
+    try:
+        with open(path) as f:
+            while True:
+                ln = f.readline()
+                if not ln:
+                    break
+                lines.append(ln.strip())
+    except UnicodeError:
+        raise ValueError("labels file %r is not UTF-8 text" % path)
     while lines and not lines[-1]:
         lines.pop()
     return lines
@@ -88,9 +98,23 @@ def labels_arg(labels):
             raise OSError(e.args[0], "cannot read the labels file %r"
                           % labels)
     if isinstance(labels, (list, tuple)):
+        for x in labels:
+            if not isinstance(x, str):
+                raise TypeError("labels must be strings, got %s"
+                                % type(x).__name__)
         return list(labels)
     raise TypeError("labels must be a list of labels or the path of a "
                     "text file, not %s" % type(labels).__name__)
+
+
+def check_labels(labels, outs):
+    """ValueError unless labels (given to the constructor) are as many
+    as output 0's values (the classes top() ranks); outs: the outputs."""
+    if not outs:
+        return
+    if len(labels) != outs[0].size:
+        raise ValueError("labels: %d given, but output 0 has %d values"
+                         % (len(labels), outs[0].size))
 
 
 def _labels(interp):

@@ -157,9 +157,11 @@ class Interpreter:
     arena_size: optional budget in bytes for the whole arena (head +
     persistent tail); if the model needs more, ArenaError says how much,
     before the arena is allocated.
-    labels: optional class labels for `labels` and top(k): a list, or
-    the path of a text file with one label per line (default: the .txt
-    next to a model path, read on first use).
+    labels: optional class labels for `labels` and top(k): a list of
+    strings, or the path of a UTF-8 text file with one label per line,
+    as many as output 0 has values (else ValueError; TypeError for a
+    label that is not a string). Default: the .txt next to a model path,
+    read on first use and not checked.
 
     Construction follows TFLM's MicroAllocator so that a board's heap,
     which never moves objects, does not fragment: every size is known
@@ -263,6 +265,9 @@ class Interpreter:
         free1 = _free()
         self.ram = (free0 - free1 - self._imported if free0 is not None
                     else self.arena_size + self.persistent_size)
+        if labels is not None:
+            from .api import check_labels
+            check_labels(self.labels, self.outputs)
 
     def _build(self, buf, arena_size):
         # On a board the heap never moves an object: whatever lives on is
@@ -606,9 +611,10 @@ class Interpreter:
         ulab imports, else array('f')); with dequantize=False, or for an
         output without quantization, the raw values as array.array.
         out: caller-owned buffers, one per output (a bare one for a
-        one-output model): array('f') / a flat float ndarray of the
-        output's size for real values, else an array.array of the
-        tensor's type or a bytearray of its bytes; they are filled and
+        one-output model; None: a new one for that output): array('f')
+        / array('d') / a flat float ndarray of the output's size for
+        real values, else an array.array of the tensor's type or a
+        bytearray of its bytes (not a memoryview); they are filled and
         returned (as a list) instead of new ones: a large output needs
         no new block (a sensor loop reuses them).
         Raises InvokeError for a wrong count or size of values or of out.

@@ -85,9 +85,9 @@ def predict(interp, x, dequantize=True, out=None):
     interp.invoke()
     if out is None:
         return [output_values(t, dequantize) for t in outs]
-    for k in range(len(outs)):
-        output_values(outs[k], dequantize, out[k])
-    return list(out)
+    # a None entry: a new buffer for that output
+    return [output_values(outs[k], dequantize, out[k])
+            for k in range(len(outs))]
 
 
 def _tensor_line(kind, i, t):

@@ -205,10 +205,10 @@ def _out_len(t, out, what):
 
 def get_values(t, out=None):
     """A copy of the tensor's values as array.array; with out (an
-    array.array of the tensor's typecode and size, or a bytearray /
-    writable buffer of nbytes), the bytes copied into out, which is
-    returned (no block of the tensor's size is allocated). InvokeError
-    for an out of another type or size."""
+    array.array of the tensor's typecode and size, or a bytearray of
+    nbytes), the bytes copied into out, which is returned (no block of
+    the tensor's size is allocated). InvokeError for an out of another
+    type (a memoryview too) or size."""
     tc = _typecode(t)
     if out is None:
         return array(tc, bytes(t.data))
@@ -219,17 +219,13 @@ def get_values(t, out=None):
             raise InvokeError("%s: out must be array('%s') of %d values, "
                               "got array('%s') of %d" % (t.label(), tc,
                                                          t.size, have, n))
-    elif isinstance(out, (bytes, str)) or n != t.nbytes:
-        raise InvokeError("%s: out must be a writable buffer of %d bytes "
-                          "or array('%s') of %d values" % (
-                              t.label(), t.nbytes, tc, t.size))
-    else:
-        try:
-            memoryview(out)
-        except TypeError:
-            raise InvokeError("%s: out must be a writable buffer or an "
-                              "array, not %s" % (t.label(),
-                                                 type(out).__name__))
+    elif not isinstance(out, bytearray) or n != t.nbytes:
+        # not a memoryview: its item type and writability are not
+        # checkable on MicroPython, and the copy below ignores both
+        raise InvokeError("%s: out must be a bytearray of %d bytes or "
+                          "array('%s') of %d values, got %s of %d" % (
+                              t.label(), t.nbytes, tc, t.size,
+                              type(out).__name__, n))
     from .context import _copy
     _copy(out, t.data, t.nbytes)
     return out
@@ -287,9 +283,12 @@ def _dequantize_into(t, out):
     n = _out_len(t, out, "out")
     if not is_float_values(out) or isinstance(out, (list, tuple)) \
             or n != t.size:
-        raise InvokeError("%s: out must be array('f') (or a float "
-                          "ndarray) of %d values, got %s of %d" % (
-                              t.label(), t.size, type(out).__name__, n))
+        what = type(out).__name__
+        if isinstance(out, array):
+            what = "array('%s')" % array_typecode(out)
+        raise InvokeError("%s: out must be array('f') / array('d') (or a "
+                          "float ndarray) of %d values, got %s of %d" % (
+                              t.label(), t.size, what, n))
     v = view(t)._raw  # indices below are in range
     if t.dtype == "float32":
         for i in range(n):
