@@ -19,7 +19,11 @@ KB beyond kept (holes included), every model keeps at most 3.5 KB more
 than TFLM's head + tail, and person_detect 4.6 KB less than TFLM's
 85,264 B. On 64-bit, person_detect's sizing pass needs up to 12 KB: the
 objects it parses end up spread through the free heap before the arena
-is taken.
+is taken. Where small objects land also depends on the lengths of the
+paths the process is given (the package's, the model's), so a margin is
+set where construction succeeded for every one of 8-24 package-path
+lengths tried (micro_speech and test_conv_model on 64-bit needed 7 KB
+for some).
 """
 
 import pytest
@@ -36,7 +40,7 @@ MODELS = {
     "tiny_kws_ref_int8/kws_ref_model.tflite": (7, 4, 8, 4),
     "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (6, 4, 10, 4),
     "tiny_ad01_int8/ad01_int8.tflite": (10, 5, 8, 4),
-    "micro_speech_quantized/micro_speech_quantized.tflite": (5, 6, 7, 4),
+    "micro_speech_quantized/micro_speech_quantized.tflite": (7, 6, 7, 4),
     "hello_world_int8/hello_world_int8.tflite": (6, 4, 5, 3),
     "hello_world_float/hello_world_float.tflite": (5, 4, 5, 3),
     "network_tester_model/network_model.tflite": (5, 4, 4, 3),
