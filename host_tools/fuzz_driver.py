@@ -83,6 +83,19 @@ def api_bug(k, it):
     return None
 
 
+def locked_invoke(interp):
+    """interp.invoke() under heap_lock: the exception it raised (a
+    MemoryError if it allocated), or None."""
+    err = None
+    micropython.heap_lock()
+    try:
+        interp.invoke()
+    except Exception as e:  # noqa: B902 - returned, heap unlocked
+        err = e
+    micropython.heap_unlock()
+    return err
+
+
 def run_case(k, model_path, inputs):
     stage = "build"
     t0 = time.ticks_ms()
@@ -99,13 +112,7 @@ def run_case(k, model_path, inputs):
                 src += "b"
             interp.input(i).set(data)
         stage = "invoke"
-        err = None
-        micropython.heap_lock()
-        try:
-            interp.invoke()
-        except Exception as e:  # noqa: B902 - reported below, unlocked
-            err = e
-        micropython.heap_unlock()
+        err = locked_invoke(interp)
         if isinstance(err, MemoryError):
             emit({"id": k, "r": "bug", "cls": "MemoryError",
                   "msg": "invoke() allocated on the heap", "stage": stage})
@@ -121,12 +128,7 @@ def run_case(k, model_path, inputs):
                   "msg": "%s: %s" % (bad[0], bad[1]), "stage": stage})
             return
         stage = "invoke after api"
-        micropython.heap_lock()
-        try:
-            interp.invoke()
-        except Exception as e:  # noqa: B902 - reported below, unlocked
-            err = e
-        micropython.heap_unlock()
+        err = locked_invoke(interp)
         if err is not None:
             emit({"id": k, "r": "bug", "cls": type(err).__name__,
                   "msg": "invoke() after the API calls: %s" % err,
