@@ -45,7 +45,7 @@ mpy: $(STAMP)
 
 deploy: $(STAMP)
 	@test -n "$(BOARD)" || { echo "make deploy needs BOARD=<id>: one of $$(ls boards | grep -v README | tr '\n' ' ')" >&2; exit 2; }
-	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run) $(if $(FORCE),--force)
+	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run) $(if $(FORCE),--force) $(if $(FLASH_MODEL),--flash-model $(FLASH_MODEL)) $(if $(FIRMWARE),--firmware $(FIRMWARE))
 
 boards: $(STAMP)
 	$(VPY) -m host_tools boards

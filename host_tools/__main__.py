@@ -7,7 +7,7 @@ from . import boards, build, cli_run, demo, deploy, romfs
 from . import bench, plan_tool
 from . import fuzz
 from .conformance import runner as conformance
-from . import dedupe, fit, inspect_tool
+from . import dedupe, fit, flash_image, inspect_tool
 
 
 def parser():
@@ -38,6 +38,7 @@ def parser():
     inspect_tool.add_parser(sub)
     dedupe.add_parser(sub)
     fit.add_parser(sub)
+    flash_image.add_parser(sub)
     return p
 
 
@@ -85,6 +86,8 @@ def _dispatch(args):
         return dedupe.main(args)
     if args.cmd == "fit":
         return fit.main(args)
+    if args.cmd == "flash-image":
+        return flash_image.main(args)
     return demo.main(args)
 
 

@@ -76,10 +76,11 @@ FLOAT32 = 0  # TensorType
 CUSTOM_OP_MODULES = ("custom.py", "flexbuffers.py")
 
 
-def needed_modules(model_paths):
+def needed_modules(model_paths, flash=False):
     """Package paths ('tflm/kernels/conv.py', ...) that running these
     models imports: every module outside kernels/ (custom.py and
-    flexbuffers.py only for a model with a custom operator),
+    flexbuffers.py only for a model with a custom operator, flashimage.py
+    only with flash=True: models in an rp2 flash image),
     kernels/__init__.py, and the kernel modules of their operators
     (kernels are imported only when a model uses them). Unsupported
     operators are ignored here."""
@@ -100,6 +101,8 @@ def needed_modules(model_paths):
     for _, rel in package_sources():
         parts = rel.split("/")
         if parts[-1] in CUSTOM_OP_MODULES and not custom:
+            continue
+        if parts[-1] == "flashimage.py" and not flash:
             continue
         if len(parts) < 3 or parts[-1] == "__init__.py" or \
                 parts[-1][:-3] in names:

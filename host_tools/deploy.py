@@ -16,6 +16,13 @@ is used in place from flash, not read into RAM:
     mpremote connect PORT romfs deploy build/<board>/romfs.img
     mpremote connect PORT soft-reset             # mounts the new /rom
 
+With --flash-model (rp2 boards: Pico, Pico 2) the model goes into the
+flash between the firmware and the file system instead, as a UF2 file
+(host_tools.flash_image) that the user writes with the boot ROM's drive or
+picotool: mpremote copies only the package, and the tool prints that one
+step. --firmware names the firmware on the board (its .uf2 file, or the
+address where it ends), so that a model that does not fit is refused.
+
 --dry-run prints the commands without running them (the build still
 happens, so the printed paths exist).
 """
@@ -97,14 +104,16 @@ def build_romfs(board, model, name, out_dir):
     return path
 
 
-def fit_note(board, model, in_romfs):
+def fit_note(board, model, in_romfs, storage=True):
     """(fits, one line): does the model fit the board (host_tools.boards,
     measured on the unix port), or why not; falls back to comparing the
     planned arena with arena_budget_bytes if the unix port cannot run
-    (fits is then None: unknown)."""
+    (fits is then None: unknown). storage=False: a flash image model,
+    whose storage flash_image checks."""
     from . import boards
     try:
-        return boards.explain(board, boards.model_cost(model), in_romfs)
+        return boards.explain(board, boards.model_cost(model), in_romfs,
+                              storage)
     except Exception:  # noqa: BLE001 -- no unix port: a coarser check
         pass
     from tflm.model import Model
@@ -152,6 +161,10 @@ def add_parser(sub):
                    help="print the mpremote commands, do not run them")
     p.add_argument("--force", action="store_true",
                    help="copy a model even if it does not fit the board")
+    p.add_argument("--flash-model", help="rp2: .tflite file to put in "
+                   "flash after the firmware, as a UF2 file to write")
+    p.add_argument("--firmware", help="with --flash-model: the firmware's "
+                   ".uf2 file, or the address where it ends (0x...)")
     p.add_argument("--build-dir", default=BUILD_DIR)
     return p
 
@@ -169,10 +182,17 @@ def main(args):
             print("no such model file: %s" % args.model, file=sys.stderr)
             return 2
         args.model = os.path.abspath(args.model)
+    if args.flash_model:
+        err = _check_flash_args(args)
+        if err:
+            print(err, file=sys.stderr)
+            return 2
+        args.model = os.path.abspath(args.flash_model)
     if args.only_needed and not args.model:
         print("--only-needed needs --model", file=sys.stderr)
         return 2
-    only = needed_modules([args.model]) if args.only_needed else None
+    only = needed_modules([args.model], flash=bool(args.flash_model)) \
+        if args.only_needed else None
     args.build_dir = os.path.abspath(args.build_dir)
     try:
         arch, out_dir, paths = build_target(args.board, None, args.build_dir,
@@ -187,19 +207,76 @@ def main(args):
     print("# %s (%s): %d .mpy files for -march=%s%s" % (
         board["name"], board["id"], len(paths), arch,
         ", ROMFS image %s" % _rel(image) if image else ""))
+    uf2 = None
+    if args.flash_model:
+        uf2 = build_flash_uf2(board, args, out_dir)
+        if uf2 is None:
+            return 3
     if args.model:
-        ok, note = fit_note(board, args.model, bool(image))
+        ok, note = fit_note(board, args.model, bool(image or uf2),
+                            storage=uf2 is None)
         print("# " + note)
         if ok is False and not args.force:
             print("%s does not fit %s: nothing copied (--force / FORCE=1 "
                   "copies it anyway)" % (os.path.basename(args.model),
                                          board["id"]), file=sys.stderr)
             return 3
-    steps = plan(board, args.port, pkg_dir, args.model, args.name, image)
+    steps = plan(board, args.port, pkg_dir, None if uf2 else args.model,
+                 args.name, image)
     rc = run(steps, args.dry_run)
-    if rc == 0 and args.model:
+    if rc == 0 and uf2:
+        name = args.name or _flash_name(args.model)
+        print("# now write the model: hold BOOTSEL while plugging the board "
+              "in and copy %s onto its RPI-RP2 (RP2350) drive, or run "
+              "`picotool load %s`; files on the board are not touched"
+              % (_rel(uf2), _rel(uf2)))
+        print("# then at the REPL:  import tflm; interp = "
+              "tflm.Interpreter(tflm.flash_model(%r)); print(interp)" % name)
+    elif rc == 0 and args.model:
         name = args.name or os.path.basename(args.model)
         where = "/rom/" + name if image else name
         print("# then at the REPL:  import tflm; interp = "
               "tflm.Interpreter(%r); print(interp)" % where)
     return rc
+
+
+def _flash_name(path):
+    name = os.path.basename(path)
+    return name[:-7] if name.endswith(".tflite") else name
+
+
+def _check_flash_args(args):
+    """None, or why --flash-model cannot be used with these arguments."""
+    if args.model or args.romfs:
+        return "--flash-model (FLASH_MODEL=) replaces --model and --romfs"
+    if not os.path.exists(args.flash_model):
+        return "no such model file: %s" % args.flash_model
+    if not args.firmware:
+        return ("--flash-model needs --firmware (FIRMWARE=): the firmware "
+                ".uf2 file on the board, or where it ends: on the board, "
+                "import tflm.flashimage as f; hex(f.layout()[0])")
+    return None
+
+
+def build_flash_uf2(board, args, out_dir):
+    """Writes out_dir/models.uf2 holding args.model (host_tools.flash_image);
+    returns its path, or None after printing why it cannot (no gap on this
+    board, or the model does not fit the firmware's gap)."""
+    from . import flash_image as fx
+    try:
+        fw = args.firmware
+        fw_end = int(fw, 0) if fw.lower().startswith("0x") else \
+            fx.firmware_end(fw)
+        with open(args.model, "rb") as f:
+            data, note = fx.build(board, [(args.name or
+                                           _flash_name(args.model),
+                                           f.read())], fw_end)
+    except (fx.FlashImageError, OSError, ValueError) as e:
+        print("error: %s: nothing copied" % e, file=sys.stderr)
+        return None
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "models.uf2")
+    with open(path, "wb") as f:
+        f.write(data)
+    print("# flash image %s: %s" % (_rel(path), note))
+    return path

@@ -10,7 +10,9 @@ operators count 0.
 from tflm import schema
 from tflm.model import Model
 
-_CONV = (schema.CONV_2D, schema.DEPTHWISE_CONV_2D, schema.FULLY_CONNECTED)
+_CONV_2D, _DEPTHWISE, _FC = (schema.builtin_code(n) for n in (
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"))
+_CONV = (_CONV_2D, _DEPTHWISE, _FC)
 
 
 def op_macs(model, op):
@@ -21,9 +23,9 @@ def op_macs(model, op):
     t = model.tensors
     out = t[op.outputs[0]]
     filt = t[op.inputs[1]]
-    if op.code == schema.CONV_2D:
+    if op.code == _CONV_2D:
         per = filt.shape[1] * filt.shape[2] * filt.shape[3]
-    elif op.code == schema.DEPTHWISE_CONV_2D:
+    elif op.code == _DEPTHWISE:
         per = filt.shape[1] * filt.shape[2]
     else:
         per = filt.shape[-1]

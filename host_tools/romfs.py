@@ -231,10 +231,25 @@ def package_sources(pkg_dir=None):
             yield src, os.path.relpath(src, base).replace(os.sep, "/")
 
 
+def source_name(rel):
+    """The source name that mpy-cross records for package path rel: the
+    module's dotted name ('tflm/kernels/conv.py' -> 'tflm.kernels.conv',
+    'tflm/kernels/__init__.py' -> 'tflm.kernels'). Importing a module
+    interns its dotted name as a qstr anyway (the module's __name__), so
+    this name costs a board no RAM, where the path would cost one more qstr
+    per module; tracebacks show it in place of the file name."""
+    name = rel[:-3] if rel.endswith(".py") else rel
+    if name.endswith("/__init__"):
+        name = name[:-9]
+    return name.replace("/", ".")
+
+
 def mpy_cross(src, name, arch, dst):
-    """Compiles src to dst for arch; name is the source name shown in
-    tracebacks. Returns None, or mpy-cross's error message."""
-    cmd = mpy_cross_cmd() + ["-march=" + arch, "-s", name, "-o", dst, src]
+    """Compiles src to dst for arch; name is the package path
+    ('tflm/kernels/conv.py'), recorded as source_name(name). Returns None,
+    or mpy-cross's error message."""
+    cmd = mpy_cross_cmd() + ["-march=" + arch, "-s", source_name(name),
+                             "-o", dst, src]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return (proc.stderr or proc.stdout).strip()

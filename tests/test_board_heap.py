@@ -87,6 +87,15 @@ def test_constructs_at_board_heap(package, rel):
     assert kept <= tf["head"] + tf["tail"] + slack, (big, tf)
 
 
+def test_boards_tool_assumes_the_tested_margin():
+    """host_tools/boards.py reserves CONSTRUCTION_MARGIN above what a
+    model keeps for construction: no 32-bit margin this file allows
+    (holes plus the model's margin) may exceed it."""
+    from host_tools import boards
+    worst = HOLES[1] + max(m[1] for m in MODELS.values()) * KB
+    assert worst <= boards.CONSTRUCTION_MARGIN, worst
+
+
 def test_arena_error_names_phase_and_bytes(package):
     """Too small a heap: ArenaError with the bytes needed and free, never
     a bare MemoryError (the model read from a file here)."""
@@ -134,13 +143,13 @@ def test_lazy_imports_are_declared():
 
 
 # Package cost ratchet (issue 14 asks for <= 24 KB on armv6m, import tflm
-# plus person_detect's kernels; today about 40 KB: 17.6 KB of objects made by
-# `import tflm`, 7.5 KB by the kernel modules, 14.7 KB of their armv6m
+# plus person_detect's kernels; today about 39 KB: 17.3 KB of objects made by
+# `import tflm`, 7.4 KB by the kernel modules, 14.3 KB of their armv6m
 # machine code). GC heap, 64-bit / 32-bit unix port: (tflm, kernels);
 # armv6m machine code: (tflm, kernels). Bytes, about 3% above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": (31800, 12900), "x86": (18100, 7800), "armv6m": (208, 14700)},
+        "x64": (31300, 12700), "x86": (17800, 7650), "armv6m": (208, 14700)},
 }
 
 

@@ -313,3 +313,23 @@ def test_cortex_m_builds():
     assert {e.path: (e.offset, e.size) for e in entries} == files
     assert files["a.tflite"][0] % 16 == files["d/b.tflite"][0] % 16 == 0
     assert image[files["d/b.tflite"][0]:][:2] == b"yz"
+
+
+def test_mpy_source_name_is_the_module_name(tmp_path):
+    """.mpy files record their module's dotted name as source file (the
+    qstr the import makes anyway; a path would be one more per module on
+    the board), and a traceback shows it."""
+    assert romfs.source_name("tflm/kernels/conv.py") == "tflm.kernels.conv"
+    assert romfs.source_name("tflm/kernels/__init__.py") == "tflm.kernels"
+    assert romfs.source_name("tflm/__init__.py") == "tflm"
+    src = tmp_path / "src.py"  # not m.py: it would shadow m.mpy
+    src.write_text("def f():\n    raise ValueError('x')\n")
+    dst = tmp_path / "m.mpy"
+    assert romfs.mpy_cross(str(src), "tflm/kernels/m.py", unix_arch(),
+                           str(dst)) is None
+    script = tmp_path / "t.py"
+    script.write_text("import sys\nsys.path.insert(0, %r)\nimport m\n"
+                      "try:\n    m.f()\nexcept ValueError as e:\n"
+                      "    sys.print_exception(e)\n" % str(tmp_path))
+    proc = device.run_script(str(script), timeout=60)
+    assert 'File "tflm.kernels.m", line 2' in proc.stdout + proc.stderr

@@ -94,7 +94,7 @@ class Layout:
     def __init__(self, raw):
         fb = FlatBuffer(raw)
         root = fb.root()
-        start, _ = root.vector(schema.MODEL_SUBGRAPHS, 4)
+        start, _ = root.vector(2, 4)  # Model.subgraphs
         self.sg = root.table_at(start, 0)
         ts, nt = self.sg.vector(0, 4)
         self.tensors = [self.sg.table_at(ts, k) for k in range(nt)]

@@ -56,3 +56,21 @@ def unload():
     tflm/modules.py (imported only when called). Returns their names."""
     from .modules import unload as drop
     return drop()
+
+
+def flash_models():
+    """[(name, bytes)] of the models written to an rp2 board's flash by
+    `python -m host_tools flash-image` (between the firmware and the file
+    system): see tflm/flashimage.py (imported only when called). Raises
+    FormatError if there is no such image, it is torn, or the firmware
+    has grown into it."""
+    from .flashimage import models
+    return models()
+
+
+def flash_model(name, check=True):
+    """Model `name` of that flash image as a memoryview of flash (no
+    copy, CRC-checked unless check=False), for tflm.Interpreter(...).
+    Raises FormatError (see flash_models) or if no model has that name."""
+    from .flashimage import model
+    return model(name, check=check)

@@ -16,7 +16,7 @@ lie inside the buffer (FormatError names the offset); multi-byte values
 are assembled byte by byte (floats through struct.unpack_from, which
 reads bytes), so the buffer may start at any address; nesting is
 limited to MAX_DEPTH, and both the number of values decoded and the
-bytes of the distinct strings, keys and blobs decoded to MAX_ITEMS plus
+bytes of the distinct strings, keys and blobs decoded to _MAX_ITEMS plus
 the buffer's length (offsets may point anywhere behind them, so
 without a budget a small buffer could expand into a huge object).
 A string, key or blob referenced many times is decoded once.
@@ -31,10 +31,12 @@ flatbuffers/python/flatbuffers/flexbuffers.py (the reference readers).
 
 import struct
 
+from micropython import const
+
 from .errors import FormatError
 
 MAX_DEPTH = 32
-MAX_ITEMS = 4096
+_MAX_ITEMS = const(4096)
 
 # FlexBuffers value types (flexbuffers.h: Type).
 _NULL, _INT, _UINT, _FLOAT, _KEY, _STRING = 0, 1, 2, 3, 4, 5
@@ -48,13 +50,13 @@ class _Reader:
     def __init__(self, buf):
         self.b = memoryview(buf)
         self.n = len(self.b)
-        self.left = MAX_ITEMS + self.n
+        self.left = _MAX_ITEMS + self.n
         # Strings, keys and blobs: each position is decoded once (shared
         # keys and strings give the same object), and the bytes decoded
         # are budgeted too: offsets may point many values at one long
         # string, which would otherwise multiply it (MemoryError, or a
         # long key scan per value).
-        self.text_left = MAX_ITEMS + self.n
+        self.text_left = _MAX_ITEMS + self.n
         self.cache = {}
 
     def check(self, pos, nbytes):

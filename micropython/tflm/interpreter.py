@@ -11,6 +11,8 @@ import gc
 import time
 from array import array
 
+from micropython import const
+
 from . import kernels, planner, verify
 from .context import KernelContext
 from .heap import _MP, pack, zeros
@@ -18,10 +20,10 @@ from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
                      UnsupportedOpError)
 from .model import Model
 
-MIN_SCRATCH = 32
+_MIN_SCRATCH = const(32)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
-REQUESTS_PER_OP = 2
+_REQUESTS_PER_OP = const(2)
 
 
 def _free():
@@ -295,7 +297,7 @@ class Interpreter:
         for t in m.tensors:
             if not t.is_const:
                 big = max(big, t.nbytes)
-        n = m.n_tensors + 3 * REQUESTS_PER_OP * len(mods)
+        n = m.n_tensors + 3 * _REQUESTS_PER_OP * len(mods)
         t = None
         m.release()
         gc.collect()
@@ -425,7 +427,7 @@ class Interpreter:
             bufs.append(planner.Buffer(abs(n), k, k))
         head = planner.plan(bufs)
         need = nt + 3 * len(requests)
-        if need > len(where):  # more requests than REQUESTS_PER_OP
+        if need > len(where):  # more requests than _REQUESTS_PER_OP
             self._where = where = array("i", list(where) + [0] * (
                 need - len(where)))
         for q, (k, n) in enumerate(requests):
@@ -444,9 +446,9 @@ class Interpreter:
     def _scratch_len(self, ts):
         """Words of scratch for an operator with outputs ts: twice the
         largest last dimension of its non-constant outputs, at least
-        MIN_SCRATCH (kernels work in chunks of what they get: a
+        _MIN_SCRATCH (kernels work in chunks of what they get: a
         FULLY_CONNECTED layer with 640 inputs and 128 units takes 256)."""
-        n = MIN_SCRATCH
+        n = _MIN_SCRATCH
         for t in ts:
             if t is not None and not t.is_const and t.shape:
                 n = max(n, 2 * t.shape[-1])

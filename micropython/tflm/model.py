@@ -6,15 +6,23 @@ a Tensor only remembers where its bytes are. Every index and size read from
 the file is checked; errors name the tensor or operator and the offset.
 """
 
+from micropython import const
+
 from . import schema, verify
 from .errors import FormatError, ModelError, op_label, tensor_label
 from .flatbuf import FlatBuffer, Table
 from .heap import pack
 
+_CUSTOM = const(32)
+_MODEL_BUFFERS = const(4)
+_MODEL_OPERATOR_CODES = const(1)
+_MODEL_SUBGRAPHS = const(2)
+_MODEL_VERSION = const(0)
+
 # Sanity bounds, so that a corrupt file cannot ask for absurd work or RAM.
 MAX_DIM = 1 << 24
 MAX_BYTES = 1 << 28
-MAX_RANK = 8
+_MAX_RANK = const(8)
 
 
 # Tensor fields read from the model on demand (Tensor.__getattr__).
@@ -241,13 +249,13 @@ class Model:
         self.n_tensors = self.n_operators = 0
         verify.structure(fb)  # bounds what the parsing below will read
         root = fb.root()
-        self.version = root.u32(schema.MODEL_VERSION)
+        self.version = root.u32(_MODEL_VERSION)
         if self.version != 3:
             raise ModelError("model schema version %d, expected 3"
                              % self.version)
-        self._buffers = root.vector(schema.MODEL_BUFFERS, 4)
+        self._buffers = root.vector(_MODEL_BUFFERS, 4)
         self._check_buffer0()
-        sg_start, n_sg = root.vector(schema.MODEL_SUBGRAPHS, 4)
+        sg_start, n_sg = root.vector(_MODEL_SUBGRAPHS, 4)
         if n_sg < 1:
             raise ModelError("model has no subgraph")
         self.num_subgraphs = n_sg
@@ -333,12 +341,12 @@ class Model:
                               self._codes, self.n_tensors)
 
     def _opcodes(self, root):
-        start, n = root.vector(schema.MODEL_OPCODES, 4)
+        start, n = root.vector(_MODEL_OPERATOR_CODES, 4)
         codes = [None] * n
         for k in range(n):
             t = root.table_at(start, k)
             code = max(t.i8(0), t.i32(3))
-            custom = t.string(1, None) if code == schema.CUSTOM else None
+            custom = t.string(1, None) if code == _CUSTOM else None
             codes[k] = (code, t.i32(2, 1), custom)
         return codes
 
@@ -446,7 +454,7 @@ class Model:
 
 def _element_count(ts):
     """Product of the shape, checked for negative and absurd dimensions."""
-    if len(ts.shape) > MAX_RANK:
+    if len(ts.shape) > _MAX_RANK:
         raise ModelError("%s has rank %d" % (ts.label(), len(ts.shape)))
     n = 1
     for d in ts.shape:

@@ -15,9 +15,12 @@ plan_model() plans a whole model: it runs under CPython too, so host tools
 show exactly the plan the board will use.
 """
 
-from . import schema
+from micropython import const
+
 from .errors import ModelError
 from .kernels import ALIAS_CODES, INPLACE_CODES
+
+_INT8 = const(9)
 
 ALIGN = 16
 
@@ -187,7 +190,7 @@ def in_place(model, root, merged):
         y = op.outputs[0]
         by = merged.get(root[y]) if y >= 0 else None
         if by is None or by.first != op.index or \
-                tensors[y].type != schema.INT8:
+                tensors[y].type != _INT8:
             continue
         ry = root[y]
         for x in op.inputs:
@@ -196,7 +199,7 @@ def in_place(model, root, merged):
             rx = root[x]
             bx = merged.get(rx)
             if (bx is None or rx == ry or rx in kept or bx.last != op.index
-                    or tensors[x].type != schema.INT8
+                    or tensors[x].type != _INT8
                     or tensors[x].shape != tensors[y].shape
                     or bx.size < tensors[y].nbytes):
                 continue

@@ -1,4 +1,4 @@
-"""TFLite schema constants (from tensorflow/lite/schema/schema.fbs).
+"""TFLite schema names (from tensorflow/lite/schema/schema.fbs).
 
 Names are kept as one space-separated string each, so that they cost a single
 object on the device; builtin_name() and type_name() split on demand.
@@ -67,65 +67,18 @@ _TYPE_NAMES = (
     "float8_e5m2"
 )
 
-# BuiltinOperator codes that the package's code compares with (the
-# others: builtin_code(name)).
-ADD = 0
-AVERAGE_POOL_2D = 1
-CONV_2D = 3
-DEPTHWISE_CONV_2D = 4
-DEQUANTIZE = 6
-FULLY_CONNECTED = 9
-LOGISTIC = 14
-MAX_POOL_2D = 17
-MUL = 18
-RELU = 19
-RELU6 = 21
-RESHAPE = 22
-RESIZE_BILINEAR = 23
-SOFTMAX = 25
-TANH = 28
-CUSTOM = 32
-SPACE_TO_BATCH_ND = 38
-MEAN = 40
-SUB = 41
-SQUEEZE = 43
-MAXIMUM = 55
-EXPAND_DIMS = 70
-RSQRT = 76
-SHAPE = 77
-ARG_MIN = 79
-REDUCE_MAX = 82
-PACK = 83
-FILL = 94
-LEAKY_RELU = 98
-SQUARED_DIFFERENCE = 99
-SPLIT_V = 102
-QUANTIZE = 114
-HARD_SWISH = 117
+# Codes the package compares with are not kept here: each module that
+# compares with a BuiltinOperator, TensorType, Padding,
+# ActivationFunctionType or BuiltinOptions code, or reads a Model field,
+# names it as a module-private constant, e.g. `_CONV_2D = const(3)`,
+# which the compiler folds in. A public name would cost a qstr and a dict
+# entry on the board, and once a session's new qstrs pass 620,
+# MicroPython allocates a 640-entry qstr pool (about 4.5 KB) at once.
+# tests/test_schema_consts.py checks every such constant against the
+# official generated schema.
 
-# TensorType codes and element sizes in bytes (0: not supported).
-FLOAT32 = 0
-INT32 = 2
-UINT8 = 3
-INT64 = 4
-BOOL = 6
-INT16 = 7
-INT8 = 9
+# Element sizes in bytes by TensorType code (0: not supported).
 TYPE_SIZES = b"\x04\x02\x04\x01\x08\x00\x01\x02\x08\x01\x08\x10\x08\x00\x00\x04\x02\x00\x02"
-
-# Padding and ActivationFunctionType enums.
-PADDING_SAME = 0
-PADDING_VALID = 1
-ACT_NONE = 0
-ACT_RELU = 1
-ACT_RELU_N1_TO_1 = 2
-ACT_RELU6 = 3
-
-# Model table field indices (schema.fbs field order).
-MODEL_VERSION = 0
-MODEL_OPCODES = 1
-MODEL_SUBGRAPHS = 2
-MODEL_BUFFERS = 4
 
 
 def _word(words, k):

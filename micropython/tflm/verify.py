@@ -57,25 +57,43 @@ back, and vtables hold no references).
 
 from micropython import const
 
-from . import kernels, schema
+from . import kernels
 from .errors import (ArenaError, FormatError, ModelError, PrepareError,
                      tensor_label)
+
+_ADD = const(0)
+_AVERAGE_POOL_2D = const(1)
+_CONV_2D = const(3)
+_DEPTHWISE_CONV_2D = const(4)
+_DEQUANTIZE = const(6)
+_EXPAND_DIMS = const(70)
+_FULLY_CONNECTED = const(9)
+_INT16 = const(7)
+_INT8 = const(9)
+_MAX_POOL_2D = const(17)
+_MODEL_OPERATOR_CODES = const(1)
+_MODEL_SUBGRAPHS = const(2)
+_QUANTIZE = const(114)
+_RESHAPE = const(22)
+_SOFTMAX = const(25)
+_SQUEEZE = const(43)
+_UINT8 = const(3)
 
 # Counts a microcontroller model never approaches (tens to hundreds); they
 # keep the planner's O(n^2) work and the parser's RAM use bounded.
 MAX_TENSORS = 8192
 MAX_OPERATORS = 2048
-MAX_RANK = 8
-MAX_PLAN_WORK = 1 << 17  # see check_plan_size()
+_MAX_RANK = const(8)
+_MAX_PLAN_WORK = const(1 << 17)  # see check_plan_size()
 # The vectors and strings the parser copies may total at most this many
-# times the file size (plus READ_SLACK bytes). Without sharing between
+# times the file size (plus _READ_SLACK bytes). Without sharing between
 # tables they total less than the file size.
-READ_FACTOR = 2
-READ_SLACK = 4096
+_READ_FACTOR = const(2)
+_READ_SLACK = const(4096)
 
 # Schema field indices (tensorflow/lite/schema/schema.fbs). const(): on
 # MicroPython these cost no RAM (the compiler inlines them).
-_OPCODE_CUSTOM = const(1)
+_OPCODE_CUSTOM_CODE = const(1)
 _SG_TENSORS = const(0)
 _SG_INPUTS = const(1)
 _SG_OUTPUTS = const(2)
@@ -83,29 +101,29 @@ _SG_OPERATORS = const(3)
 _SG_NAME = const(4)
 _T_SHAPE = const(0)
 _T_NAME = const(3)
-_T_QUANT = const(4)
+_T_QUANTIZATION = const(4)
 _T_SPARSITY = const(6)
 _Q_SCALE = const(2)
 _Q_ZERO_POINT = const(3)
 _OP_INPUTS = const(1)
 _OP_OUTPUTS = const(2)
-_OP_OPTIONS = const(4)
+_OP_BUILTIN_OPTIONS = const(4)
 
 # BuiltinOptions union type each kernel reads (0, NONE, is also accepted:
 # the kernel then uses the schema defaults, as TFLM does).
 OPTION_TYPES = {
-    schema.CONV_2D: 1,              # Conv2DOptions
-    schema.DEPTHWISE_CONV_2D: 2,    # DepthwiseConv2DOptions
-    schema.AVERAGE_POOL_2D: 5,      # Pool2DOptions
-    schema.MAX_POOL_2D: 5,
-    schema.FULLY_CONNECTED: 8,      # FullyConnectedOptions
-    schema.SOFTMAX: 9,              # SoftmaxOptions
-    schema.ADD: 11,                 # AddOptions
-    schema.RESHAPE: 17,             # ReshapeOptions
-    schema.SQUEEZE: 30,             # SqueezeOptions
-    schema.DEQUANTIZE: 38,          # DequantizeOptions
-    schema.EXPAND_DIMS: 52,         # ExpandDimsOptions
-    schema.QUANTIZE: 89,            # QuantizeOptions
+    _CONV_2D: 1,              # Conv2DOptions
+    _DEPTHWISE_CONV_2D: 2,    # DepthwiseConv2DOptions
+    _AVERAGE_POOL_2D: 5,      # Pool2DOptions
+    _MAX_POOL_2D: 5,
+    _FULLY_CONNECTED: 8,      # FullyConnectedOptions
+    _SOFTMAX: 9,              # SoftmaxOptions
+    _ADD: 11,                 # AddOptions
+    _RESHAPE: 17,             # ReshapeOptions
+    _SQUEEZE: 30,             # SqueezeOptions
+    _DEQUANTIZE: 38,          # DequantizeOptions
+    _EXPAND_DIMS: 52,         # ExpandDimsOptions
+    _QUANTIZE: 89,            # QuantizeOptions
 }
 
 _INT32_MIN = const(-(1 << 31))
@@ -116,7 +134,7 @@ class _Budget:
     """Bytes of vectors / strings the parser will copy, capped."""
 
     def __init__(self, fb):
-        self.left = READ_FACTOR * fb.size + READ_SLACK
+        self.left = _READ_FACTOR * fb.size + _READ_SLACK
 
     def take(self, table, field, elem_size):
         """Charge the vector in field of table; returns its length."""
@@ -126,7 +144,7 @@ class _Budget:
             raise FormatError("vector at offset %d (%d elements): the "
                               "model's tables share data, more than %dx the "
                               "file size would be read"
-                              % (start - 4, n, READ_FACTOR))
+                              % (start - 4, n, _READ_FACTOR))
         return n
 
 
@@ -153,10 +171,10 @@ def structure(fb):
 def _structure(fb):
     root = fb.root()
     budget = _Budget(fb)
-    start, n = root.vector(schema.MODEL_OPCODES, 4)
+    start, n = root.vector(_MODEL_OPERATOR_CODES, 4)
     for k in range(n):
-        budget.take(root.table_at(start, k), _OPCODE_CUSTOM, 1)
-    start, n = root.vector(schema.MODEL_SUBGRAPHS, 4)
+        budget.take(root.table_at(start, k), _OPCODE_CUSTOM_CODE, 1)
+    start, n = root.vector(_MODEL_SUBGRAPHS, 4)
     if n < 1:
         return  # model.Model reports it
     sg = root.table_at(start, 0)
@@ -183,15 +201,15 @@ def _tensor(sg, start, k, budget):
     t = sg.table_at(start, k)
     budget.take(t, _T_NAME, 1)
     rank = budget.take(t, _T_SHAPE, 4)
-    if rank > MAX_RANK:
+    if rank > _MAX_RANK:
         raise ModelError("%s has rank %d (at most %d; tensor table at "
                          "offset %d)" % (tensor_label(k, t.string(_T_NAME)),
-                                         rank, MAX_RANK, t.pos))
+                                         rank, _MAX_RANK, t.pos))
     if t.has(_T_SPARSITY):
         raise ModelError("%s is sparse (tensor table at offset %d): sparse "
                          "tensors are not supported"
                          % (tensor_label(k, t.string(_T_NAME)), t.pos))
-    q = t.table(_T_QUANT)
+    q = t.table(_T_QUANTIZATION)
     if q is not None:
         budget.take(q, _Q_SCALE, 4)
         budget.take(q, _Q_ZERO_POINT, 8)
@@ -207,7 +225,7 @@ def _operators(sg, budget):
             t = sg.table_at(start, k)
             budget.take(t, _OP_INPUTS, 4)
             budget.take(t, _OP_OUTPUTS, 4)
-            t.table(_OP_OPTIONS)  # checks the options table's vtable
+            t.table(_OP_BUILTIN_OPTIONS)  # checks the options table's vtable
         except FormatError as e:
             raise FormatError("op %d: %s" % (k, e))
 
@@ -257,9 +275,9 @@ def check_quantization(t):
     # (an int8 MEAN then gives 127 or -128 depending on the word size):
     # such a model is rejected here, naming the tensor.
     ty = t.type
-    lo, hi = ((-128, 127) if ty == schema.INT8 else
-              (0, 255) if ty == schema.UINT8 else
-              (-32768, 32767) if ty == schema.INT16 else
+    lo, hi = ((-128, 127) if ty == _INT8 else
+              (0, 255) if ty == _UINT8 else
+              (-32768, 32767) if ty == _INT16 else
               (_INT32_MIN, _INT32_MAX))
     for z in zps:
         if not lo <= z <= hi:
@@ -274,7 +292,7 @@ def check_quantization(t):
         # The TFLite converter gives biases (rank 1) the quantized
         # dimension of their filter (3 for depthwise convs): accepted when
         # the one dimension has n entries.
-        ok = ok or (len(shape) == 1 and 0 <= qd < MAX_RANK
+        ok = ok or (len(shape) == 1 and 0 <= qd < _MAX_RANK
                     and shape[0] == n)
         if not ok:
             raise ModelError("%s%s has %d per-channel scales but dimension "
@@ -346,7 +364,7 @@ def check_plan_size(m):
     keeps hundreds of activations alive at once (e.g. every op's output
     a subgraph output) would take minutes to plan on a board; no model
     that fits a microcontroller does this. Raises ModelError when
-    buffers * peak_live > MAX_PLAN_WORK (also, through
+    buffers * peak_live > _MAX_PLAN_WORK (also, through
     planner.lifetimes, for tensors read before written).
     """
     from .planner import lifetimes
@@ -361,10 +379,10 @@ def check_plan_size(m):
         live += d
         if live > peak:
             peak = live
-    if len(life) * peak > MAX_PLAN_WORK:
+    if len(life) * peak > _MAX_PLAN_WORK:
         raise ModelError("%d activations with up to %d alive at once: too "
                          "many to plan (buffers x alive must be <= %d)"
-                         % (len(life), peak, MAX_PLAN_WORK))
+                         % (len(life), peak, _MAX_PLAN_WORK))
 
 
 INTERNAL = "internal error"

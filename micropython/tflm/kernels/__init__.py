@@ -37,9 +37,20 @@ an input that dies there.
 
 import sys
 
+from micropython import const
+
 from .. import schema
 from ..errors import PrepareError
 from ..heap import pack as _pack  # kernels/pack.py is a module here
+
+_ADD = const(0)
+_EXPAND_DIMS = const(70)
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_INT8 = const(9)
+_RESHAPE = const(22)
+_SQUEEZE = const(43)
+_SUB = const(41)
 
 # Builtin operator -> kernel module (imported only when a model uses it),
 # as " OPERATOR:module" words: one string is one object on a board, where
@@ -72,13 +83,13 @@ _KERNELS = (
 )
 
 # Operators whose output is a view of their first input (no copy).
-ALIAS_CODES = (schema.RESHAPE, schema.SQUEEZE, schema.EXPAND_DIMS)
+ALIAS_CODES = (_RESHAPE, _SQUEEZE, _EXPAND_DIMS)
 # Operators whose int8 kernels read element i of each input before they
 # write element i of the output, in every eval path (add.py: _add_lut,
 # the chunked paths gather an input chunk before storing it): their
 # output may take the bytes of a same-shape input that dies there
 # (planner.in_place).
-INPLACE_CODES = (schema.ADD, schema.SUB)
+INPLACE_CODES = (_ADD, _SUB)
 
 
 # Modules that a kernel module imports inside its prepare, for one tensor
@@ -131,7 +142,7 @@ def lazy(name):
     i = _LAZY.find(key)
     while i >= 0:
         rest = _after(_LAZY[i:], key)
-        out.append((schema.FLOAT32 if rest.startswith("f") else schema.INT32,
+        out.append((_FLOAT32 if rest.startswith("f") else _INT32,
                     rest[2:]))
         i = _LAZY.find(key, i + 1)
     return out
@@ -176,7 +187,7 @@ def check_int8(op, ts, supported="int8", quantized=True):
     take, for the message."""
     label = op.label()
     for t in ts:
-        if t.type != schema.INT8:
+        if t.type != _INT8:
             raise PrepareError("%s: %s is %s; supported: %s"
                                % (label, t.label(), t.dtype, supported))
         if quantized and not t.scales:

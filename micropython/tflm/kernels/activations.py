@@ -15,13 +15,20 @@ in_scale * alpha / out_scale (negative alpha: the multiplier's magnitude,
 result negated). float32 RELU / RELU6 run in float_ops.py.
 """
 
-from .. import quant, schema
+from micropython import const
+
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import mbqm_ref
 from . import lut
 from .lut_math import f32_bits, f32_div
 
-LEAKY_RELU_OPTIONS = 75
+_FLOAT32 = const(0)
+_LEAKY_RELU = const(98)
+_RELU = const(19)
+_RELU6 = const(21)
+
+_LEAKY_RELU_OPTIONS = const(75)
 
 
 def _table(fn):
@@ -63,24 +70,24 @@ def prepare(op, ins, outs, ctx):
     TFLM arithmetic overflows int32: see check_shift and _six).
     """
     code = op.code
-    if (code in (schema.RELU, schema.RELU6) and ins and ins[0] is not None
-            and ins[0].type == schema.FLOAT32):
+    if (code in (_RELU, _RELU6) and ins and ins[0] is not None
+            and ins[0].type == _FLOAT32):
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
-    x, y = lut.unary_io(op, ins, outs, "int8" if code == schema.LEAKY_RELU
+    x, y = lut.unary_io(op, ins, outs, "int8" if code == _LEAKY_RELU
                         else "int8 and float32")
     zi, zo = x.zero_point, y.zero_point
     try:
-        if code == schema.RELU6:
+        if code == _RELU6:
             six = _six(op, x, zi)
             table = _table(lambda q: six if q > six else zi if q < zi else q)
-        elif code == schema.RELU:
+        elif code == _RELU:
             m, s = _ratio(x.scale, y.scale)
             check_shift(op, s, x, y)
             table = _table(lambda q: max(zo, zo + mbqm_ref(q - zi, m, s)))
-        elif code == schema.LEAKY_RELU:
+        elif code == _LEAKY_RELU:
             alpha = op.opt_float(0, 0.0) \
-                if op.options_type == LEAKY_RELU_OPTIONS else 0.0
+                if op.options_type == _LEAKY_RELU_OPTIONS else 0.0
             table = _leaky_table(op, x, y, alpha)
         else:
             raise PrepareError("%s: not an activation op" % op.label())

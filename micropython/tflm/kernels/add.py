@@ -35,15 +35,18 @@ multipliers; prepare_quant serves both.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from . import broadcast
 from .conv_util import scratch_halves, work_buffer
 
-ADD_OPTIONS = 11
-LEFT_SHIFT = 20
+_FLOAT32 = const(0)
+
+_ADD_OPTIONS = const(11)
+_LEFT_SHIFT = const(20)
 # Element count from which equal-shape ADDs use the lookup-table path:
 # filling the tables costs about as much as 170 elements of the other.
 LUT_MIN = 256
@@ -69,7 +72,7 @@ def multipliers(op, x1, x2, y):
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
     twice_max = quant.ldexp(f1 if quant.cmp(f1, f2) >= 0 else f2, 1)
-    out_den = quant.ldexp(fo, LEFT_SHIFT)
+    out_den = quant.ldexp(fo, _LEFT_SHIFT)
     if not out_den[0]:
         raise PrepareError("%s: output scale is zero" % op.label())
     return (smaller_than_one(op, "input 1", quant.div(f1, twice_max)),
@@ -84,12 +87,12 @@ def prepare(op, ins, outs, ctx):
     the output's; outs: one int8 tensor. Option: fused activation.
     Raises PrepareError (types, shapes, multipliers TFLM would abort on).
     """
-    if ins and ins[0] is not None and ins[0].type == schema.FLOAT32:
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
     x1, x2, y = broadcast.int8_io(op, ins, outs)
     qs = multipliers(op, x1, x2, y)
-    return prepare_quant(op, x1, x2, y, ctx, qs, ADD_OPTIONS, False)
+    return prepare_quant(op, x1, x2, y, ctx, qs, _ADD_OPTIONS, False)
 
 
 def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
@@ -108,7 +111,7 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
                 hi, 1 if sub else 0]
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
-                          LEFT_SHIFT)
+                          _LEFT_SHIFT)
     sa, sb, half = scratch_halves(ctx)
     qp = array("i", [y.zero_point, lo, hi])
     return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half, st,

@@ -22,9 +22,14 @@ written then.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import InvokeError, PrepareError, raise_made
+
+_ARG_MIN = const(79)
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_INT8 = const(9)
 
 
 
@@ -140,13 +145,13 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 2 or None in ins or len(outs) != 1 or outs[0] is None:
         _fail(op, "needs an input, an axis and one output")
     x, axis, y = ins[0], ins[1], outs[0]
-    if x.type not in (schema.INT8, schema.FLOAT32):
+    if x.type not in (_INT8, _FLOAT32):
         _fail(op, "input %s is %s; int8 and float32 are supported"
               % (x.label(), x.dtype))
-    if axis.type != schema.INT32 or axis.size != 1:
+    if axis.type != _INT32 or axis.size != 1:
         _fail(op, "axis %s must be one int32 value, it is %s %s"
               % (axis.label(), axis.dtype, tuple(axis.shape)))
-    if y.type != schema.INT32:
+    if y.type != _INT32:
         _fail(op, "output %s is %s; TFLM supports int32 only"
               % (y.label(), y.dtype))
     rank = len(x.shape)
@@ -166,11 +171,11 @@ def prepare(op, ins, outs, ctx):
                   % (x.label(), tuple(x.shape), y.label(), tuple(y.shape)))
         adata = axis.data  # an activation: aligned in the arena
     xd = x.data
-    if x.type == schema.FLOAT32:
+    if x.type == _FLOAT32:
         from .f32 import words
         xd = words(x, ctx)
-    mode = (1 if x.type == schema.FLOAT32 else 0) | (
-        2 if op.code == schema.ARG_MIN else 0)
+    mode = (1 if x.type == _FLOAT32 else 0) | (
+        2 if op.code == _ARG_MIN else 0)
     err = InvokeError("%s: the value of axis %s does not reduce input %s "
                       "%s to output %s %s" % (op.label(), axis.label(),
                                               x.label(), tuple(x.shape),

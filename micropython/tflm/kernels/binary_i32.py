@@ -17,16 +17,24 @@ combines and stores bytes (any alignment).
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
 from . import broadcast
 from .conv_util import keep, scratch_halves
 
+_ACT_RELU = const(1)
+_ACT_RELU6 = const(3)
+_ACT_RELU_N1_TO_1 = const(2)
+_INT32 = const(2)
+_MUL = const(18)
+_SQUARED_DIFFERENCE = const(99)
+_SUB = const(41)
+
 SUB, MUL, SQDIFF = 0, 1, 2
-_MODES = {schema.SUB: SUB, schema.MUL: MUL, schema.SQUARED_DIFFERENCE: SQDIFF}
-_RANGES = {schema.ACT_RELU: (0, 0x7FFFFFFF), schema.ACT_RELU6: (0, 6),
-           schema.ACT_RELU_N1_TO_1: (-1, 1)}
+_MODES = {_SUB: SUB, _MUL: MUL, _SQUARED_DIFFERENCE: SQDIFF}
+_RANGES = {_ACT_RELU: (0, 0x7FFFFFFF), _ACT_RELU6: (0, 6),
+           _ACT_RELU_N1_TO_1: (-1, 1)}
 
 
 def prepare(op, ins, outs, ctx, act=0):
@@ -36,7 +44,7 @@ def prepare(op, ins, outs, ctx, act=0):
     Raises PrepareError otherwise.
     """
     x1, x2, y = broadcast.binary_io(op, ins, outs)
-    if y.type != schema.INT32:
+    if y.type != _INT32:
         raise PrepareError("%s: %s is %s; expected int32" % (
             op.label(), y.label(), y.dtype))
     mode = _MODES[op.code]

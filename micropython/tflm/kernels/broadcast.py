@@ -4,7 +4,7 @@ Shared by ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM and MINIMUM. Follows
 tensorflow/lite/kernels/internal/reference/process_broadcast_shapes.h
 (ProcessBroadcastShapes: equal extended shapes need no broadcast) and
 reference/broadcast_loop.h (BroadcastBinaryOpSimple: inputs and output of
-any rank up to 6 (MAX_RANK), size-1 dimensions broadcast, loops fused
+any rank up to 6 (_MAX_RANK), size-1 dimensions broadcast, loops fused
 where the strides allow). Every output element depends only on its two
 input elements, so walking the output in order gives TFLM's bits.
 
@@ -18,15 +18,19 @@ last one stopped.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
+
+_ACT_RELU6 = const(3)
+_ACT_RELU_N1_TO_1 = const(2)
 
 # broadcast_loop.h allows rank 8, but TFLM's RuntimeShape holds at most 6
 # dimensions (runtime_shape.h kMaxSmallSize): rank 7 and 8 tensors give
 # wrong results there (seen on the oracle), so they are refused.
-MAX_RANK = 6
+_MAX_RANK = const(6)
 
 
 def binary_io(op, ins, outs):
@@ -59,7 +63,7 @@ def activation_range(op, act, y):
     (RELU_N1_TO_1) is outside int32: raises PrepareError then (and when
     that bound plus the zero point reaches 2**31, undefined in TFLM),
     and for unknown activations."""
-    f = {schema.ACT_RELU6: 6.0, schema.ACT_RELU_N1_TO_1: 1.0}.get(act)
+    f = {_ACT_RELU6: 6.0, _ACT_RELU_N1_TO_1: 1.0}.get(act)
     try:
         # TFLM's check lets round(f / scale) == 2**31 ((float)INT32_MAX)
         # through, whose cast to int32_t is undefined, and zero_point + q
@@ -121,9 +125,9 @@ def check(op, x1, x2, y):
     n = max(len(x1.shape), len(x2.shape), len(y.shape))
     e1, e2, eo = _extend(x1.shape, n), _extend(x2.shape, n), \
         _extend(y.shape, n)
-    if n > MAX_RANK:
+    if n > _MAX_RANK:
         raise PrepareError("%s: rank %d is not supported (TFLM: at most %d)"
-                           % (op.label(), n, MAX_RANK))
+                           % (op.label(), n, _MAX_RANK))
     if e1 == e2 and x1.size == y.size:
         return False
     for a, b, o in zip(e1, e2, eo):

@@ -12,23 +12,30 @@ requantized). The fused activation must be NONE.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
 
-CONCATENATION_OPTIONS = 10
-_TYPES = (schema.FLOAT32, schema.INT8, schema.INT16, schema.INT32,
-          schema.INT64, schema.BOOL)
+_BOOL = const(6)
+_FLOAT32 = const(0)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT64 = const(4)
+_INT8 = const(9)
+
+_CONCATENATION_OPTIONS = const(10)
+_TYPES = (_FLOAT32, _INT8, _INT16, _INT32,
+          _INT64, _BOOL)
 
 
 def _check_quant(op, t, y):
-    if t.type == schema.INT8 and (t.scale != y.scale
+    if t.type == _INT8 and (t.scale != y.scale
                                   or t.zero_point != y.zero_point):
         raise PrepareError("%s: input %s scale / zero point %r / %d differ "
                            "from output %s %r / %d" % (
                                op.label(), t.label(), t.scale, t.zero_point,
                                y.label(), y.scale, y.zero_point))
-    if t.type == schema.INT16 and t.zero_point != 0:
+    if t.type == _INT16 and t.zero_point != 0:
         raise PrepareError("%s: int16 %s needs zero point 0"
                            % (op.label(), t.label()))
 
@@ -48,7 +55,7 @@ def prepare(op, ins, outs, ctx):
     if y.type not in _TYPES:
         raise PrepareError("%s: %s type %s is not supported"
                            % (label, y.label(), y.dtype))
-    opts = op.options_type == CONCATENATION_OPTIONS
+    opts = op.options_type == _CONCATENATION_OPTIONS
     axis = op.opt_int(0, 0) if opts else 0
     if opts and op.opt_byte(1, 0) != 0:
         raise PrepareError("%s: fused activation must be NONE" % label)

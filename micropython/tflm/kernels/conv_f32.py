@@ -24,12 +24,13 @@ prepare_depthwise / prepare_fc.
 from array import array
 
 import micropython
+from micropython import const
 
 from ..errors import PrepareError
 from . import conv_util, f32
 from .f32 import dot
 
-FULLY_CONNECTED_OPTIONS = 8
+_FULLY_CONNECTED_OPTIONS = const(8)
 
 
 def _io(op, ins, outs, rank4=True):
@@ -128,7 +129,7 @@ def prepare_fc(op, ins, outs, ctx):
     """
     x, wt, bias, y = _io(op, ins, outs, rank4=False)
     label = op.label()
-    opts = op.options_type == FULLY_CONNECTED_OPTIONS
+    opts = op.options_type == _FULLY_CONNECTED_OPTIONS
     if opts and op.opt_byte(1, 0) != 0:
         raise PrepareError("%s: weights_format %d is not supported"
                            % (label, op.opt_byte(1, 0)))

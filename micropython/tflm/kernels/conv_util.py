@@ -10,10 +10,17 @@ from array import array
 
 import micropython  # under CPython, the tflm package installs a shim
 
+from micropython import const
+
 from ..heap import zeros
 from .. import quant, schema
 from ..context import keep, persistent  # noqa: F401 (kernels use them)
 from ..errors import ModelError, PrepareError
+
+_INT32 = const(2)
+_INT8 = const(9)
+_PADDING_SAME = const(0)
+_PADDING_VALID = const(1)
 
 # TFLM's ConvParams / DepthwiseParams / PaddingValues hold strides,
 # dilations, depth multiplier and padding as int16_t (kernels/internal/
@@ -24,14 +31,14 @@ INT16_MAX = 32767
 def out_size(padding, image, filt, stride, dilation):
     """Output size of one spatial dimension (ComputeOutSizeChecked).
 
-    padding: schema.PADDING_SAME or PADDING_VALID. Returns the size (>= 0),
+    padding: Padding SAME (0) or VALID (1). Returns the size (>= 0),
     or None where TFLM reports an error (bad arguments, negative size).
     """
-    if (padding not in (schema.PADDING_SAME, schema.PADDING_VALID)
+    if (padding not in (_PADDING_SAME, _PADDING_VALID)
             or image < 0 or filt <= 0 or stride <= 0 or dilation <= 0):
         return None
     eff = (filt - 1) * dilation + 1
-    if padding == schema.PADDING_SAME:
+    if padding == _PADDING_SAME:
         n = (image + stride - 1) // stride
     else:
         # C++ int64 division truncates toward zero: a numerator in
@@ -80,9 +87,9 @@ def check_io(op, ins, outs):
                            "%d and %d" % (op.label(), len(ins), len(outs)))
     inp, filt, out = ins[0], ins[1], outs[0]
     bias = ins[2] if len(ins) == 3 else None
-    check_type(op, inp, schema.INT8, "input")
-    check_type(op, filt, schema.INT8, "filter")
-    check_type(op, out, schema.INT8, "output")
+    check_type(op, inp, _INT8, "input")
+    check_type(op, filt, _INT8, "filter")
+    check_type(op, out, _INT8, "output")
     for t, what in ((inp, "input"), (filt, "filter"), (out, "output")):
         check_rank4(op, t, what)
     for t, what in ((inp, "input"), (out, "output")):
@@ -102,7 +109,7 @@ def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
     The stored output shape must equal [batch, out_h, out_w, out_ch] as
     computed by ComputePaddingHeightWidth (TFLM trusts the stored shape).
     """
-    if padding not in (schema.PADDING_SAME, schema.PADDING_VALID):
+    if padding not in (_PADDING_SAME, _PADDING_VALID):
         raise PrepareError("%s: unknown padding %d" % (op.label(), padding))
     if not 1 <= min(sh, sw, dh, dw) <= max(sh, sw, dh, dw) <= INT16_MAX:
         raise PrepareError("%s: strides (%d, %d) and dilations (%d, %d) "
@@ -200,7 +207,7 @@ def bias_array(op, bias, n_ch, ctx):
     """
     if bias is None:
         return persistent(ctx, "i", n_ch)
-    check_type(op, bias, schema.INT32, "bias")
+    check_type(op, bias, _INT32, "bias")
     if bias.size != n_ch:
         raise PrepareError("%s: bias %s has %d elements, expected %d"
                            % (op.label(), bias.label(), bias.size, n_ch))
@@ -230,7 +237,7 @@ def bias_words(op, bias, n_ch, ctx):
     arena's persistent part (zeros when there is no bias); not to be
     kept. Raises PrepareError as bias_array."""
     if bias is not None and bias.is_const and bias.data is not None \
-            and bias.type == schema.INT32 and bias.size == n_ch \
+            and bias.type == _INT32 and bias.size == n_ch \
             and _low_bits(bias.data) == 0:
         return bias.data
     return bias_array(op, bias, n_ch, ctx)

@@ -20,14 +20,22 @@ viper int on 32-bit boards. Model data is only read with ptr8.
 from array import array
 
 import micropython
+from micropython import const
 
 from .. import schema
 from ..errors import PrepareError, raise_made  # noqa: F401 (re-export)
 from .reshape import const_ints
 
+_BOOL = const(6)
+_FLOAT32 = const(0)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT64 = const(4)
+_INT8 = const(9)
+
 # Types whose copy is the same for every TFLM byte-copy kernel.
-F32, I8, I16, I32, I64, BOOL = (schema.FLOAT32, schema.INT8, schema.INT16,
-                                schema.INT32, schema.INT64, schema.BOOL)
+F32, I8, I16, I32, I64, BOOL = (_FLOAT32, _INT8, _INT16,
+                                _INT32, _INT64, _BOOL)
 
 
 def fail(op, msg):
@@ -56,7 +64,7 @@ def const_vector(op, t, what, ctx, n=None, int64=False):
     not constant, of another type or of another length."""
     if t is None:
         fail(op, "%s input is missing" % what)
-    if t.type != schema.INT32 and not (int64 and t.type == schema.INT64):
+    if t.type != _INT32 and not (int64 and t.type == _INT64):
         fail(op, "%s %s must be int32%s, not %s" % (
             what, t.label(), " or int64" if int64 else "", t.dtype))
     v = const_ints(op, t, ctx, what) if t.size else ()

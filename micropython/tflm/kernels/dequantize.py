@@ -15,10 +15,15 @@ element. Exact on every port, with no float arithmetic at invoke time.
 import struct
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..context import persistent
+
+_FLOAT32 = const(0)
+_INT8 = const(9)
+_UINT8 = const(3)
 
 
 def _rne_shift(m, s):
@@ -84,10 +89,10 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
-    if x.type not in (schema.INT8, schema.UINT8):
+    if x.type not in (_INT8, _UINT8):
         raise PrepareError("%s: input %s is %s; only int8 and uint8 are "
                            "supported" % (label, x.label(), x.dtype))
-    if y.type != schema.FLOAT32:
+    if y.type != _FLOAT32:
         raise PrepareError("%s: output %s is %s, expected float32"
                            % (label, y.label(), y.dtype))
     if x.size != y.size:
@@ -98,7 +103,7 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: input %s must have one scale"
                            % (label, x.label()))
     try:
-        tab = table(x.scale, x.zero_point, x.type == schema.INT8, ctx)
+        tab = table(x.scale, x.zero_point, x.type == _INT8, ctx)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     return _eval, (x.data, y.data, x.size, tab)

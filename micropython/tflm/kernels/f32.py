@@ -48,10 +48,15 @@ import struct
 from array import array
 
 import micropython
+from micropython import const
 
 from ..heap import zeros
-from .. import schema
 from ..errors import PrepareError
+
+_ACT_RELU = const(1)
+_ACT_RELU6 = const(3)
+_ACT_RELU_N1_TO_1 = const(2)
+_FLOAT32 = const(0)
 
 ZERO = 0
 NEG_ZERO = 0x80000000
@@ -60,7 +65,7 @@ MINUS_ONE = 0xBF800000
 INF = 0x7F800000
 NEG_INF = 0xFF800000
 FLT_MAX = 0x7F7FFFFF
-LOWEST = 0xFF7FFFFF  # -FLT_MAX: std::numeric_limits<float>::lowest()
+_LOWEST = const(0xFF7FFFFF)  # -FLT_MAX: std::numeric_limits<float>::lowest()
 
 
 def bits(x):
@@ -79,13 +84,13 @@ def act_range(act):
     RELU [0, FLT_MAX], RELU6 [0, 6], RELU_N1_TO_1 [-1, 1], anything else
     [lowest, FLT_MAX] (TFLM clamps to the finite range even with no
     activation, so +-inf become +-FLT_MAX)."""
-    if act == schema.ACT_RELU:
+    if act == _ACT_RELU:
         return ZERO, FLT_MAX
-    if act == schema.ACT_RELU6:
+    if act == _ACT_RELU6:
         return ZERO, 0x40C00000
-    if act == schema.ACT_RELU_N1_TO_1:
+    if act == _ACT_RELU_N1_TO_1:
         return MINUS_ONE, ONE
-    return LOWEST, FLT_MAX
+    return _LOWEST, FLT_MAX
 
 
 @micropython.viper
@@ -108,7 +113,7 @@ def check_float(op, ts):
     """Raise PrepareError unless every tensor in ts (skipping None) is
     float32 (TFLM's float kernels take no mixed types)."""
     for t in ts:
-        if t is not None and t.type != schema.FLOAT32:
+        if t is not None and t.type != _FLOAT32:
             raise PrepareError("%s: %s is %s, expected float32"
                                % (op.label(), t.label(), t.dtype))
 

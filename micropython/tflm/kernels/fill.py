@@ -19,9 +19,17 @@ at any address).
 """
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
+
+_FILL = const(94)
+_FLOAT32 = const(0)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT64 = const(4)
+_INT8 = const(9)
+_SHAPE = const(77)
 
 
 def _fail(op, msg):
@@ -57,7 +65,7 @@ def _io(op, ins, outs, n_in):
 
 def _shape(op, ins, outs):
     (x,), y = _io(op, ins, outs, 1)
-    if y.type != schema.INT32:
+    if y.type != _INT32:
         _fail(op, "output %s is %s; TFLM supports int32" % (y.label(),
                                                            y.dtype))
     if y.size != len(x.shape):
@@ -69,7 +77,7 @@ def _shape(op, ins, outs):
     return _eval, (raw, len(raw), y.data, y.nbytes)
 
 
-DIMS_TYPES = (schema.INT8, schema.INT16, schema.INT32, schema.INT64)
+DIMS_TYPES = (_INT8, _INT16, _INT32, _INT64)
 
 
 def _fill(op, ins, outs, ctx):
@@ -80,7 +88,7 @@ def _fill(op, ins, outs, ctx):
     if value.type != y.type:
         _fail(op, "value %s is %s, output %s is %s" % (
             value.label(), value.dtype, y.label(), y.dtype))
-    if y.type not in (schema.FLOAT32, schema.INT32, schema.INT8):
+    if y.type not in (_FLOAT32, _INT32, _INT8):
         _fail(op, "output %s is %s; TFLM fills float32, int32 and int8"
               % (y.label(), y.dtype))
     if not dims.is_const:
@@ -101,7 +109,7 @@ def _fill(op, ins, outs, ctx):
     return _eval, (value.data, y.itemsize, y.data, y.nbytes)
 
 
-ZEROS_TYPES = (schema.INT8, schema.INT32, schema.INT64, schema.FLOAT32)
+ZEROS_TYPES = (_INT8, _INT32, _INT64, _FLOAT32)
 
 
 def _zeros_like(op, ins, outs):
@@ -119,8 +127,8 @@ def prepare(op, ins, outs, ctx):
     """SHAPE, FILL or ZEROS_LIKE (see the module docstring for the
     tensors each takes). Raises PrepareError naming the operator and the
     tensor for types or shapes TFLM rejects or that do not match."""
-    if op.code == schema.SHAPE:
+    if op.code == _SHAPE:
         return _shape(op, ins, outs)
-    if op.code == schema.FILL:
+    if op.code == _FILL:
         return _fill(op, ins, outs, ctx)
     return _zeros_like(op, ins, outs)

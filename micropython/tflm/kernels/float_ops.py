@@ -26,19 +26,29 @@ kernels live in add.py / softmax.py).
 from array import array
 
 import micropython
+from micropython import const
 
 from ..heap import zeros
-from .. import schema
 from ..errors import PrepareError
 from . import f32, f32_math
 from .f32 import dot, vdiv, vec
 from .f32_math import vexp, vtanh
 from .broadcast import broadcast_loops
 
-ADD_OPTIONS = 11
-SUB_OPTIONS = 28
-MUL_OPTIONS = 21
-SOFTMAX_OPTIONS = 9
+_ADD = const(0)
+_FLOAT32 = const(0)
+_LOGISTIC = const(14)
+_MUL = const(18)
+_RELU = const(19)
+_RELU6 = const(21)
+_SOFTMAX = const(25)
+_SUB = const(41)
+_TANH = const(28)
+
+_ADD_OPTIONS = const(11)
+_SUB_OPTIONS = const(28)
+_MUL_OPTIONS = const(21)
+_SOFTMAX_OPTIONS = const(9)
 
 _ONE = f32.consts(f32.ONE)
 _MINUS_ONE = f32.consts(f32.MINUS_ONE)
@@ -52,7 +62,7 @@ def _float_io(op, ins, outs, n_in):
         raise PrepareError("%s needs %d input(s) and one output"
                            % (label, n_in))
     for t in list(ins) + list(outs):
-        if t.type != schema.FLOAT32:
+        if t.type != _FLOAT32:
             raise PrepareError("%s: %s is %s; only float32 %s is supported"
                                % (label, t.label(), t.dtype, op.name))
     return ins, outs[0]
@@ -68,26 +78,26 @@ def prepare(op, ins, outs, ctx):
     SoftmaxOptions beta). Raises PrepareError for other types and shapes.
     """
     code = op.code
-    if code in (schema.ADD, schema.SUB, schema.MUL):
+    if code in (_ADD, _SUB, _MUL):
         return _prepare_binary(op, ins, outs, ctx)
     (x,), y = _float_io(op, ins, outs, 1)
     if x.size != y.size:
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (op.label(), x.label(), x.shape,
                                        y.label(), y.shape))
-    if code == schema.SOFTMAX:
+    if code == _SOFTMAX:
         return _prepare_softmax(op, x, y, ctx)
-    if code in (schema.RELU, schema.RELU6):
-        hi = f32.INF if code == schema.RELU else 0x40C00000  # 6.0
+    if code in (_RELU, _RELU6):
+        hi = f32.INF if code == _RELU else 0x40C00000  # 6.0
         p = f32.slots(f32.VEC_SLOTS)
         p[1] = 1
         p[7] = x.size
         return _eval_relu, (p, f32.consts(f32.ZERO, hi), f32.words(x, ctx),
                             y.data)
-    if code == schema.LOGISTIC:
+    if code == _LOGISTIC:
         return _eval_logistic, (f32.words(x, ctx), y.data, x.size,
                                 _unary_state())
-    if code == schema.TANH:
+    if code == _TANH:
         return _eval_tanh, (f32.words(x, ctx), y.data, x.size,
                             _unary_state())
     raise PrepareError("%s: not a float32 elementwise op" % op.label())
@@ -95,8 +105,8 @@ def prepare(op, ins, outs, ctx):
 
 def _prepare_binary(op, ins, outs, ctx):
     (x1, x2), y = _float_io(op, ins, outs, 2)
-    opts = {schema.ADD: ADD_OPTIONS, schema.SUB: SUB_OPTIONS,
-            schema.MUL: MUL_OPTIONS}[op.code]
+    opts = {_ADD: _ADD_OPTIONS, _SUB: _SUB_OPTIONS,
+            _MUL: _MUL_OPTIONS}[op.code]
     act = op.opt_byte(0, 0) if op.options_type == opts else 0
     lo, hi = f32.act_range(act)
     if tuple(x1.shape) == tuple(x2.shape) and x1.size == y.size:
@@ -107,9 +117,9 @@ def _prepare_binary(op, ins, outs, ctx):
     # vec(a, b, c): ADD c + a*1, SUB c + b*(-1) with c = x1, MUL -0 + a*b.
     # A constant operand may sit at any address: words() aligns it.
     d1, d2 = f32.words(x1, ctx), f32.words(x2, ctx)
-    if op.code == schema.ADD:
+    if op.code == _ADD:
         a, b, c, ia, ib, ic = d1, _ONE, d2, 1, None, 2
-    elif op.code == schema.SUB:
+    elif op.code == _SUB:
         a, b, c, ia, ib, ic = d2, _MINUS_ONE, d1, 2, None, 1
     else:
         a, b, c, ia, ib, ic = d1, d2, _NEG_ZERO, 1, 2, None
@@ -171,7 +181,7 @@ def _prepare_softmax(op, x, y, ctx):
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (op.label(), x.label(), x.shape,
                                        y.label(), y.shape))
-    beta = op.opt_float(0, 0.0) if op.options_type == SOFTMAX_OPTIONS \
+    beta = op.opt_float(0, 0.0) if op.options_type == _SOFTMAX_OPTIONS \
         else 0.0
     depth = x.shape[-1]
     rows = x.size // depth if depth else 0

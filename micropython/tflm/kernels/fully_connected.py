@@ -29,13 +29,17 @@ one word, unrolled 8 ways. The bias is read where the model has it
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from .conv_util import bias_words, keep, limit_scratch, work_buffer
 
-FULLY_CONNECTED_OPTIONS = 8
+_INT32 = const(2)
+_INT8 = const(9)
+
+_FULLY_CONNECTED_OPTIONS = const(8)
 # Longest run of input values gathered at once (words of the op's work
 # buffer, planned into the arena's head); deeper inputs are processed in
 # chunks of this many (a few instructions per unit and chunk).
@@ -43,13 +47,13 @@ GATHER_MAX = 128
 # Most units whose accumulators are kept at once (words of the op's
 # scratch, in the head): wider layers are requantized in chunks of this
 # many (one requant_i8b call per chunk and input row).
-UNIT_CHUNK = 128
+_UNIT_CHUNK = const(128)
 
 
 def _options(op):
     """(activation, weights_format, keep_num_dims); TFLM defaults when the
     options table is absent or of another type."""
-    if op.options_type != FULLY_CONNECTED_OPTIONS:
+    if op.options_type != _FULLY_CONNECTED_OPTIONS:
         return 0, 0, 0
     return op.opt_byte(0, 0), op.opt_byte(1, 0), op.opt_byte(2, 0)
 
@@ -63,7 +67,7 @@ def _check(op, ins, outs):
     x, w, y = ins[0], ins[1], outs[0]
     bias = ins[2] if len(ins) > 2 else None
     for t in (x, w, y):
-        if t.type != schema.INT8:
+        if t.type != _INT8:
             raise PrepareError("%s: %s is %s; only int8 input, weights and "
                                "output are supported" % (label, t.label(),
                                                          t.dtype))
@@ -78,7 +82,7 @@ def _check(op, ins, outs):
         raise PrepareError("%s: weights %s must be constant"
                            % (label, w.label()))
     if bias is not None:
-        if bias.type != schema.INT32 or not bias.is_const:
+        if bias.type != _INT32 or not bias.is_const:
             raise PrepareError("%s: bias %s must be a constant int32 tensor"
                                % (label, bias.label()))
     if any(zp != 0 for zp in w.zero_points):
@@ -195,9 +199,9 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
     # Units are processed in chunks that fit the scratch (one word per
-    # unit, at most UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
+    # unit, at most _UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
     # chunk k.
-    limit_scratch(ctx, min(units, UNIT_CHUNK))
+    limit_scratch(ctx, min(units, _UNIT_CHUNK))
     n = ctx.scratch_len
     chunks = []
     for u0 in range(0, units, n):

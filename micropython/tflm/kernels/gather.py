@@ -24,12 +24,16 @@ value above 2**24 is formed.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import InvokeError, PrepareError, raise_made
 from .conv_util import keep
 
-GATHER_OPTIONS = 23
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_INT8 = const(9)
+
+_GATHER_OPTIONS = const(23)
 
 
 def _fail(op, msg):
@@ -94,8 +98,8 @@ def _eval(st):
 def _geometry(op, x, c, y):
     """(axis, batch_dims, array g) from the options, checked as Prepare."""
     rank, crank = len(x.shape), len(c.shape)
-    axis = op.opt_int(0, 0) if op.options_type == GATHER_OPTIONS else 0
-    bd = op.opt_int(1, 0) if op.options_type == GATHER_OPTIONS else 0
+    axis = op.opt_int(0, 0) if op.options_type == _GATHER_OPTIONS else 0
+    bd = op.opt_int(1, 0) if op.options_type == _GATHER_OPTIONS else 0
     if axis < 0:
         axis += rank
     if bd < 0:
@@ -141,10 +145,10 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 2 or None in ins or len(outs) != 1 or outs[0] is None:
         _fail(op, "needs params, indices and one output")
     x, c, y = ins[0], ins[1], outs[0]
-    if x.type not in (schema.INT8, schema.FLOAT32):
+    if x.type not in (_INT8, _FLOAT32):
         _fail(op, "params %s is %s; TFLM supports int8 and float32"
               % (x.label(), x.dtype))
-    if c.type != schema.INT32:
+    if c.type != _INT32:
         _fail(op, "indices %s is %s; TFLM supports int32"
               % (c.label(), c.dtype))
     if y.type != x.type:

@@ -8,8 +8,10 @@ RoundingDivideByPOT, SaturatingRoundingMultiplyByPOT and
 exp_on_negative_values.
 """
 
-INT32_MAX = (1 << 31) - 1
-INT32_MIN = -(1 << 31)
+from micropython import const
+
+_INT32_MAX = const((1 << 31) - 1)
+_INT32_MIN = const(-(1 << 31))
 
 
 def w32(x):
@@ -31,8 +33,8 @@ def _tdiv(a, d):
 
 def srdhm(a, b):
     """SaturatingRoundingDoublingHighMul(int32 a, int32 b)."""
-    if a == b == INT32_MIN:
-        return INT32_MAX
+    if a == b == _INT32_MIN:
+        return _INT32_MAX
     ab = a * b
     return w32(_tdiv(ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30)),
                      1 << 31))
@@ -53,9 +55,9 @@ def pot(x, e):
         return x
     thr = (1 << (31 - e)) - 1
     if x > thr:
-        return INT32_MAX
+        return _INT32_MAX
     if x < -thr:
-        return INT32_MIN
+        return _INT32_MIN
     return x << e
 
 
@@ -88,4 +90,4 @@ def exp_neg(a, ib):
             result = srdhm(result, m)
     if ib > 5 and a < -(1 << (36 - ib)):
         result = 0
-    return INT32_MAX if a == 0 else result
+    return _INT32_MAX if a == 0 else result

@@ -14,13 +14,14 @@ algorithm in Python ints, used by the tests.
 from array import array
 
 import micropython
+from micropython import const
 
 from . import check_int8
 from ..errors import PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from .conv_util import keep
 
-L2NORM_OPTIONS = 12
+_L2NORM_OPTIONS = const(12)
 
 
 def prepare(op, ins, outs, ctx):
@@ -43,7 +44,7 @@ def prepare(op, ins, outs, ctx):
                            "%s shape %s must match" % (label, x.label(),
                                                        x.shape, y.label(),
                                                        y.shape))
-    act = op.opt_byte(0, 0) if op.options_type == L2NORM_OPTIONS else 0
+    act = op.opt_byte(0, 0) if op.options_type == _L2NORM_OPTIONS else 0
     if act != 0:
         raise PrepareError("%s: fused activation must be NONE" % label)
     depth = x.shape[-1]

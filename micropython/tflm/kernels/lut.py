@@ -17,12 +17,18 @@ float_ops.py; other types raise PrepareError.
 """
 
 import micropython
+from micropython import const
 
-from .. import schema
 from . import check_int8
 from ..errors import InvokeError, ModelError, PrepareError, raise_made
 from . import lut_math
 from .conv_util import keep
+
+_FLOAT32 = const(0)
+_HARD_SWISH = const(117)
+_LOGISTIC = const(14)
+_RSQRT = const(76)
+_TANH = const(28)
 
 
 def unary_io(op, ins, outs, what="int8"):
@@ -60,27 +66,27 @@ def prepare(op, ins, outs, ctx):
     TANH run in float_ops. Raises PrepareError.
     """
     code = op.code
-    if (code in (schema.LOGISTIC, schema.TANH) and ins and ins[0] is not None
-            and ins[0].type == schema.FLOAT32):
+    if (code in (_LOGISTIC, _TANH) and ins and ins[0] is not None
+            and ins[0].type == _FLOAT32):
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
     x, y = unary_io(op, ins, outs,
-                    "int8 and float32" if code in (schema.LOGISTIC,
-                                                   schema.TANH) else "int8")
+                    "int8 and float32" if code in (_LOGISTIC,
+                                                   _TANH) else "int8")
     label = op.label()
     try:
-        if code == schema.LOGISTIC or code == schema.TANH:
-            if code == schema.LOGISTIC and y.zero_point != -128:
+        if code == _LOGISTIC or code == _TANH:
+            if code == _LOGISTIC and y.zero_point != -128:
                 raise PrepareError("%s: output %s zero point must be -128"
                                    % (label, y.label()))
             p = lut_math.sigmoid_params(x.scale)
             if p is None:
                 raise PrepareError("%s: input %s scale %r is out of range"
                                    % (label, x.label(), x.scale))
-            fn = lut_math.logistic_table if code == schema.LOGISTIC \
+            fn = lut_math.logistic_table if code == _LOGISTIC \
                 else lut_math.tanh_table
             return bind(ctx, fn(x.zero_point, *p), x, y)
-        if code == schema.HARD_SWISH:
+        if code == _HARD_SWISH:
             p = lut_math.hard_swish_params(x.scale, y.scale)
             if p[1] > 0:
                 raise PrepareError("%s: input scale / 128 / output scale "
@@ -95,7 +101,7 @@ def prepare(op, ins, outs, ctx):
                                    % (label, x.label(), x.scale, p[3]))
             return bind(ctx, lut_math.hard_swish_table(
                 x.zero_point, y.zero_point, *p), x, y)
-        if code == schema.RSQRT:
+        if code == _RSQRT:
             return _prepare_rsqrt(op, x, y, ctx)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))

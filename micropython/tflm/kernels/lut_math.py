@@ -20,18 +20,20 @@ done exactly with integers (f32_* below and tflm.quant): never with the
 board's floats. Nothing here runs in invoke().
 """
 
+from micropython import const
+
 from .. import quant
 from ..errors import ModelError
 from ..fixedpoint import mbqm_ref
+from .gemmlowp import _tdiv, exp_neg, pot, rdbpot, srdhm, w16, w32
 
-from .gemmlowp import (INT32_MAX, _tdiv, exp_neg, pot, rdbpot, srdhm,
-                       w16, w32)
+_INT32_MAX = const((1 << 31) - 1)
 
 
 def _newton(a):
     """The Newton-Raphson division shared by gemmlowp's
     one_over_one_plus_x and one_minus_x_over_one_plus_x (Q2.29 raw)."""
-    s = a + INT32_MAX
+    s = a + _INT32_MAX
     half = w32(_tdiv(s + (1 if s >= 0 else -1), 2))  # RoundingHalfSum
     x = w32(1515870810 + srdhm(half, -1010580540))  # 48/17 - 32/17 * d
     for _ in range(3):
@@ -46,7 +48,7 @@ def logistic(a, ib):
         return 1 << 30
     pos = _newton(exp_neg(w32(-a) if a > 0 else a, ib))
     pos = pot(pos, 1)  # Rescale<0>(ExactMulByPot<-1>(x))
-    return pos if a > 0 else w32(INT32_MAX - pos)
+    return pos if a > 0 else w32(_INT32_MAX - pos)
 
 
 def tanh(a, ib):
@@ -62,7 +64,7 @@ def inv_sqrt(x):
     """GetInvSqrtQuantizedMultiplierExp(x, kReverseShift = -1):
     (multiplier, shift) for an int32 x >= 0."""
     if x <= 1:
-        return INT32_MAX, 0
+        return _INT32_MAX, 0
     shift = 11
     while x >= 1 << 29:
         x //= 4
@@ -237,7 +239,7 @@ def _rdbpot16(x, e):
 
 def _down16(m):
     """DownScaleInt32ToInt16Multiplier."""
-    if m >= INT32_MAX - (1 << 15):
+    if m >= _INT32_MAX - (1 << 15):
         return 32767
     return (m + (1 << 15)) >> 16
 

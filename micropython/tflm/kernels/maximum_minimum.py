@@ -14,15 +14,20 @@ the output in chunks (broadcast.gather), selects, stores.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
 from ..fixedpoint import store_i8
 from . import broadcast
 from .conv_util import keep, scratch_halves
 
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_INT8 = const(9)
+_MAXIMUM = const(55)
+
 # tensor type -> (element bytes, float compare)
-_TYPES = {schema.INT8: (1, 0), schema.INT32: (4, 0), schema.FLOAT32: (4, 1)}
+_TYPES = {_INT8: (1, 0), _INT32: (4, 0), _FLOAT32: (4, 1)}
 
 
 def prepare(op, ins, outs, ctx):
@@ -39,7 +44,7 @@ def prepare(op, ins, outs, ctx):
     bc = broadcast.check(op, x1, x2, y)
     st = broadcast.walker(x1, x2, y, bc, width=width)
     sa, sb, half = scratch_halves(ctx)
-    mode = (1 if op.code == schema.MAXIMUM else 0) | (2 if flt else 0)
+    mode = (1 if op.code == _MAXIMUM else 0) | (2 if flt else 0)
     qp = array("i", [0, -128, 127]) if width == 1 else None
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), mode, keep(ctx, qp))

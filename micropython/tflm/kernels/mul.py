@@ -21,14 +21,18 @@ requantize and store.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from . import broadcast
 from .conv_util import keep, scratch_halves
 
-MUL_OPTIONS = 21
+_FLOAT32 = const(0)
+_INT32 = const(2)
+
+_MUL_OPTIONS = const(21)
 
 
 def prepare(op, ins, outs, ctx):
@@ -39,12 +43,12 @@ def prepare(op, ins, outs, ctx):
     fused activation. Raises PrepareError for other types, bad shapes, or
     a multiplier shift above 30 (x * (1 << shift) would overflow in TFLM).
     """
-    act = op.opt_byte(0, 0) if op.options_type == MUL_OPTIONS else 0
+    act = op.opt_byte(0, 0) if op.options_type == _MUL_OPTIONS else 0
     t = ins[0].type if ins and ins[0] is not None else None
-    if t == schema.FLOAT32:
+    if t == _FLOAT32:
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
-    if t == schema.INT32:
+    if t == _INT32:
         from . import binary_i32
         return binary_i32.prepare(op, ins, outs, ctx, act)
     return _prepare_int8(op, ins, outs, ctx, act)

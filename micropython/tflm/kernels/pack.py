@@ -15,9 +15,12 @@ are rejected here.
 
 from array import array
 
-from .. import schema
+from micropython import const
+
 from .copy_util import (F32, I8, I16, I32, I64, axis_of, check_types, fail,
                         interleave_eval, prod)
+
+_PACK = const(83)
 
 _PACK_TYPES = (F32, I8, I16, I32, I64)
 _UNPACK_TYPES = (F32, I8, I16, I32)
@@ -89,7 +92,7 @@ def prepare(op, ins, outs, ctx):
     tensor]; UnpackOptions num, axis; outs = num tensors. Raises
     PrepareError.
     """
-    if op.code == schema.PACK:
+    if op.code == _PACK:
         big, parts, axis, pack = _pack(op, ins, outs)
     else:
         big, parts, axis, pack = _unpack(op, ins, outs)

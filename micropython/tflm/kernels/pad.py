@@ -15,17 +15,22 @@ otherwise.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
 
-_TYPES = (schema.FLOAT32, schema.INT8, schema.INT16, schema.INT32)
-MAX_RANK = 5
+_FLOAT32 = const(0)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT8 = const(9)
+
+_TYPES = (_FLOAT32, _INT8, _INT16, _INT32)
+_MAX_RANK = const(5)
 
 
 def _paddings(op, t, rank, ctx):
     """The paddings as a list of (before, after) pairs."""
-    if t.type != schema.INT32 or not t.is_const:
+    if t.type != _INT32 or not t.is_const:
         raise PrepareError("%s: paddings %s must be a constant int32 tensor"
                            % (op.label(), t.label()))
     if t.size != 2 * rank:
@@ -42,13 +47,13 @@ def _pad_value(op, x, y, cv):
         if cv.type != x.type or cv.size != 1:
             raise PrepareError("%s: constant_values %s must be one %s value"
                                % (op.label(), cv.label(), x.dtype))
-        if x.type == schema.INT8 and (cv.zero_point != y.zero_point
+        if x.type == _INT8 and (cv.zero_point != y.zero_point
                                       or cv.scale != y.scale):
             raise PrepareError("%s: constant_values %s must share output %s "
                                "scale and zero point" % (
                                    op.label(), cv.label(), y.label()))
         return cv.data
-    if x.type == schema.INT8:
+    if x.type == _INT8:
         if not -128 <= y.zero_point <= 127:
             raise PrepareError("%s: output %s zero point %d is outside int8"
                                % (op.label(), y.label(), y.zero_point))
@@ -73,9 +78,9 @@ def prepare(op, ins, outs, ctx):
                            "supports float32, int8, int16, int32"
                            % (label, x.label(), x.dtype, y.label(), y.dtype))
     rank = len(x.shape)
-    if rank > MAX_RANK or len(y.shape) != rank:
+    if rank > _MAX_RANK or len(y.shape) != rank:
         raise PrepareError("%s: input %s rank %d (at most %d, output %s "
-                           "rank %d)" % (label, x.label(), rank, MAX_RANK,
+                           "rank %d)" % (label, x.label(), rank, _MAX_RANK,
                                          y.label(), len(y.shape)))
     pads = _paddings(op, ins[1], rank, ctx)
     for i in range(rank):
@@ -86,7 +91,7 @@ def prepare(op, ins, outs, ctx):
                                    label, y.label(), y.shape, x.label(),
                                    x.shape, pads))
     val = _pad_value(op, x, y, cv)
-    n = MAX_RANK - rank
+    n = _MAX_RANK - rank
     dims = [1] * n + list(y.shape)
     lefts = [0] * n + [p[0] for p in pads]
     rights = [0] * n + [p[1] for p in pads]

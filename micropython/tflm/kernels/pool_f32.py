@@ -22,14 +22,18 @@ Arithmetic: f32.dot / f32.vdiv (bit-exact float32, see f32.py).
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
 from . import conv_util, f32
 from .f32 import dot, vdiv
 
-POOL2D_OPTIONS = 5
-REDUCER_OPTIONS = 27
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_MAX_POOL_2D = const(17)
+
+_POOL2D_OPTIONS = const(5)
+_REDUCER_OPTIONS = const(27)
 
 
 def prepare_pool(op, ins, outs, ctx):
@@ -47,7 +51,7 @@ def prepare_pool(op, ins, outs, ctx):
     f32.check_float(op, (x, y))
     for t in (x, y):
         conv_util.check_rank4(op, t, "input" if t is x else "output")
-    if op.options_type != POOL2D_OPTIONS:
+    if op.options_type != _POOL2D_OPTIONS:
         raise PrepareError("%s has no Pool2DOptions" % label)
     padding, sw, sh = op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0)
     fw, fh, act = op.opt_int(3, 0), op.opt_int(4, 0), op.opt_byte(5, 0)
@@ -67,7 +71,7 @@ def prepare_pool(op, ins, outs, ctx):
                            % (label, ph, pw))
     g = array("i", (n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw))
     lo, hi = f32.act_range(act)
-    if op.code == schema.MAX_POOL_2D:
+    if op.code == _MAX_POOL_2D:
         return _max_pool, (g, f32.consts(lo, hi), f32.words(x, ctx),
                            y.data)
     # dot sums with weight 1.0 (stride 0) and no clamp; vdiv divides by
@@ -232,11 +236,11 @@ def prepare_mean(op, ins, outs, ctx):
     if len(ins) != 2 or None in ins or len(outs) != 1:
         raise PrepareError("%s needs input, axis and one output" % label)
     x, axis, y = ins[0], ins[1], outs[0]
-    if x.type != schema.FLOAT32:
+    if x.type != _FLOAT32:
         raise PrepareError("%s: input %s is %s; only float32 MEAN is "
                            "supported" % (label, x.label(), x.dtype))
     f32.check_float(op, (y,))
-    if axis.type != schema.INT32 or not axis.is_const:
+    if axis.type != _INT32 or not axis.is_const:
         raise PrepareError("%s: axis %s must be a constant int32 tensor"
                            % (label, axis.label()))
     fb = ctx.model.fb
@@ -250,7 +254,7 @@ def prepare_mean(op, ins, outs, ctx):
         a %= rank if rank else 1
         if a not in axes:
             axes.append(a)
-    keep = op.opt_byte(0, 0) if op.options_type == REDUCER_OPTIONS else 0
+    keep = op.opt_byte(0, 0) if op.options_type == _REDUCER_OPTIONS else 0
     want = tuple(1 if i in axes else d for i, d in enumerate(x.shape)
                  if keep or i not in axes)
     if tuple(y.shape) != want:

@@ -17,12 +17,17 @@ tensorflow/lite/kernels/padding.h (ComputePaddingHeightWidth).
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from .conv_util import keep
 
-POOL2D_OPTIONS = 5
+_INT8 = const(9)
+_PADDING_SAME = const(0)
+_PADDING_VALID = const(1)
+
+_POOL2D_OPTIONS = const(5)
 
 # The double 1e-6 of PoolingPrepare's scale check, as m * 2**e.
 _ONE_E_MINUS_6 = (0x10C6F7A0B5ED8D, -72)
@@ -31,7 +36,7 @@ _ONE_E_MINUS_6 = (0x10C6F7A0B5ED8D, -72)
 def _options(op):
     """(padding, stride_w, stride_h, filter_w, filter_h, activation);
     zeros (rejected later) when the Pool2DOptions table is missing."""
-    if op.options_type != POOL2D_OPTIONS:
+    if op.options_type != _POOL2D_OPTIONS:
         return 0, 0, 0, 0, 0, 0
     return (op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0),
             op.opt_int(3, 0), op.opt_int(4, 0), op.opt_byte(5, 0))
@@ -39,7 +44,7 @@ def _options(op):
 
 def _out_size(padding, size, filt, stride):
     """ComputeOutSize (padding.h), dilation 1."""
-    if padding == schema.PADDING_SAME:
+    if padding == _PADDING_SAME:
         return (size + stride - 1) // stride
     return (size + stride - filt) // stride
 
@@ -67,7 +72,7 @@ def _check(op, ins, outs):
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
     for t in (x, y):
-        if t.type != schema.INT8:
+        if t.type != _INT8:
             raise PrepareError("%s: %s is %s; only int8 is supported"
                                % (label, t.label(), t.dtype))
         if len(t.shape) != 4:
@@ -109,7 +114,7 @@ def prepare_with(op, ins, outs, ctx, fn):
     label = op.label()
     x, y = _check(op, ins, outs)
     padding, sw, sh, fw, fh, act = _options(op)
-    if padding not in (schema.PADDING_SAME, schema.PADDING_VALID):
+    if padding not in (_PADDING_SAME, _PADDING_VALID):
         raise PrepareError("%s: unknown padding %d" % (label, padding))
     if min(sw, sh, fw, fh) < 1:
         raise PrepareError("%s: strides %dx%d and filter %dx%d must be >= 1"

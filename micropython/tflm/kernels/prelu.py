@@ -21,12 +21,15 @@ alpha may be a constant or an activation.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import mbqm_ref, scale_i32, store_i8
 from .conv_util import keep
 from .broadcast import broadcast_loops
+
+_INT8 = const(9)
 
 
 def prepare(op, ins, outs, ctx):
@@ -43,7 +46,7 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s needs two inputs and one output" % label)
     x, al, y = ins[0], ins[1], outs[0]
     for t in (x, al, y):
-        if t.type != schema.INT8:
+        if t.type != _INT8:
             raise PrepareError("%s: %s is %s; only int8 is supported"
                                % (label, t.label(), t.dtype))
         if not t.scales:

@@ -29,14 +29,19 @@ import struct
 from array import array
 
 import micropython
+from micropython import const
 
 from ..context import persistent
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
 
-INF_BITS = 0x7F800000
-INT32_BOUND = 1 << 31
+_FLOAT32 = const(0)
+_INT8 = const(9)
+_UINT8 = const(3)
+
+_INF_BITS = const(0x7F800000)
+_INT32_BOUND = const(1 << 31)
 
 
 # --- float32 -> int8 -------------------------------------------------------
@@ -68,7 +73,7 @@ def _rounded_quotient(mag, scale):
 def _overflows(mag, scale):
     """True where (int32) of the rounded quotient is out of range (or the
     input is infinite / NaN)."""
-    return mag >= INF_BITS or _rounded_quotient(mag, scale) >= INT32_BOUND
+    return mag >= _INF_BITS or _rounded_quotient(mag, scale) >= _INT32_BOUND
 
 
 def _first_true(pred, lo, hi, guess):
@@ -126,8 +131,8 @@ def float_thresholds(scale, zero_point, ctx=None):
     s = quant.from_f32(scale)
     if not s[0]:
         raise ModelError("scale is zero")
-    mag_ov = _first_true(lambda m: _overflows(m, s), 0, INF_BITS,
-                         INF_BITS)
+    mag_ov = _first_true(lambda m: _overflows(m, s), 0, _INF_BITS,
+                         _INF_BITS)
     out_ov = 127 if zero_point < 0 else -128
 
     def out(k):  # the output for a key with |k| < mag_ov
@@ -187,7 +192,7 @@ def _quantize_f32(x, y, n: int, th, lim):
 # --- 8-bit requantization ---------------------------------------------------
 
 def _range(t):
-    return (-128, 127) if t.type == schema.INT8 else (0, 255)
+    return (-128, 127) if t.type == _INT8 else (0, 255)
 
 
 def requantize_table(x, y):
@@ -196,7 +201,7 @@ def requantize_table(x, y):
     if shift > 30:
         raise ModelError("scale ratio %r / %r is too large"
                          % (x.scale, y.scale))
-    signed = x.type == schema.INT8
+    signed = x.type == _INT8
     buf = array("i", [(b - 256 if signed and b > 127 else b) - x.zero_point
                       for b in range(256)])
     scale_i32(buf, 256, array("i", [m]), array("i", [shift]), 0)
@@ -225,8 +230,8 @@ def _check(op, ins, outs):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
-    ok = (x.type in (schema.FLOAT32, schema.UINT8) and y.type == schema.INT8
-          or x.type == schema.INT8 and y.type in (schema.INT8, schema.UINT8))
+    ok = (x.type in (_FLOAT32, _UINT8) and y.type == _INT8
+          or x.type == _INT8 and y.type in (_INT8, _UINT8))
     if not ok:
         raise PrepareError("%s: %s -> %s is not supported (float32 -> int8, "
                            "int8 -> int8 / uint8, uint8 -> int8 are)"
@@ -239,7 +244,7 @@ def _check(op, ins, outs):
                            "differ" % (label, x.label(), x.shape, y.label(),
                                        y.shape))
     for t in (x, y):
-        if t.type != schema.FLOAT32:
+        if t.type != _FLOAT32:
             lo, hi = _range(t)
             if not t.scales or not lo <= t.zero_point <= hi:
                 raise PrepareError("%s: %s needs a scale and a zero point "
@@ -257,7 +262,7 @@ def prepare(op, ins, outs, ctx):
     """
     x, y = _check(op, ins, outs)
     try:
-        if x.type == schema.FLOAT32:
+        if x.type == _FLOAT32:
             th, lim = float_thresholds(y.scale, y.zero_point, ctx)
             return _eval_float, (x.data, y.data, y.size, th, lim)
         lut = requantize_table(x, y)

@@ -33,14 +33,21 @@ beyond): the same bits on 32- and 64-bit viper.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from .conv_util import keep
 
-REDUCER_OPTIONS = 27
-MAX_COUNT = 1 << 23  # reduced elements per output: int32 sums cannot wrap
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_INT8 = const(9)
+_MEAN = const(40)
+_REDUCE_MAX = const(82)
+
+_REDUCER_OPTIONS = const(27)
+_MAX_COUNT = const(1 << 23)  # reduced elements per output: int32 sums cannot wrap
 MODE_SUM8, MODE_MAX8, MODE_MAXF = 0, 1, 2
 
 
@@ -54,7 +61,7 @@ def resolve_axes(op, axis, rank, ctx):
     PrepareError for a non-constant or non-int32 tensor or an axis
     outside [-rank, rank). A scalar (rank 0) input has no axes, whatever
     the tensor holds (TFLM's ResolveAxis short-circuits)."""
-    if axis.type != schema.INT32:
+    if axis.type != _INT32:
         _fail(op, "axis %s must be int32, not %s" % (axis.label(),
                                                      axis.dtype))
     if axis.size == 0 or rank == 0:
@@ -251,7 +258,7 @@ def _check(op, ins, outs):
     if x.type != y.type:
         _fail(op, "input %s is %s, output %s is %s" % (
             x.label(), x.dtype, y.label(), y.dtype))
-    if x.type not in (schema.INT8, schema.FLOAT32):
+    if x.type not in (_INT8, _FLOAT32):
         _fail(op, "input %s is %s; int8 and float32 are supported"
               % (x.label(), x.dtype))
     return x, y
@@ -333,13 +340,13 @@ def prepare(op, ins, outs, ctx):
     """
     x, y = _check(op, ins, outs)
     code = op.code
-    if x.type == schema.FLOAT32 and code != schema.REDUCE_MAX:
+    if x.type == _FLOAT32 and code != _REDUCE_MAX:
         if not resolve_axes(op, ins[1], len(x.shape), ctx):
             return _prepare_f32_identity(op, x, y, ctx)
         from .pool_f32 import prepare_mean
         from .f32 import dot
         fn, st = prepare_mean(op, ins, outs, ctx)
-        if code == schema.MEAN:
+        if code == _MEAN:
             return fn, st
         return _sum_f32, st[:6] + (dot,)
     shape = x.shape
@@ -349,21 +356,21 @@ def prepare(op, ins, outs, ctx):
     if y.size != total or not count:
         _fail(op, "output %s has %d elements, reducing %s over axes %s "
               "gives %d" % (y.label(), y.size, tuple(shape), axes, total))
-    if code == schema.REDUCE_MAX:
-        if x.type == schema.INT8 and (x.scale != y.scale or
+    if code == _REDUCE_MAX:
+        if x.type == _INT8 and (x.scale != y.scale or
                                       x.zero_point != y.zero_point):
             _fail(op, "output %s must have the scale and zero point of "
                   "input %s" % (y.label(), x.label()))
         xd, mode = x.data, MODE_MAX8
-        if x.type == schema.FLOAT32:
+        if x.type == _FLOAT32:
             from .f32 import words
             xd, mode = words(x, ctx), MODE_MAXF  # aligned for ptr32
         return _eval_max, (xd, keep(ctx, plan(shape, axes)), y.data, total,
                            mode)
-    if count >= MAX_COUNT:
+    if count >= _MAX_COUNT:
         _fail(op, "reduces %d elements per output; at most %d are "
-              "supported" % (count, MAX_COUNT - 1))
-    m, s = _mean_sum_multiplier(op, x, y, count, code == schema.MEAN)
+              "supported" % (count, _MAX_COUNT - 1))
+    m, s = _mean_sum_multiplier(op, x, y, count, code == _MEAN)
     p = plan(shape, axes, x.zero_point * count)
     qp = array("i", (y.zero_point, -128, 127))
     return _eval_sum8, (x.data, keep(ctx, p), y.data, total, ctx.scratch,

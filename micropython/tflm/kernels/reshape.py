@@ -13,9 +13,15 @@ invoke time, so a tiny eval step checks them against the planned shape.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import InvokeError, PrepareError, raise_made
+
+_EXPAND_DIMS = const(70)
+_INT32 = const(2)
+_INT64 = const(4)
+_RESHAPE = const(22)
+_SQUEEZE = const(43)
 
 
 def _fail(op, msg):
@@ -28,9 +34,9 @@ def const_ints(op, t, ctx, what):
     if t.const_pos is None:
         return None
     fb = ctx.model.fb
-    if t.type == schema.INT32:
+    if t.type == _INT32:
         return tuple(fb.i32(t.const_pos + 4 * k) for k in range(t.size))
-    if t.type == schema.INT64:
+    if t.type == _INT64:
         return tuple(fb.i64(t.const_pos + 8 * k) for k in range(t.size))
     _fail(op, "%s %s must be int32 or int64, not %s"
           % (what, t.label(), t.dtype))
@@ -75,7 +81,7 @@ def _shape_tensor(ins):
     """The shape input TFLite reads: a 1-D int32 second input (its
     ShapeIsVector); any other second input is ignored, as there."""
     t = ins[1] if len(ins) > 1 else None
-    if t is None or t.type != schema.INT32 or len(t.shape) != 1:
+    if t is None or t.type != _INT32 or len(t.shape) != 1:
         return None
     return t
 
@@ -146,7 +152,7 @@ def _stored_shape(op, ins, dst):
     """The output's shape in the model; a stored [0] of a one-input
     RESHAPE means a scalar (TFLM reshape_common.cc, legacy models)."""
     shape = tuple(dst.shape)
-    if op.code == schema.RESHAPE and len(ins) == 1 and shape == (0,):
+    if op.code == _RESHAPE and len(ins) == 1 and shape == (0,):
         return ()
     return shape
 
@@ -155,9 +161,9 @@ def output_shape(op, ins, ctx):
     """The output shape TFLite's rules give for this operator, or None
     for a RESHAPE whose only source is the stored output shape."""
     src = ins[0]
-    if op.code == schema.SQUEEZE:
+    if op.code == _SQUEEZE:
         return _squeeze_target(op, src)
-    if op.code == schema.EXPAND_DIMS:
+    if op.code == _EXPAND_DIMS:
         return _expand_target(op, ins, ctx)
     target = _reshape_target(op, ins, ctx)
     return None if target is None else resolve_shape(op, target, src.shape)
@@ -168,7 +174,7 @@ def _agrees(op, stored, want):
         return True
     # A scalar squeeze result stored as [1] (TFLM squeeze_test.cc
     # SqueezeAllDims; TFLM only checks the dimensions it keeps).
-    return op.code == schema.SQUEEZE and want == () and stored == (1,)
+    return op.code == _SQUEEZE and want == () and stored == (1,)
 
 
 def prepare(op, ins, outs, ctx):
@@ -199,7 +205,7 @@ def prepare(op, ins, outs, ctx):
     if stored != tuple(dst.shape):  # legacy [0]: becomes a scalar view
         dst.shape, dst.size, dst.nbytes = stored, src.size, src.nbytes
         dst.data = src.data
-    st = _shape_tensor(ins) if op.code == schema.RESHAPE else None
+    st = _shape_tensor(ins) if op.code == _RESHAPE else None
     if st is None or st.is_const or st.size == 0:
         return None, None
     return _computed_shape(op, st, want)

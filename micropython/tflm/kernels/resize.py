@@ -30,18 +30,25 @@ math and no division:
 from array import array
 
 import micropython
+from micropython import const
 
 from ..heap import zeros
-from .. import quant, schema
+from .. import quant
 from ..errors import PrepareError
 from . import conv_util
 
-_NN_TYPES = (schema.FLOAT32, schema.INT8, schema.INT16)
+_FLOAT32 = const(0)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT8 = const(9)
+_RESIZE_BILINEAR = const(23)
+
+_NN_TYPES = (_FLOAT32, _INT8, _INT16)
 MAX_DIM = 1 << 20  # TFLM's (1 << 10) * size must fit int32
 # BuiltinOptions members: TFLM reads align_corners / half_pixel_centers
 # only from a table of the op's own type (else both false).
-RESIZE_BILINEAR_OPTIONS = 15
-RESIZE_NEAREST_NEIGHBOR_OPTIONS = 74
+_RESIZE_BILINEAR_OPTIONS = const(15)
+_RESIZE_NEAREST_NEIGHBOR_OPTIONS = const(74)
 
 
 def _flags(op, want, f_align, f_half):
@@ -72,7 +79,7 @@ def _check(op, ins, outs, ctx, types):
     if y.type != x.type:
         _fail(op, "output %s is %s, input %s is %s"
               % (y.label(), y.dtype, x.label(), x.dtype))
-    if size.type != schema.INT32 or len(size.shape) != 1 \
+    if size.type != _INT32 or len(size.shape) != 1 \
             or size.shape[0] != 2:
         _fail(op, "size %s must be an int32 tensor of shape [2]"
               % size.label())
@@ -130,7 +137,7 @@ def prepare_nearest(op, ins, outs, ctx):
     output shape that does not match the size.
     """
     x, y, oh, ow = _check(op, ins, outs, ctx, _NN_TYPES)
-    align, half = _flags(op, RESIZE_NEAREST_NEIGHBOR_OPTIONS, 0, 1)
+    align, half = _flags(op, _RESIZE_NEAREST_NEIGHBOR_OPTIONS, 0, 1)
     b, h, w, c = x.shape
     cb = c * x.itemsize
     ytab = array("i", (nearest_index(i, h, oh, align, half) * w * cb
@@ -243,11 +250,11 @@ def prepare_bilinear(op, ins, outs, ctx):
     as TFLM does. Raises PrepareError for other types, ranks, a
     non-constant size or a mismatched output shape.
     """
-    x, y, oh, ow = _check(op, ins, outs, ctx, (schema.INT8, schema.FLOAT32))
-    align, half = _flags(op, RESIZE_BILINEAR_OPTIONS, 2, 3)
+    x, y, oh, ow = _check(op, ins, outs, ctx, (_INT8, _FLOAT32))
+    align, half = _flags(op, _RESIZE_BILINEAR_OPTIONS, 2, 3)
     if align and half:
         _fail(op, "half_pixel_centers requires align_corners false")
-    if x.type == schema.FLOAT32:
+    if x.type == _FLOAT32:
         return prepare_bilinear_f32(x, y, oh, ow, align, half, ctx)
     b, h, w, c = x.shape
     ytab = bilinear_tables(h, oh, w * c, align, half)
@@ -315,7 +322,7 @@ def _bilinear(st):
 def prepare(op, ins, outs, ctx):
     """Dispatch on the operator code (see prepare_nearest /
     prepare_bilinear)."""
-    if op.code == schema.RESIZE_BILINEAR:
+    if op.code == _RESIZE_BILINEAR:
         return prepare_bilinear(op, ins, outs, ctx)
     return prepare_nearest(op, ins, outs, ctx)
 

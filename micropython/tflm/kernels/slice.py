@@ -19,6 +19,7 @@ write outside the output).
 from array import array
 
 import micropython
+from micropython import const
 
 from ..errors import InvokeError
 from .copy_util import (BOOL, F32, I8, I16, I32, I64, check_types,
@@ -27,7 +28,7 @@ from .copy_util import (BOOL, F32, I8, I16, I32, I64, check_types,
 from .reshape import const_ints
 
 _TYPES = (F32, I8, I16, I32, BOOL)
-MAX_RANK = 5
+_MAX_RANK = const(5)
 
 
 def plan(op, shape, begin, size):
@@ -73,9 +74,9 @@ def prepare(op, ins, outs, ctx):
     x, y = ins[0], outs[0]
     check_types(op, x, outs, _TYPES, "SLICE")
     rank = len(x.shape)
-    if rank > MAX_RANK:
+    if rank > _MAX_RANK:
         fail(op, "input %s has rank %d; TFLM supports at most %d"
-             % (x.label(), rank, MAX_RANK))
+             % (x.label(), rank, _MAX_RANK))
     _index_tensors(op, ins, rank)
     if len(y.shape) != rank:
         fail(op, "output %s has rank %d, input %s rank %d"

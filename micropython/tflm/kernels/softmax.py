@@ -20,6 +20,7 @@ and so give -128, as TFLM's explicit branch does.
 from array import array
 
 import micropython
+from micropython import const
 
 from .. import quant
 from . import check_int8
@@ -28,12 +29,12 @@ from ..fixedpoint import scale_i32, store_i8
 from . import conv_util
 from .gemmlowp import exp_neg, rdbpot as _rdbpot, srdhm as _srdhm
 
-SOFTMAX_OPTIONS = 9
-SCALED_DIFF_INTEGER_BITS = 5
-ACCUM_INTEGER_BITS = 12
-INT32_MAX = (1 << 31) - 1
-INT32_MIN = -(1 << 31)
-ONE_OVER_256 = 0x3B800000  # float32 bits of 1 / 256
+_SOFTMAX_OPTIONS = const(9)
+_SCALED_DIFF_INTEGER_BITS = const(5)
+_ACCUM_INTEGER_BITS = const(12)
+_INT32_MAX = const((1 << 31) - 1)
+_INT32_MIN = const(-(1 << 31))
+_ONE_OVER_256 = const(0x3B800000)  # float32 bits of 1 / 256
 
 
 # gemmlowp fixed point, plain Python (prepare time only): gemmlowp.py.
@@ -41,7 +42,7 @@ ONE_OVER_256 = 0x3B800000  # float32 bits of 1 / 256
 
 def exp_on_negative_values(a):
     """gemmlowp exp_on_negative_values for a Q5.26 raw a <= 0; Q0.31 raw."""
-    return exp_neg(a, SCALED_DIFF_INTEGER_BITS)
+    return exp_neg(a, _SCALED_DIFF_INTEGER_BITS)
 
 
 def _tables(mult, shift, diff_min, ctx=None):
@@ -56,7 +57,7 @@ def _tables(mult, shift, diff_min, ctx=None):
         # d << shift stays below 31 * 2**26 when -d >= diff_min.
         e = exp_on_negative_values(_srdhm(-(d << shift), mult))
         e_tab[d] = e
-        r_tab[d] = _rdbpot(e, ACCUM_INTEGER_BITS)
+        r_tab[d] = _rdbpot(e, _ACCUM_INTEGER_BITS)
     return e_tab, r_tab
 
 
@@ -68,16 +69,16 @@ def _beta_multiplier(op, beta, in_scale):
     except ModelError as e:
         raise PrepareError("%s: beta %r / input scale: %s"
                            % (op.label(), beta, e))
-    real = quant.ldexp(prod, 31 - SCALED_DIFF_INTEGER_BITS)
-    if quant.cmp(real, (INT32_MAX, 0)) > 0:
-        real = (INT32_MAX, 0)
+    real = quant.ldexp(prod, 31 - _SCALED_DIFF_INTEGER_BITS)
+    if quant.cmp(real, (_INT32_MAX, 0)) > 0:
+        real = (_INT32_MAX, 0)
     if quant.cmp(real, (1, 0)) <= 0:  # QuantizeMultiplierGreaterThanOne
         raise PrepareError("%s: beta * input scale %r * %r is too small"
                            % (op.label(), beta, in_scale))
     mult, shift = quant.quantize_multiplier(real)
     # -CalculateInputRadius(5, shift, 31): floor(31 * 2**26 / 2**shift).
-    radius = (((1 << SCALED_DIFF_INTEGER_BITS) - 1)
-              << (31 - SCALED_DIFF_INTEGER_BITS)) >> shift
+    radius = (((1 << _SCALED_DIFF_INTEGER_BITS) - 1)
+              << (31 - _SCALED_DIFF_INTEGER_BITS)) >> shift
     return mult, shift, -radius
 
 
@@ -109,7 +110,7 @@ def prepare(op, ins, outs, ctx):
     if y.zero_point != -128 or not one_over_256:
         raise PrepareError("%s: output %s must have scale 1/256 and zero "
                            "point -128" % (label, y.label()))
-    beta = op.opt_float(0, 0.0) if op.options_type == SOFTMAX_OPTIONS \
+    beta = op.opt_float(0, 0.0) if op.options_type == _SOFTMAX_OPTIONS \
         else 0.0
     mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
     e_tab, r_tab = _tables(mult, shift, diff_min, ctx)
@@ -196,7 +197,7 @@ def _reciprocal(st, m, s):
     p = ptr32(st)
     one: int = 1
     S: int = one << 31
-    imax: int = S - 1  # INT32_MAX on either word size after the wrap
+    imax: int = S - 1  # _INT32_MAX on either word size after the wrap
     imin: int = 0 - S
     h30: int = one << 30
     x: int = p[0]  # 2**19 <= sum <= 2**28

@@ -31,12 +31,15 @@ counters (no division per pixel) and copies one pixel's bytes at a time.
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import schema
 from ..errors import InvokeError
 from .copy_util import (F32, I8, I32, check_types, const_vector, fail,
                         raise_made)
 from .reshape import const_ints
+
+_INT8 = const(9)
+_SPACE_TO_BATCH_ND = const(38)
 
 _TYPES = (F32, I8)
 
@@ -102,7 +105,7 @@ def prepare(op, ins, outs, ctx):
     the input's type and rank, the shape these give]. Raises
     PrepareError.
     """
-    s2b = op.code == schema.SPACE_TO_BATCH_ND
+    s2b = op.code == _SPACE_TO_BATCH_ND
     what = "paddings" if s2b else "crops"
     if len(ins) != 3 or ins[0] is None or len(outs) != 1:
         fail(op, "needs input, block_shape, %s and one output" % what)
@@ -120,7 +123,7 @@ def prepare(op, ins, outs, ctx):
     if OC != C:
         fail(op, "output %s depth %d differs from input %s depth %d"
              % (y.label(), OC, x.label(), C))
-    pad = y.zero_point & 0xFF if s2b and y.type == schema.INT8 else 0
+    pad = y.zero_point & 0xFF if s2b and y.type == _INT8 else 0
     g = array("i", [n, N, H, W, C * x.itemsize, OB, OH, OW, 1, 1, 0, 0,
                     pad, int(s2b)] + [0] * 6)
     fn = _s2b if s2b else _b2s

@@ -14,9 +14,12 @@ bounds are rejected here.
 
 from array import array
 
-from .. import schema
+from micropython import const
+
 from .copy_util import (F32, I8, I16, I32, axis_of, check_types,
                         const_vector, fail, interleave_eval, prod)
+
+_SPLIT_V = const(102)
 
 _TYPES = (F32, I8, I16, I32)
 
@@ -29,7 +32,7 @@ def prepare(op, ins, outs, ctx):
     type and rank, equal to it except along axis, where their sizes add
     up to the input's (SPLIT: all equal). Raises PrepareError.
     """
-    v = op.code == schema.SPLIT_V
+    v = op.code == _SPLIT_V
     if len(ins) != (3 if v else 2) or not outs or None in outs:
         fail(op, "needs %s and outputs" % (
             "input, size_splits, axis" if v else "axis, input"))

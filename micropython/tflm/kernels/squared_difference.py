@@ -30,15 +30,20 @@ f32.vec squares it in place, fl(-0.0 + fl(d * d)).
 from array import array
 
 import micropython
+from micropython import const
 
-from .. import quant, schema
+from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b, scale_i32
 from ..model import Operator
 from . import add, broadcast
 from .conv_util import keep, scratch_halves
 
-LEFT_SHIFT = 7
+_FLOAT32 = const(0)
+_INT32 = const(2)
+_SUB = const(41)
+
+_LEFT_SHIFT = const(7)
 
 
 def _multipliers(op, x1, x2, y):
@@ -46,7 +51,7 @@ def _multipliers(op, x1, x2, y):
     f1, f2, fo = (quant.from_f32(x1.scale), quant.from_f32(x2.scale),
                   quant.from_f32(y.scale))
     twice_max = quant.ldexp(f1 if quant.cmp(f1, f2) >= 0 else f2, 1)
-    den = quant.ldexp(fo, 2 * LEFT_SHIFT)
+    den = quant.ldexp(fo, 2 * _LEFT_SHIFT)
     if not den[0] or not twice_max[0]:
         raise ModelError("zero scale")
     if quant.bitlen(den[0]) + den[1] > 128:
@@ -70,9 +75,9 @@ def prepare(op, ins, outs, ctx):
     multipliers would abort or overflow.
     """
     t = ins[0].type if ins and ins[0] is not None else None
-    if t == schema.FLOAT32:
+    if t == _FLOAT32:
         return _prepare_float(op, ins, outs, ctx)
-    if t == schema.INT32:
+    if t == _INT32:
         from . import binary_i32
         return binary_i32.prepare(op, ins, outs, ctx)
     return _prepare_int8(op, ins, outs, ctx)
@@ -92,7 +97,7 @@ def _prepare_int8(op, ins, outs, ctx):
                 127, 0]
         return add.bind_lut(_sqdiff_lut, x1, x2, y, ctx, bc, head)
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
-                          LEFT_SHIFT)
+                          _LEFT_SHIFT)
     sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), q1[0], q1[1], q2[0], q2[1], qo[0], qo[1],
@@ -208,7 +213,7 @@ def _prepare_float(op, ins, outs, ctx):
     x1, x2, y = broadcast.binary_io(op, ins, outs)
     broadcast.check(op, x1, x2, y)
     sub = Operator()  # made by hand: no options, so no activation
-    sub.index, sub.name, sub.code = op.index, op.name, schema.SUB
+    sub.index, sub.name, sub.code = op.index, op.name, _SUB
     sub_eval, sub_state = float_ops.prepare(sub, ins, outs, ctx)
     p = f32.slots(f32.VEC_SLOTS)
     p[1] = p[3] = 1  # strides of a and b (both d); c is the constant -0.0

@@ -19,12 +19,14 @@ the axis, makes TFLM's Eval write nothing at all (its output keeps stale
 bytes): rejected here with a PrepareError.
 """
 
+from micropython import const
+
 from .copy_util import (BOOL, F32, I8, I16, I32, check_types, const_vector,
                         fail, gather_eval, strided_plan, strides_of)
 
 _TYPES = (F32, I8, I16, I32, BOOL)
-MAX_RANK = 4
-STRIDED_SLICE_OPTIONS = 32  # BuiltinOptions.StridedSliceOptions
+_MAX_RANK = const(4)
+_STRIDED_SLICE_OPTIONS = const(32)  # BuiltinOptions.StridedSliceOptions
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -101,9 +103,9 @@ def prepare(op, ins, outs, ctx):
     x, y = ins[0], outs[0]
     check_types(op, x, outs, _TYPES, "STRIDED_SLICE")
     rank = len(x.shape)
-    if rank > MAX_RANK:
+    if rank > _MAX_RANK:
         fail(op, "input %s has rank %d; TFLM supports at most %d"
-             % (x.label(), rank, MAX_RANK))
+             % (x.label(), rank, _MAX_RANK))
     vals = []
     for t, what in zip(ins[1:], ("begin", "end", "strides")):
         v = const_vector(op, t, what, ctx)
@@ -114,7 +116,7 @@ def prepare(op, ins, outs, ctx):
     # TFLM reads the masks only from a StridedSliceOptions table (another
     # union type, or none: all 0).
     masks = (op.opt_int(0), op.opt_int(1), op.opt_int(4)) if \
-        op.options_type == STRIDED_SLICE_OPTIONS else (0, 0, 0)
+        op.options_type == _STRIDED_SLICE_OPTIONS else (0, 0, 0)
     out, axes, base = plan(op, x.shape, vals[0], vals[1], vals[2], masks,
                            x.itemsize)
     if tuple(y.shape) != out:

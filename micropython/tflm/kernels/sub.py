@@ -12,10 +12,14 @@ tests/test_ops_binary.py (test_sub_double_multipliers) shows on models
 where the two differ.
 """
 
-from .. import schema
+from micropython import const
+
 from . import add, broadcast
 
-SUB_OPTIONS = 28
+_FLOAT32 = const(0)
+_INT32 = const(2)
+
+_SUB_OPTIONS = const(28)
 
 
 def prepare(op, ins, outs, ctx):
@@ -27,14 +31,14 @@ def prepare(op, ins, outs, ctx):
     and multipliers TFLM would abort on (outside (0, 1)).
     """
     t = ins[0].type if ins and ins[0] is not None else None
-    if t == schema.FLOAT32:
+    if t == _FLOAT32:
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
-    if t == schema.INT32:
+    if t == _INT32:
         from . import binary_i32
-        act = op.opt_byte(0, 0) if op.options_type == SUB_OPTIONS else 0
+        act = op.opt_byte(0, 0) if op.options_type == _SUB_OPTIONS else 0
         return binary_i32.prepare(op, ins, outs, ctx, act)
     x1, x2, y = broadcast.int8_io(op, ins, outs,
                                  "int8, int32, float32")
     qs = add.multipliers(op, x1, x2, y)
-    return add.prepare_quant(op, x1, x2, y, ctx, qs, SUB_OPTIONS, True)
+    return add.prepare_quant(op, x1, x2, y, ctx, qs, _SUB_OPTIONS, True)

@@ -22,11 +22,12 @@ any address), all values below 2**28: the same on 32- and 64-bit viper.
 from array import array
 
 import micropython
+from micropython import const
 
 from ..errors import PrepareError
 from .reshape import const_ints
 
-MAX_RANK = 6
+_MAX_RANK = const(6)
 
 # Parameter array (int32): n, s, w (inner run: elements, input byte stride,
 # bytes per element), r (outer dimensions), rows (their product), then r
@@ -187,9 +188,9 @@ def prepare(op, ins, outs, ctx):
         _fail(op, "needs a data input, a perm input and one output")
     src, dst = ins[0], outs[0]
     rank = len(src.shape)
-    if rank > MAX_RANK:
+    if rank > _MAX_RANK:
         _fail(op, "input %s has rank %d; at most %d is supported"
-              % (src.label(), rank, MAX_RANK))
+              % (src.label(), rank, _MAX_RANK))
     perm = _perm(op, ins, rank, ctx)
     if src.type != dst.type or not src.itemsize:
         _fail(op, "input %s is %s, output %s is %s: types must match and "

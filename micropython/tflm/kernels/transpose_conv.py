@@ -30,15 +30,19 @@ alignment); products are int8 * int9.
 from array import array
 
 import micropython
+from micropython import const
 
 from ..heap import zeros
-from .. import schema
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
 
+_INT8 = const(9)
+_PADDING_SAME = const(0)
+_PADDING_VALID = const(1)
 
-TRANSPOSE_CONV_OPTIONS = 49  # BuiltinOptions.TransposeConvOptions
+
+_TRANSPOSE_CONV_OPTIONS = const(49)  # BuiltinOptions.TransposeConvOptions
 
 
 def _fail(op, msg):
@@ -52,11 +56,11 @@ def _io(op, ins, outs):
               % (len(ins), len(outs)))
     filt, x, y = ins[1], ins[2], outs[0]
     bias = ins[3] if len(ins) == 4 else None
-    if x is not None and x.type != schema.INT8:
+    if x is not None and x.type != _INT8:
         _fail(op, "input %s is %s: only int8 is supported"
               % (x.label(), x.dtype))
     for t, what in ((x, "input"), (filt, "filter"), (y, "output")):
-        conv_util.check_type(op, t, schema.INT8, what)
+        conv_util.check_type(op, t, _INT8, what)
         conv_util.check_rank4(op, t, what)
         if min(t.shape) < 1:
             _fail(op, "%s %s has an empty shape %s"
@@ -72,7 +76,7 @@ def _io(op, ins, outs):
 
 def _geometry(op, filt, x, y, padding, sh, sw):
     """Check shapes and options; return (pad_h, pad_w)."""
-    if padding not in (schema.PADDING_SAME, schema.PADDING_VALID):
+    if padding not in (_PADDING_SAME, _PADDING_VALID):
         _fail(op, "unknown padding %d" % padding)
     if not 1 <= min(sh, sw) <= max(sh, sw) <= conv_util.INT16_MAX:
         _fail(op, "strides (%d, %d) must be in [1, %d]"
@@ -129,7 +133,7 @@ def prepare(op, ins, outs, ctx):
     # TFLM's parser keeps the defaults (SAME, strides 0: rejected below)
     # unless builtin_options is a TransposeConvOptions table.
     padding = sw = sh = act = 0
-    if op.options_type == TRANSPOSE_CONV_OPTIONS:
+    if op.options_type == _TRANSPOSE_CONV_OPTIONS:
         padding = op.opt_byte(0, 0)
         sw = op.opt_int(1, 0)
         sh = op.opt_int(2, 0)
