@@ -38,6 +38,12 @@ run: $(STAMP)
 BOARD ?=
 ARCH ?=
 PORT ?= auto
+# armv6m instructions per MAC on an emulated Cortex-M0+ MicroPython you
+# provide (host_tools/bench_device.py): make bench-device TFLM_ARMV6M_CMD="..."
+.PHONY: bench-device
+bench-device: $(STAMP)
+	$(VPY) -m host_tools bench-device
+
 .PHONY: mpy deploy boards package-json
 
 mpy: $(STAMP)

@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from . import boards, build, cli_run, demo, deploy, romfs
-from . import bench, plan_tool
+from . import bench, bench_device, plan_tool
 from . import fuzz
 from .conformance import runner as conformance
 from . import dedupe, fit, flash_image, inspect_tool
@@ -39,6 +39,7 @@ def parser():
     dedupe.add_parser(sub)
     fit.add_parser(sub)
     flash_image.add_parser(sub)
+    bench_device.add_parser(sub)
     return p
 
 
@@ -88,6 +89,8 @@ def _dispatch(args):
         return fit.main(args)
     if args.cmd == "flash-image":
         return flash_image.main(args)
+    if args.cmd == "bench-device":
+        return bench_device.main(args)
     return demo.main(args)
 
 

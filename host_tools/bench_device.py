@@ -1,0 +1,235 @@
+"""`python -m host_tools bench-device`: instructions per MAC on an armv6m
+(Cortex-M0+) MicroPython, per model and per operator type.
+
+The unix port's time says little about a board: there the figure that
+matters is how many Thumb-1 instructions the viper kernels spend per
+multiply-accumulate. This tool builds a ROMFS image (the package as armv6m
+.mpy and the int8 benchmark models), runs one script on the target with
+that image mounted at /rom, and turns its times into instructions:
+
+- each model: construct, invoke once, then time one plain invoke (the
+  whole model) and one invoke(profile=True) (per operator), with
+  time.ticks_us(), the inputs zeroed before each (the output of the last
+  is reported);
+- instructions = µs x --per-us (default 1000: on an emulator run with one
+  instruction per nanosecond, such as qemu-system-arm -icount shift=0,
+  ticks_us() counts thousands of instructions);
+- MACs per operator from the model's shapes (host_tools/macs.py).
+
+The target is a command you give (--cmd, or TFLM_ARMV6M_CMD for `make
+bench-device`) with {image} and {script} in it; it must print the
+script's output. For example MicroPython's qemu port for the mps2-an385
+machine, built with -mcpu=cortex-m0plus and the Thumb-1 native emitter,
+run under qemu-system-arm -icount shift=0 with the image loaded at the
+port's ROMFS address. The project ships no such build (it would be
+MicroPython's code); the unix port also runs the script (tests do), but its
+times are not instructions. Results: bench/device.md and device.json, with
+the commit they were measured at.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+from . import ROOT, macs, romfs
+
+SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
+OUT_DIR = os.path.join(ROOT, "bench")
+# (name on the board, path under ../shared/models): issue 16's models
+MODELS = [
+    ("person_detect", "person_detect/person_detect.tflite"),
+    ("tiny_kws_ref_int8", "tiny_kws_ref_int8/kws_ref_model.tflite"),
+    ("tiny_ic_resnet_int8",
+     "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite"),
+    ("tiny_ad01_int8", "tiny_ad01_int8/ad01_int8.tflite"),
+    ("micro_speech_quantized",
+     "micro_speech_quantized/micro_speech_quantized.tflite"),
+]
+
+# Runs on the target. IMAGE: the ROMFS image's path, mounted here when
+# /rom does not hold the package (the unix port); NAMES: models in /rom.
+SCRIPT = r"""
+import gc, json, sys, time
+try:
+    import os
+    os.stat("/rom/tflm")
+except OSError:
+    import uctypes, vfs
+    with open(IMAGE, "rb") as f:
+        raw = f.read()
+    buf = bytearray(len(raw) + 16)
+    k = -uctypes.addressof(buf) % 16
+    buf[k:k + len(raw)] = raw
+    raw = None
+    vfs.mount(vfs.VfsRom(memoryview(buf)[k:]), "/rom")
+    sys.path.insert(0, "/rom")
+import tflm
+def zero(interp):
+    # a graph input's bytes may be reused once it is read: zero it anew
+    for t in interp.inputs:
+        d = t.data
+        for i in range(len(d)):
+            d[i] = 0
+for name in NAMES:
+    interp = None
+    tflm.unload()
+    gc.collect()
+    interp = tflm.Interpreter("/rom/%s.tflite" % name)
+    zero(interp)
+    interp.invoke()
+    zero(interp)
+    t0 = time.ticks_us()
+    interp.invoke()
+    t1 = time.ticks_us()
+    zero(interp)
+    interp.invoke(profile=True)
+    rows = interp.profile()
+    print("R " + json.dumps({"name": name, "us": time.ticks_diff(t1, t0),
+                             "ops": [[i, n, us] for i, n, us in rows],
+                             "out": list(bytes(interp.output(0).data))}))
+"""
+
+
+def image(models, work, arch="armv6m"):
+    """Writes work/bench.img (the package as .mpy for arch, and the models
+    as NAME.tflite); returns its path."""
+    specs = ["%s=%s.tflite" % (os.path.join(SHARED, rel), name)
+             for name, rel in models]
+    img, _ = romfs.build(arch, specs)
+    path = os.path.join(work, "bench.img")
+    with open(path, "wb") as f:
+        f.write(img)
+    return path
+
+
+def run(cmd, models, arch="armv6m", timeout=1800):
+    """Runs SCRIPT through cmd (a string with {image} and {script}) with
+    the package compiled for arch; returns the list of per-model records
+    it printed. Raises RuntimeError with the target's output if it fails
+    or prints none."""
+    with tempfile.TemporaryDirectory(prefix="tflm_bench_dev_") as work:
+        img = image(models, work, arch)
+        script = os.path.join(work, "bench.py")
+        with open(script, "w") as f:
+            f.write("IMAGE = %r\nNAMES = %r\n" % (img, [n for n, _ in models])
+                    + SCRIPT)
+        args = [a.format(image=img, script=script)
+                for a in shlex.split(cmd)]
+        proc = subprocess.run(args, capture_output=True, text=True,
+                              timeout=timeout)
+    recs = [json.loads(ln[2:]) for ln in proc.stdout.splitlines()
+            if ln.startswith("R {")]
+    if len(recs) != len(models):
+        raise RuntimeError("the target printed %d of %d results (exit %d):"
+                           "\n%s%s" % (len(recs), len(models),
+                                       proc.returncode, proc.stdout[-3000:],
+                                       proc.stderr[-3000:]))
+    return recs
+
+
+def summarize(recs, models, per_us):
+    """Per model: MACs, instructions per invoke and per MAC, and per
+    operator type (instructions, MACs, share of the operators' total)."""
+    paths = dict(models)
+    out = []
+    for r in recs:
+        per = {i: m for i, _, m in macs.per_op(os.path.join(
+            SHARED, paths[r["name"]]))}
+        kinds = {}
+        for i, name, us in r["ops"]:
+            k = kinds.setdefault(name, [0, 0])
+            k[0] += us * per_us
+            k[1] += per[i]
+        ops_total = sum(k[0] for k in kinds.values()) or 1
+        total_macs = sum(per.values())
+        instr = r["us"] * per_us
+        out.append({
+            "name": r["name"], "macs": total_macs, "instructions": instr,
+            "per_mac": instr / total_macs if total_macs else None,
+            "ops": {n: {"instructions": k[0], "macs": k[1],
+                        "per_mac": k[0] / k[1] if k[1] else None,
+                        "share": k[0] / ops_total}
+                    for n, k in sorted(kinds.items(),
+                                       key=lambda kv: -kv[1][0])},
+            "output": r["out"]})
+    return out
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                              cwd=ROOT, capture_output=True, text=True,
+                              timeout=30).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def markdown(rows, target, rev):
+    lines = [
+        "# armv6m instructions per MAC",
+        "",
+        "Measured by `python -m host_tools bench-device` at commit %s on: %s."
+        % (rev, target),
+        "Instructions per invoke (one plain invoke after a first one); per "
+        "operator type, from invoke(profile=True): instructions per MAC and "
+        "share of the operators' time. Issue 16's goals: person_detect, "
+        "KWS, ResNet-8 and AD01 <= 15 instructions per MAC, micro_speech "
+        "<= 20; DEPTHWISE_CONV_2D <= 20; CONV_2D and FULLY_CONNECTED <= 12.",
+        "",
+        "| model | MACs | instructions / invoke | per MAC | by operator "
+        "(instructions per MAC, share) |",
+        "|---|---:|---:|---:|---|"]
+    for r in rows:
+        by = ", ".join(
+            "%s %s (%.0f%%)" % (n, "%.1f" % k["per_mac"] if k["per_mac"]
+                                else "-", 100 * k["share"])
+            for n, k in r["ops"].items() if k["share"] >= 0.005)
+        lines.append("| %s | %s | %.1f M | %.1f | %s |" % (
+            r["name"], "{:,}".format(r["macs"]), r["instructions"] / 1e6,
+            r["per_mac"] or 0, by))
+    return "\n".join(lines) + "\n"
+
+
+def add_parser(sub):
+    p = sub.add_parser("bench-device", help="armv6m instructions per MAC "
+                       "on an emulated Cortex-M0+ MicroPython you provide")
+    p.add_argument("--cmd", dest="target_cmd",
+                   default=os.environ.get("TFLM_ARMV6M_CMD"),
+                   help="command running {script} with ROMFS {image} on "
+                        "the target (default: $TFLM_ARMV6M_CMD)")
+    p.add_argument("--per-us", type=float, default=1000.0,
+                   help="instructions per ticks_us() microsecond (1000 "
+                        "for qemu -icount shift=0)")
+    p.add_argument("--target", default=None,
+                   help="what the target is, for the report")
+    p.add_argument("--models", nargs="*", help="subset of: " +
+                   " ".join(n for n, _ in MODELS))
+    p.add_argument("--out", default=OUT_DIR,
+                   help="directory for device.md / device.json ('-': "
+                        "print only)")
+    return p
+
+
+def main(args):
+    if not args.target_cmd:
+        print("bench-device needs a target: --cmd or TFLM_ARMV6M_CMD, a "
+              "command with {image} and {script} that runs the script on "
+              "an armv6m MicroPython (see host_tools/bench_device.py)",
+              file=sys.stderr)
+        return 2
+    models = [m for m in MODELS if not args.models or m[0] in args.models]
+    rows = summarize(run(args.target_cmd, models), models, args.per_us)
+    md = markdown(rows, args.target or args.target_cmd, commit())
+    print(md)
+    if args.out != "-":
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "device.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(args.out, "device.json"), "w") as f:
+            json.dump({"commit": commit(), "target": args.target or
+                       args.target_cmd, "per_us": args.per_us,
+                       "models": rows}, f, indent=1)
+    return 0

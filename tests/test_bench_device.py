@@ -1,0 +1,48 @@
+"""host_tools/bench_device.py on the unix port as the target: the script
+runs every model from the ROMFS image it mounts, and the summary adds up
+(its instruction figures mean something only on an emulated armv6m target
+with one instruction per nanosecond; see bench/device.md)."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+from conftest import ROOT, run_mp, shared, unix_arch
+from host_tools import bench_device, device, macs
+
+
+def test_bench_device_on_the_unix_port(tmp_path):
+    shared("micro_speech_quantized", "micro_speech_quantized.tflite")
+    models = [m for m in bench_device.MODELS
+              if m[0] in ("micro_speech_quantized", "tiny_ad01_int8")]
+    cmd = "%s -X heapsize=16M {script}" % shlex.quote(device.micropython_bin())
+    recs = bench_device.run(cmd, models, unix_arch())
+    assert [r["name"] for r in recs] == [n for n, _ in models]
+    rows = bench_device.summarize(recs, models, 1000.0)
+    for (name, rel), r, rec in zip(models, rows, recs):
+        path = os.path.join(bench_device.SHARED, rel)
+        assert r["macs"] == macs.total(path)
+        assert sum(k["macs"] for k in r["ops"].values()) == r["macs"]
+        assert abs(sum(k["share"] for k in r["ops"].values()) - 1) < 1e-9
+        assert r["instructions"] == rec["us"] * 1000
+        # the same output bytes as a plain run on the unix port (zero
+        # inputs: the arena's initial bytes)
+        out = json.loads(run_mp(
+            "import tflm, json\nit = tflm.Interpreter(%r)\nit.invoke()\n"
+            "print(json.dumps(list(bytes(it.output(0).data))))" % path,
+            tmp_path).strip().splitlines()[-1])
+        assert r["output"] == out
+    md = bench_device.markdown(rows, "unix port", "abc123")
+    assert "| micro_speech_quantized | 336,000 |" in md
+    assert "DEPTHWISE_CONV_2D" in md
+
+
+def test_bench_device_needs_a_target():
+    env = dict(os.environ)
+    env.pop("TFLM_ARMV6M_CMD", None)
+    proc = subprocess.run([sys.executable, "-m", "host_tools",
+                           "bench-device"], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and "needs a target" in proc.stderr
