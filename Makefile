@@ -7,7 +7,7 @@ MODEL ?= host_tools/data/digits_cnn_int8.tflite
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: test demo run venv clean bench
+.PHONY: test demo run venv clean bench lint
 
 $(STAMP): requirements.txt
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -21,6 +21,11 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(VPY) -m host_tools demo
+
+# pyflakes' checks and pycodestyle's errors (ruff.toml); tests/test_lint.py
+# runs the same check in `make test`
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 # Ours (unix port) vs TFLM on every shared model: bench/results.{md,json},
 # bench/ratios.png. BENCH_ARGS, e.g. --rounds 9 or --models person,kws.

@@ -24,8 +24,9 @@ reserve = CONSTRUCTION_MARGIN + FREE_AFTER_LOAD: construction's peak needs
 at most 10 KB of free heap beyond what the interpreter keeps (measured per
 model, holes that imports leave included, by tests/test_board_heap.py,
 which fails any shared model that needs more on a 32-bit build; today
-2.9-5.6 KB), and 6 KB more stay free for the user's program. It also needs its file to fit the board's storage (90% of the
-filesystem, or the ROMFS partition) next to the .mpy modules it needs
+2.9-5.6 KB), and 6 KB more stay free for the user's program. It also
+needs its file to fit the board's storage (90% of the filesystem, or the
+ROMFS partition) next to the .mpy modules it needs
 (`make deploy ... ONLY_NEEDED=1` or `python -m host_tools mpy
 --only-for MODEL` build just those). `--write` updates the board.json
 files, `--check` exits 1 if a committed list disagrees

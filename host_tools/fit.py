@@ -189,8 +189,9 @@ def main(args):
             try:
                 r = measure(pkg, path)
             except RuntimeError as e:
+                why = str(e).split(": ", 1)[-1][:100]
                 print("%-36s does not load: %s" % (
-                    os.path.basename(path)[:36], str(e).split(": ", 1)[-1][:100]))
+                    os.path.basename(path)[:36], why))
                 continue
             tf = tflm_arena(path)
             print("%-36s %8d %8d %8d %7d %7d %9d" % (

@@ -36,8 +36,7 @@ def largest():
     while hi - lo > 16:
         mid = (lo + hi) // 2
         try:
-            b = bytearray(mid)
-            b = None
+            bytearray(mid)  # freed at once: only the attempt counts
             lo = mid
         except MemoryError:
             hi = mid

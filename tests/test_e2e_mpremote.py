@@ -159,7 +159,8 @@ def _wait_ready(board):
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
-    """A running unix-port board with the .mpy package (the port's arch) deployed."""
+    """A running unix-port board with the .mpy package (the port's arch)
+    deployed."""
     socat = shutil.which("socat")
     if not socat:
         pytest.skip("socat is not installed (apt-get install socat; "

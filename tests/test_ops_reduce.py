@@ -298,21 +298,21 @@ def test_shape_fill_zeros_like_hand(tmp_path):
 
 def test_rejections_match_tflm(tmp_path):
     """Models TFLM rejects (at prepare or eval) are rejected here too."""
-    I = "int32"
+    I32 = "int32"
     cases = [
         # int8 REDUCE_MAX with a different output scale (TFLM: eval error)
         (opgen.single_op("REDUCE_MAX", [q8([2, 3], 0.5, 0),
-                                        T([1], I, data=[1])],
+                                        T([1], I32, data=[1])],
                          [q8([2], 0.25, 0)]), None),
         # GATHER of int32 params
-        (opgen.single_op("GATHER", [T([4], I), T([2], I)], [T([2], I)]),
+        (opgen.single_op("GATHER", [T([4], I32), T([2], I32)], [T([2], I32)]),
          None),
         # FILL with dims as a model input
-        (opgen.single_op("FILL", [T([2], I), T([], I)], [T([2, 3], I)]),
+        (opgen.single_op("FILL", [T([2], I32), T([], I32)], [T([2, 3], I32)]),
          [np.array([2, 3], np.int32), np.array(1, np.int32)]),
         # ARG_MAX with an int64 output
         (opgen.single_op("ARG_MAX", [q8([2, 3], 1.0, 0),
-                                     T([1], I, data=[1])],
+                                     T([1], I32, data=[1])],
                          [T([2], "int64")], {"output_type": "int64"}), None),
     ]
     kinds = run_batch(cases, tmp_path)
@@ -324,7 +324,7 @@ def test_scalar_input_ignores_axes(tmp_path):
     out-of-range ones) and reduces nothing; an empty axis tensor reduces
     nothing for any rank. float32 MEAN / SUM then give 0.0 + x: -0.0
     becomes 0.0 (and NaN stays NaN)."""
-    I = "int32"
+    I32 = "int32"
     bits = np.array([0x80000000, 0x7FC00000, 0xFF812345, 0x3F800000,
                      0x80000001, 0x7F7FFFFF], np.uint32).view(np.float32)
     cases = []
@@ -336,13 +336,13 @@ def test_scalar_input_ignores_axes(tmp_path):
                     x = q8([], 0.3, -5) if dt == "int8" else T([], dt)
                     y = q8([], so, zo) if dt == "int8" else T([], dt)
                     raw = opgen.single_op(
-                        op, [x, T([len(axes)], I, data=axes)], [y],
+                        op, [x, T([len(axes)], I32, data=axes)], [y],
                         {"keep_dims": keep})
                     v = np.array(-77, np.int8) if dt == "int8" else bits[:1]
                     cases.append((raw, [v.reshape(())]))
         if op != "REDUCE_MAX":  # rank 2, no axes: each output its input
             raw = opgen.single_op(op, [T([2, 3], "float32"),
-                                       T([0], I, data=[])],
+                                       T([0], I32, data=[])],
                                   [T([2, 3], "float32")])
             cases.append((raw, [bits.reshape(2, 3)]))
     assert run_batch(cases, tmp_path) == ["ok"] * len(cases)
@@ -353,13 +353,13 @@ def test_shift_above_30_rejected(tmp_path):
     1/count folding): TFLM's x * (1 << shift) overflows int32 (x86 and
     Arm builds disagree), so prepare refuses; 2**29 still runs, like
     TFLM."""
-    I = "int32"
+    I32 = "int32"
     cases = []
     for op, s_in, s_out in (("SUM", 1e9, 1e-4), ("MEAN", 1e9, 1e-4),
                             ("SUM", 3.0, 1e-9), ("SUM", 2.0 ** 29, 1.0),
                             ("MEAN", 2.0 ** 31, 1.0)):
         cases.append(opgen.single_op(
-            op, [q8([3, 4], s_in, 0), T([1], I, data=[1])],
+            op, [q8([3, 4], s_in, 0), T([1], I32, data=[1])],
             [q8([3], s_out, 0)]))
     for k, raw in enumerate(cases):
         (tmp_path / ("%d.tflite" % k)).write_bytes(raw)
@@ -387,11 +387,11 @@ def test_failed_invokes_do_not_leak(tmp_path):
     its traceback at every invoke (a slow heap leak on a board that
     retries). A fresh copy is raised now (the object itself under
     heap_lock, where nothing can grow)."""
-    I = "int32"
-    g = opgen.single_op("GATHER", [q8([4], 0.5, 0), T([2], I)],
+    I32 = "int32"
+    g = opgen.single_op("GATHER", [q8([4], 0.5, 0), T([2], I32)],
                         [q8([2], 0.5, 0)])
-    a = opgen.single_op("ARG_MAX", [q8([2, 3], 0.5, 0), T([1], I)],
-                        [T([2], I)], {"output_type": "int32"})
+    a = opgen.single_op("ARG_MAX", [q8([2, 3], 0.5, 0), T([1], I32)],
+                        [T([2], I32)], {"output_type": "int32"})
     (tmp_path / "g.tflite").write_bytes(g)
     (tmp_path / "a.tflite").write_bytes(a)
     out = run_mp("""

@@ -1,6 +1,5 @@
 """Memory planner: no live overlap, alignment, and TFLM's arena as bar."""
 
-import glob
 import os
 
 import numpy as np

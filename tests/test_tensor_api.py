@@ -174,9 +174,9 @@ raw = inp.data[0]
 got_in = list(inp.get())
 it.invoke()
 vo = out.view()
+f = type(tflm.Interpreter(%r).input(0).view()[0]).__name__
 print(json.dumps({"s": s, "raw": raw, "in": got_in,
-                  "out": vo[0], "out_get": out.get()[0],
-                  "f": type(tflm.Interpreter(%r).input(0).view()[0]).__name__}))
+                  "out": vo[0], "out_get": out.get()[0], "f": f}))
 """ % (path, shared("hello_world_float", "hello_world_float.tflite"))
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert got["s"] == -5 and got["raw"] == 251 and got["in"] == [-5]

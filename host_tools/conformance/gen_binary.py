@@ -6,8 +6,9 @@ dimensions in either input, inputs of lower rank, or equal shapes. Either
 input may be a constant. int8 tensors get log-uniform scales over
 [1e-4, 10] and full-range zero points; ADD, SUB and MUL get a random
 fused activation. SUB, MUL and SQUARED_DIFFERENCE also come in float32
-and int32 (1 time in 5 each), MAXIMUM / MINIMUM in int32 and float32 (float inputs
-include -0.0, NaN, huge values and, for MAXIMUM / MINIMUM, infinities).
+and int32 (1 time in 5 each), MAXIMUM / MINIMUM in int32 and float32
+(float inputs include -0.0, NaN, huge values and, for MAXIMUM / MINIMUM,
+infinities).
 """
 
 import numpy as np

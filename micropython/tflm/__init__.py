@@ -34,12 +34,12 @@ if sys.implementation.name != "micropython":
     if not hasattr(sys.modules.get("micropython"), "viper"):
         sys.modules["micropython"] = _MicroPythonShim
 
-from .errors import (TFLMError, FormatError, ModelError,  # noqa: E402
+from .errors import (TFLMError, FormatError, ModelError,  # noqa: E402,F401
                      UnsupportedOpError, PrepareError, ArenaError,
                      InvokeError)
 
 __version__ = "0.1.0"
-from .interpreter import Interpreter  # noqa: E402
+from .interpreter import Interpreter  # noqa: E402,F401
 
 
 def register_op(name, prepare, eval):

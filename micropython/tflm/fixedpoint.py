@@ -57,7 +57,8 @@ def scale_i32(buf, n: int, mults, shifts, per_channel: int):
         if sh > 0:
             x = x << sh
             # wrap to int32 like C's x * (1 << left_shift)
-            x = (((((x >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16) | (x & 0xFFFF)
+            x = ((((((x >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16)
+                 | (x & 0xFFFF))
             sh = 0
         # SaturatingRoundingDoublingHighMul(x, b), b >= 0, from 16-bit limbs.
         neg: int = 0

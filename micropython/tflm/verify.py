@@ -111,19 +111,30 @@ _OP_BUILTIN_OPTIONS = const(4)
 
 # BuiltinOptions union type each kernel reads (0, NONE, is also accepted:
 # the kernel then uses the schema defaults, as TFLM does).
+_CONV2D_OPTIONS = const(1)
+_DEPTHWISE_CONV2D_OPTIONS = const(2)
+_POOL2D_OPTIONS = const(5)
+_FULLY_CONNECTED_OPTIONS = const(8)
+_SOFTMAX_OPTIONS = const(9)
+_ADD_OPTIONS = const(11)
+_RESHAPE_OPTIONS = const(17)
+_SQUEEZE_OPTIONS = const(30)
+_DEQUANTIZE_OPTIONS = const(38)
+_EXPAND_DIMS_OPTIONS = const(52)
+_QUANTIZE_OPTIONS = const(89)
 OPTION_TYPES = {
-    _CONV_2D: 1,              # Conv2DOptions
-    _DEPTHWISE_CONV_2D: 2,    # DepthwiseConv2DOptions
-    _AVERAGE_POOL_2D: 5,      # Pool2DOptions
-    _MAX_POOL_2D: 5,
-    _FULLY_CONNECTED: 8,      # FullyConnectedOptions
-    _SOFTMAX: 9,              # SoftmaxOptions
-    _ADD: 11,                 # AddOptions
-    _RESHAPE: 17,             # ReshapeOptions
-    _SQUEEZE: 30,             # SqueezeOptions
-    _DEQUANTIZE: 38,          # DequantizeOptions
-    _EXPAND_DIMS: 52,         # ExpandDimsOptions
-    _QUANTIZE: 89,            # QuantizeOptions
+    _CONV_2D: _CONV2D_OPTIONS,
+    _DEPTHWISE_CONV_2D: _DEPTHWISE_CONV2D_OPTIONS,
+    _AVERAGE_POOL_2D: _POOL2D_OPTIONS,
+    _MAX_POOL_2D: _POOL2D_OPTIONS,
+    _FULLY_CONNECTED: _FULLY_CONNECTED_OPTIONS,
+    _SOFTMAX: _SOFTMAX_OPTIONS,
+    _ADD: _ADD_OPTIONS,
+    _RESHAPE: _RESHAPE_OPTIONS,
+    _SQUEEZE: _SQUEEZE_OPTIONS,
+    _DEQUANTIZE: _DEQUANTIZE_OPTIONS,
+    _EXPAND_DIMS: _EXPAND_DIMS_OPTIONS,
+    _QUANTIZE: _QUANTIZE_OPTIONS,
 }
 
 _INT32_MIN = const(-(1 << 31))

@@ -208,7 +208,8 @@ def _add_lut(x: int, i: int, t: int, st):
     """Equal shapes: tab[q] = MBQM((int8(q) - zp1) << 20, m1, s1) and
     tab[256 + q] = the same for input 2, for every byte q; then
     out[off + i] = clamp(MBQM(tab[x1[i * a]] + tab[256 + x2[i * b]], mo,
-    so) + zp) for i < n. For SUB (sub flag set) the input-2 entries are negated.
+    so) + zp) for i < n. For SUB (sub flag set) the input-2 entries are
+    negated.
     st = (x1, x2, out, prm, work buffer); prm = [n, -zp1, -zp2, m1, s1, m2,
     s2, mo, so, zp, lo, hi, sub, a, b, off, built]: a, b are the input
     strides in bytes, off the first output index, built set if the tables

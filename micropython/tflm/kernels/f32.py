@@ -624,8 +624,6 @@ def vdiv(p, q, a_, b_, out):
     pq = ptr32(q)
     one: int = 1
     H23: int = one << 23
-    H29: int = one << 29
-    H30: int = one << 30
     M23: int = H23 - 1
     MAG: int = (one << 31) - 1
     INF: int = 0xFF * (one << 23)  # no folding: > small int

@@ -44,8 +44,8 @@ SLOTS = 4
 
 
 @micropython.viper
-def _expk(h: int, l: int, c, st):
-    """exp(X / 2**46) ~= E * 2**(k - 46) for X = h * 2**23 + l (0 <= l <
+def _expk(h: int, lw: int, c, st):
+    """exp(X / 2**46) ~= E * 2**(k - 46) for X = h * 2**23 + lw (0 <= lw <
     2**23, |X| < 2**53), E = st[1] * 2**23 + st[2] (0 <= st[2] < 2**23)
     in [0.69, 1.45] * 2**46; st[0] = k. c: EXP_Q31."""
     pc = ptr32(c)
@@ -56,7 +56,7 @@ def _expk(h: int, l: int, c, st):
     k: int = ((h >> 17) * 1477 + 0x8000) >> 16
     # r = X - k * round(ln2 * 2**46), ln2 * 2**46 = 5814539 * 2**23 +
     # 8254580; every product < 2**31 for |k| <= 185.
-    lo: int = l - k * 8254580
+    lo: int = lw - k * 8254580
     hi: int = h - k * 5814539 + (lo >> 23)
     lo = lo & M23
     # T = sum r**(i-2) / i! by Horner in Q31 (T in [0.44, 0.57]).
@@ -112,7 +112,6 @@ def vexp(p, c, st, x, out):
     ps = ptr32(st)
     one: int = 1
     H23: int = one << 23
-    H29: int = one << 29
     M23: int = H23 - 1
     S31: int = one << 31
     INF: int = 0xFF * (one << 23)  # no folding: > small int

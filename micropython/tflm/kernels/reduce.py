@@ -47,7 +47,8 @@ _MEAN = const(40)
 _REDUCE_MAX = const(82)
 
 _REDUCER_OPTIONS = const(27)
-_MAX_COUNT = const(1 << 23)  # reduced elements per output: int32 sums cannot wrap
+# reduced elements per output: int32 sums cannot wrap
+_MAX_COUNT = const(1 << 23)
 MODE_SUM8, MODE_MAX8, MODE_MAXF = 0, 1, 2
 
 

@@ -142,7 +142,8 @@ def prepare(op, ins, outs, ctx):
     b, h, w, ic = x.shape
     oc, kh, kw, _ = filt.shape
     _, oh, ow, _ = y.shape
-    mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True, ctx)
+    mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True,
+                                                ctx)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     ytab = _taps(oh, ph, sh, kh, h)
