@@ -22,7 +22,7 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(VPY) -m host_tools demo
 
-# pyflakes' checks and pycodestyle's errors (ruff.toml); tests/test_lint.py
+# pyflakes' checks, pycodestyle's E/W checks (ruff.toml); tests/test_lint.py
 # runs the same check in `make test`
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

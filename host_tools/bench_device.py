@@ -205,7 +205,8 @@ def add_parser(sub):
                         "for qemu -icount shift=0)")
     p.add_argument("--target", default=None,
                    help="what the target is, for the report")
-    p.add_argument("--models", nargs="*", help="subset of: " +
+    p.add_argument("--models", nargs="+", choices=[n for n, _ in MODELS],
+                   metavar="NAME", help="subset of: " +
                    " ".join(n for n, _ in MODELS))
     p.add_argument("--out", default=OUT_DIR,
                    help="directory for device.md / device.json ('-': "
@@ -221,7 +222,12 @@ def main(args):
               file=sys.stderr)
         return 2
     models = [m for m in MODELS if not args.models or m[0] in args.models]
-    rows = summarize(run(args.target_cmd, models), models, args.per_us)
+    try:
+        recs = run(args.target_cmd, models)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        print("error: %s" % e, file=sys.stderr)
+        return 1
+    rows = summarize(recs, models, args.per_us)
     md = markdown(rows, args.target or args.target_cmd, commit())
     print(md)
     if args.out != "-":

@@ -187,6 +187,12 @@ def main(args):
         if err:
             print(err, file=sys.stderr)
             return 2
+        from .flash_image import FlashImageError, board_layout
+        try:
+            board_layout(board)
+        except FlashImageError as e:
+            print("error: %s: nothing copied" % e, file=sys.stderr)
+            return 3
         args.model = os.path.abspath(args.flash_model)
     if args.only_needed and not args.model:
         print("--only-needed needs --model", file=sys.stderr)
@@ -207,19 +213,20 @@ def main(args):
     print("# %s (%s): %d .mpy files for -march=%s%s" % (
         board["name"], board["id"], len(paths), arch,
         ", ROMFS image %s" % _rel(image) if image else ""))
-    uf2 = None
-    if args.flash_model:
-        uf2 = build_flash_uf2(board, args, out_dir)
-        if uf2 is None:
-            return 3
     if args.model:
-        ok, note = fit_note(board, args.model, bool(image or uf2),
-                            storage=uf2 is None)
+        ok, note = fit_note(board, args.model, bool(image or
+                                                    args.flash_model),
+                            storage=not args.flash_model)
         print("# " + note)
         if ok is False and not args.force:
             print("%s does not fit %s: nothing copied (--force / FORCE=1 "
                   "copies it anyway)" % (os.path.basename(args.model),
                                          board["id"]), file=sys.stderr)
+            return 3
+    uf2 = None
+    if args.flash_model:
+        uf2 = build_flash_uf2(board, args, out_dir)
+        if uf2 is None:
             return 3
     steps = plan(board, args.port, pkg_dir, None if uf2 else args.model,
                  args.name, image)
@@ -228,7 +235,7 @@ def main(args):
         name = args.name or _flash_name(args.model)
         print("# now write the model: hold BOOTSEL while plugging the board "
               "in and copy %s onto its RPI-RP2 (RP2350) drive, or run "
-              "`picotool load %s`; files on the board are not touched"
+              "`picotool load -x %s`; files on the board are not touched"
               % (_rel(uf2), _rel(uf2)))
         print("# then at the REPL:  import tflm; interp = "
               "tflm.Interpreter(tflm.flash_model(%r)); print(interp)" % name)
@@ -265,8 +272,9 @@ def build_flash_uf2(board, args, out_dir):
     from . import flash_image as fx
     try:
         fw = args.firmware
-        fw_end = int(fw, 0) if fw.lower().startswith("0x") else \
-            fx.firmware_end(fw)
+        # the firmware's .uf2 file, else its end address (0x... or decimal)
+        fw_end = fx.firmware_end(fw, board) if os.path.exists(fw) else \
+            fx.address(fw)
         with open(args.model, "rb") as f:
             data, note = fx.build(board, [(args.name or
                                            _flash_name(args.model),

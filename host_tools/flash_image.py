@@ -7,15 +7,15 @@ some 300 KB in between are erased and unused. This tool lays models out
 there (tflm/flashimage.py describes the image: models, then a table and a
 footer that end exactly where the file system starts) and writes them as a
 UF2 file. The boot ROM's USB drive (hold BOOTSEL while plugging the board
-in, then copy the file onto RPI-RP2) or `picotool load` writes only the
+in, then copy the file onto RPI-RP2) or `picotool load -x` writes only the
 256-byte blocks a UF2 names, at the addresses it names: firmware and file
 system stay as they are. On the board, tflm.flash_model(name) is then a view
 of the model in flash: nothing is read into RAM.
 
 The firmware's size differs between versions, so the tool needs to know
 where the one on the board ends: --firmware FILE.uf2 (the firmware file
-flashed) or --firmware-end ADDRESS (what `tflm.flashimage.layout()` prints
-on the board, first value). A model set that does not fit between there
+flashed) or --firmware-end ADDRESS (what `hex(tflm.flashimage.layout()[0])`
+prints on the board). A model set that does not fit between there
 and the file system is refused, with the bytes missing. Only rp2 boards
 have such a gap that a UF2 can write: an STM32 board's MicroPython keeps
 its file system in internal flash sectors in the middle of the firmware's
@@ -62,7 +62,10 @@ def image(models, end):
     body = bytearray()
     entries, seen = [], set()
     for name, data in models:
-        raw = name.encode()
+        try:
+            raw = name.encode()
+        except UnicodeError:
+            raw = b""
         if not 1 <= len(raw) < fi.NAME or b"\0" in raw or name in seen:
             raise FlashImageError("model name %r: 1-%d bytes of UTF-8, no "
                                   "NUL, each name once" % (name,
@@ -104,9 +107,13 @@ def uf2(data, addr, family):
     return bytes(out)
 
 
+UF2_FLAG_NOT_MAIN_FLASH = 0x1
+
+
 def read_uf2(data):
-    """[(address, payload bytes, family or None)] of a UF2 file's blocks.
-    Raises FlashImageError for a file that is not UF2 (size, magics)."""
+    """[(address, payload bytes, family or None)] of a UF2 file's blocks
+    (not those flagged "not main flash"). Raises FlashImageError for a
+    file that is not UF2 (size, magics)."""
     if not data or len(data) % 512:
         raise FlashImageError("not a UF2 file: %d bytes is not a multiple "
                               "of 512" % len(data))
@@ -118,16 +125,46 @@ def read_uf2(data):
         if (m0, m1, mend) != (UF2_MAGIC0, UF2_MAGIC1, UF2_MAGIC_END) or \
                 size > 476:
             raise FlashImageError("not a UF2 file: bad block at byte %d" % k)
+        if flags & UF2_FLAG_NOT_MAIN_FLASH:
+            continue
         out.append((addr, data[k + 32:k + 32 + size],
                     fam if flags & UF2_FLAG_FAMILY else None))
     return out
 
 
-def firmware_end(path):
-    """The address where a firmware UF2 file's last block ends."""
+def firmware_end(path, board=None):
+    """Where the firmware in a UF2 file ends: from its own pico-sdk binary
+    info (as the board reads it, tflm/flashimage.py) when the file has
+    it, else where its last block below the file system ends (blocks
+    elsewhere, such as the RP2350's 'absolute block' near the end of the
+    XIP window, are not firmware). With board, its file system start and
+    a ROMFS partition are checked too. Raises FlashImageError."""
     with open(path, "rb") as f:
         blocks = read_uf2(f.read())
-    return max(addr + len(payload) for addr, payload, _ in blocks)
+    limit = board_layout(board)[0] if board else fi.XIP_BASE + (16 << 20)
+    code = [(a, p) for a, p, _ in blocks
+            if fi.XIP_BASE <= a and a + len(p) <= limit]
+    if not code:
+        raise FlashImageError("%s has no blocks in flash below 0x%08x: "
+                              "not this board's firmware" % (path, limit))
+    top = max(a + len(p) for a, p in code)
+    mem = bytearray(b"\xff" * (top - fi.XIP_BASE))
+    for a, p in code:
+        mem[a - fi.XIP_BASE:a - fi.XIP_BASE + len(p)] = p
+    try:
+        end, fs, _, romfs = fi.regions(mem, fi.XIP_BASE)
+    except fi.FormatError:
+        return top
+    if board and fs != limit:
+        raise FlashImageError(
+            "%s puts the file system at 0x%08x, not at 0x%08x as %s's "
+            "stock firmware: not its firmware" % (path, fs, limit,
+                                                   board["id"]))
+    if romfs is not None:
+        raise FlashImageError(
+            "%s has a ROMFS partition (0x%08x, %d bytes) below the file "
+            "system: put models in ROMFS instead" % ((path,) + romfs))
+    return end
 
 
 def board_layout(board):
@@ -147,8 +184,19 @@ def build(board, models, fw_end):
     """(UF2 bytes, one line saying where the image goes and what is left)
     for models = [(name, bytes)] on a board whose firmware ends at address
     fw_end. Raises FlashImageError if they do not fit (how many bytes
-    short) or the board has no gap."""
+    short), fw_end is not an address between the start of flash and the
+    file system, a model is not a .tflite file, or the board has no gap."""
     end, family = board_layout(board)
+    if not fi.XIP_BASE < fw_end <= end:
+        raise FlashImageError(
+            "firmware end %s is not an address in %s's flash code region "
+            "(0x%08x..0x%08x]: on the board, import tflm.flashimage as f; "
+            "hex(f.layout()[0])" % (_addr(fw_end), board["id"], fi.XIP_BASE,
+                                    end))
+    for name, data in models:
+        if data[4:8] != b"TFL3":
+            raise FlashImageError("model %r is not a TFLite model (no TFL3 "
+                                  "identifier at byte 4)" % name)
     start, img = image(models, end)
     # the boot ROM erases whole 4 KB sectors: the firmware's last one
     # must stay out of the image
@@ -165,6 +213,21 @@ def build(board, models, fw_end):
     return uf2(img, start, family), note
 
 
+def _addr(n):
+    return "0x%08x" % n if n >= 0 else str(n)
+
+
+def address(text):
+    """An address from the command line: 0x... or decimal."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise ValueError("not an address: %r" % text)
+
+
+address.__name__ = "address"
+
+
 def add_parser(sub):
     p = sub.add_parser(
         "flash-image", help="models for an rp2 board's flash, as a UF2 "
@@ -176,18 +239,23 @@ def add_parser(sub):
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--firmware", help="the firmware .uf2 file on the board "
                                       "(where it ends)")
-    g.add_argument("--firmware-end", type=lambda s: int(s, 0),
+    g.add_argument("--firmware-end", type=address,
                    help="address where the board's firmware ends (on the "
-                        "board: import tflm.flashimage as f; f.layout())")
+                        "board: import tflm.flashimage as f; "
+                        "hex(f.layout()[0]))")
     p.add_argument("-o", "--output", required=True, help="UF2 file to write")
     return p
 
 
 def parse_models(specs):
-    """[(name, bytes)] of MODEL[=NAME] arguments."""
+    """[(name, bytes)] of MODEL[=NAME] arguments (a MODEL whose path has
+    an '=' in it works when it is given without a name)."""
     out = []
     for spec in specs:
-        path, _, name = spec.partition("=")
+        if os.path.exists(spec):
+            path, name = spec, ""
+        else:
+            path, _, name = spec.rpartition("=")
         with open(path, "rb") as f:
             data = f.read()
         if not name:
@@ -202,7 +270,7 @@ def main(args):
     from .boards import get_board
     board = get_board(args.board)
     try:
-        fw_end = (firmware_end(args.firmware) if args.firmware
+        fw_end = (firmware_end(args.firmware, board) if args.firmware
                   else args.firmware_end)
         data, note = build(board, parse_models(args.models), fw_end)
     except FlashImageError as e:
@@ -212,7 +280,7 @@ def main(args):
         f.write(data)
     print("# %s: %s" % (board["id"], note))
     print("# write it: hold BOOTSEL while plugging the board in, copy %s "
-          "onto the RPI-RP2 (or RP2350) drive; or `picotool load %s`"
+          "onto the RPI-RP2 (or RP2350) drive; or `picotool load -x %s`"
           % (args.output, args.output))
     print("# then at the REPL:  import tflm; tflm.flash_models()")
     return 0

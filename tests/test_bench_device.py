@@ -46,3 +46,20 @@ def test_bench_device_needs_a_target():
                            "bench-device"], cwd=ROOT, capture_output=True,
                           text=True, env=env, timeout=120)
     assert proc.returncode == 2 and "needs a target" in proc.stderr
+
+
+def test_bench_device_bad_model_or_target_is_one_line(tmp_path):
+    """A misspelt model is refused before anything runs (nothing is
+    overwritten); a target that prints nothing is one error line."""
+    def bench(*argv):
+        return subprocess.run([sys.executable, "-m", "host_tools",
+                               "bench-device", "--out", str(tmp_path)]
+                              + list(argv), cwd=ROOT, capture_output=True,
+                              text=True, timeout=300)
+    proc = bench("--cmd", "true {image} {script}", "--models", "person_detct")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    proc = bench("--cmd", "true {image} {script}", "--models",
+                 "micro_speech_quantized")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: the target printed 0 of 1")
+    assert not os.listdir(str(tmp_path))

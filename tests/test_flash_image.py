@@ -50,6 +50,12 @@ def fake_flash(fw_end, storage=STORAGE, info=True):
     return f
 
 
+def tflite(n, fill=1):
+    """n bytes that pass for a .tflite file (the TFL3 identifier at byte
+    4, which flash_image checks)."""
+    return (b"\0\0\0\0TFL3" + bytes([fill]) * n)[:max(n, 8)]
+
+
 def write_uf2(flash, uf2):
     """What the boot ROM does with a UF2 file: each block's payload at
     its address."""
@@ -133,7 +139,7 @@ def test_pico2_family_and_layout():
     (4 MiB flash, 3 MiB of littlefs)."""
     end, fam = fx.board_layout(get_board("pico2"))
     assert (end, fam) == (XIP + (1 << 20), 0xE48BFF57)
-    data, _ = fx.build(get_board("pico2"), [("m", b"x" * 1000)],
+    data, _ = fx.build(get_board("pico2"), [("m", tflite(1000))],
                        XIP + 0x70000)
     blocks = fx.read_uf2(data)
     assert {f for _, _, f in blocks} == {0xE48BFF57}
@@ -189,7 +195,7 @@ def test_device_reads_the_image_in_place(tmp_path):
     flash = fake_flash(XIP + 0x54F3C)
     before = bytes(flash[STORAGE - XIP:])
     data, _ = fx.build(get_board("pico"), [("person_detect", pd),
-                                           ("tiny", b"\x01" * 33)],
+                                           ("tiny", tflite(33))],
                        XIP + 0x54F3C)
     write_uf2(flash, data)
     assert bytes(flash[STORAGE - XIP:]) == before
@@ -228,7 +234,7 @@ def test_missing_torn_and_overgrown_images(tmp_path):
     """Each way a flash image goes wrong is a FormatError saying which,
     never a wrong model: no image, a torn footer, table or model (CRC), a
     half-written UF2, a firmware grown into the image, no binary info."""
-    model = bytes(range(256)) * 40
+    model = tflite(10240, 7)
     fw = XIP + 0x50000
     data, _ = fx.build(get_board("pico"), [("m", model)], fw)
     start = fx.read_uf2(data)[0][0]
@@ -338,3 +344,131 @@ def test_only_needed_leaves_flashimage_out_unless_asked():
     assert "tflm/flashimage.py" not in needed_modules([m])
     assert "tflm/flashimage.py" in needed_modules([m], flash=True)
     assert "tflm/interpreter.py" in needed_modules([m])
+
+
+def test_build_refuses_a_firmware_end_outside_the_code_region():
+    """A firmware end of 0, -1 or a size typed for an address would put
+    the image over the firmware: refused."""
+    pico = get_board("pico")
+    for bad in (0, -1, 0x54F3C, XIP, STORAGE + 1):
+        with pytest.raises(fx.FlashImageError) as e:
+            fx.build(pico, [("m", tflite(100))], bad)
+        assert "not an address in pico's flash code region" in str(e.value)
+    with pytest.raises(fx.FlashImageError) as e:
+        fx.build(pico, [("m", b"not a model at all")], XIP + 0x50000)
+    assert "not a TFLite model" in str(e.value)
+
+
+def _fw_uf2(tmp_path, flash, fw_end, extra=()):
+    """A firmware .uf2 file of the first fw_end bytes of a fake flash,
+    plus extra (address, payload, flags) blocks."""
+    data = bytearray(fx.uf2(bytes(flash[:fw_end - XIP]), XIP, 0xE48BFF56))
+    for addr, payload, flags in extra:
+        blk = bytearray(fx.uf2(payload, addr, 0xE48BFF57))
+        struct.pack_into("<I", blk, 8, flags)
+        data += blk
+    p = tmp_path / "fw.uf2"
+    p.write_bytes(data)
+    return str(p)
+
+
+def test_firmware_end_reads_the_firmware_uf2(tmp_path):
+    """The firmware .uf2's own binary info gives its end (not its last
+    block's, which is padding to a 256-byte block); a block outside the
+    code region (the RP2350's absolute block at 0x10ffff00) or flagged
+    "not main flash" is not firmware; a firmware with a ROMFS partition
+    is refused."""
+    pico = get_board("pico")
+    fw = XIP + 0x54F3C
+    flash = fake_flash(fw)
+    p = _fw_uf2(tmp_path, flash, fw, [(0x10FFFF00, bytes(256), 0xA000),
+                                      (0x10200000, bytes(256), 0x2001)])
+    assert fx.firmware_end(p, pico) == fw
+    # without binary info: the last block in the code region
+    p = _fw_uf2(tmp_path, fake_flash(fw, info=False), fw,
+                [(0x10FFFF00, bytes(256), 0xA000)])
+    assert fx.firmware_end(p, pico) == XIP + 0x55000
+    # a ROMFS partition under the file system (a custom firmware)
+    f = fake_flash(fw)
+    struct.pack_into("<HHIIIIH", f, 0x1100 + 0x80, 7, 0x504D, XIP + 0x1210,
+                     STORAGE - 0x20000, 0x20000, 0, 1)
+    f[0x1210:0x1216] = b"ROMFS\0"
+    struct.pack_into("<I", f, 0x1000 + 12, XIP + 0x1100 + 0x80)
+    struct.pack_into("<I", f, 0x100 + 0xC0 + 8, XIP + 0x1000 + 16)
+    p = _fw_uf2(tmp_path, f, fw)
+    with pytest.raises(fx.FlashImageError) as e:
+        fx.firmware_end(p, pico)
+    assert "ROMFS partition" in str(e.value)
+
+
+CRAFTED = r"""
+import json
+from tflm import flashimage as fi
+from tflm.errors import TFLMError
+out = {}
+for name in %(names)r:
+    mem = bytearray(open(%(dir)r + "/" + name, "rb").read())
+    try:
+        fi.table(mem, 0x10000000, %(end)d)
+        out[name] = None
+    except TFLMError as e:
+        out[name] = str(e)
+m = bytearray(64)
+import struct
+struct.pack_into("<5I", m, 0, 0x7188EBF2, 0x10000000 + 62, 0x10000000 + 64,
+                 0, 0xE71AA390)
+try:
+    fi.layout(m, 0x10000000)
+    out["bi_range"] = None
+except TFLMError as e:
+    out["bi_range"] = str(e)
+print(json.dumps(out))
+"""
+
+
+def _crafted(entries, end=XIP + 8192):
+    """An 8 KB image ending at end with raw table entries (name bytes,
+    offset, size), every CRC right: only the table's content is wrong."""
+    import tflm.flashimage as fi
+    body = bytearray(b"\xff" * (8192 - 32 - 48 * len(entries)))
+    table = b"".join(n.ljust(32, b"\0") + struct.pack("<4I", o, s, 0, 0)
+                     for n, o, s in entries)
+    head = fi.MAGIC + struct.pack("<5I", 1, len(entries), 8192,
+                                  zlib.crc32(table), end)
+    return bytes(body + table + head + struct.pack("<I", zlib.crc32(head)))
+
+
+def test_crafted_tables_are_format_errors(tmp_path):
+    """Tables a torn write cannot make but a crafted file can, each a
+    FormatError on the board: a name that is not UTF-8, overlapping
+    models, a model running into the table; and binary info whose entry
+    range is not whole words."""
+    cases = {"utf8": [(b"\xff", 0, 4)],
+             "overlap": [(b"a", 0, 64), (b"b", 32, 64)],
+             "into_table": [(b"a", 0, 8192 - 79)],
+             "ok": [(b"a", 0, 64), (b"b", 64, 64)]}
+    for name, entries in cases.items():
+        (tmp_path / name).write_bytes(_crafted(entries))
+    out = json.loads(run_mp(CRAFTED % {"names": sorted(cases),
+                                       "dir": str(tmp_path),
+                                       "end": XIP + 8192},
+                            tmp_path).strip().splitlines()[-1])
+    assert out["ok"] is None
+    assert "name is not UTF-8" in out["utf8"]
+    assert "bad table entry 1" in out["overlap"]
+    assert "bad table entry 0" in out["into_table"]
+    assert "outside flash" in out["bi_range"]
+
+
+def test_deploy_takes_a_decimal_firmware_end(tmp_path):
+    import subprocess
+    import sys
+    from conftest import ROOT
+    proc = subprocess.run(
+        [sys.executable, "-m", "host_tools", "deploy", "--board", "pico",
+         "--build-dir", str(tmp_path), "--dry-run", "--flash-model",
+         shared("hello_world_int8", "hello_world_int8.tflite"),
+         "--firmware", str(XIP + 0x54F3C)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "bytes of the gap left" in proc.stdout

@@ -59,11 +59,11 @@ def unload():
 
 
 def flash_models():
-    """[(name, bytes)] of the models written to an rp2 board's flash by
-    `python -m host_tools flash-image` (between the firmware and the file
-    system): see tflm/flashimage.py (imported only when called). Raises
-    FormatError if there is no such image, it is torn, or the firmware
-    has grown into it."""
+    """[(name, size in bytes)] of the models written to an rp2 board's
+    flash by `python -m host_tools flash-image` (between the firmware and
+    the file system): see tflm/flashimage.py (imported only when called).
+    Raises FormatError if there is no such image, it is torn, or the
+    firmware has grown into it."""
     from .flashimage import models
     return models()
 

@@ -92,10 +92,17 @@ def layout(mem=None, base=XIP_BASE):
     bytes, from the firmware's binary info. Raises FormatError (naming
     what is missing) if there is no binary info, or it lacks the binary
     end or MicroPython's "MicroPython" block device."""
+    return regions(mem, base)[:3]
+
+
+def regions(mem=None, base=XIP_BASE):
+    """layout() plus the ROMFS partition a firmware built with one has
+    ((address, bytes), or None): (firmware end, file system start, file
+    system bytes, romfs). Raises FormatError as layout()."""
     if mem is None:
         mem, base = xip()
     hdr = -1
-    for off in range(0, min(SECTOR, len(mem) - 20), 4):
+    for off in range(0, min(SECTOR, len(mem) - 19), 4):
         if _u32(mem, off) == _BI_START and _u32(mem, off + 16) == _BI_END:
             hdr = off
             break
@@ -104,11 +111,11 @@ def layout(mem=None, base=XIP_BASE):
                           "flash (at 0x%08x): not an rp2 firmware" % base)
     start, end = _u32(mem, hdr + 4), _u32(mem, hdr + 8)
     if not (_in(mem, base, start, end - start) and start <= end
-            and end - start <= 4 * _MAX_ENTRIES):
+            and end - start <= 4 * _MAX_ENTRIES and (end - start) % 4 == 0):
         raise FormatError("binary info at 0x%08x lists entries at "
                           "0x%08x..0x%08x, outside flash"
                           % (base + hdr, start, end))
-    fw_end = storage = None
+    fw_end = storage = romfs = None
     for p in range(start, end, 4):
         a = _u32(mem, p - base)
         if not _in(mem, base, a, 24):
@@ -118,14 +125,17 @@ def layout(mem=None, base=XIP_BASE):
         if typ == _BI_ID_AND_INT and tag == _TAG_RP and \
                 _u32(mem, o + 4) == _ID_BINARY_END:
             fw_end = _u32(mem, o + 8)
-        elif typ == _BI_BLOCK_DEVICE and tag == _TAG_MP and \
-                _cstr(mem, base, _u32(mem, o + 4)) == b"MicroPython":
-            storage = (_u32(mem, o + 8), _u32(mem, o + 12))
+        elif typ == _BI_BLOCK_DEVICE and tag == _TAG_MP:
+            name = _cstr(mem, base, _u32(mem, o + 4))
+            if name == b"MicroPython":
+                storage = (_u32(mem, o + 8), _u32(mem, o + 12))
+            elif name == b"ROMFS":
+                romfs = (_u32(mem, o + 8), _u32(mem, o + 12))
     if fw_end is None or storage is None:
         raise FormatError("the firmware's binary info has no %s"
                           % ("binary end" if fw_end is None else
                              "'MicroPython' file system entry"))
-    return fw_end, storage[0], storage[1]
+    return fw_end, storage[0], storage[1], romfs
 
 
 def _bad(msg, end):
@@ -141,9 +151,9 @@ def table(mem=None, base=XIP_BASE, end=None):
     grown into it."""
     if mem is None:
         mem, base = xip()
-    fw_end = None
+    fw_end = romfs = None
     if end is None:
-        fw_end, end, _ = layout(mem, base)
+        fw_end, end, _, romfs = regions(mem, base)
     if not _in(mem, base, end - FOOTER, FOOTER):
         raise _bad("outside flash", end)
     f = end - base - FOOTER
@@ -172,26 +182,36 @@ def table(mem=None, base=XIP_BASE, end=None):
             "the firmware (ends at 0x%08x) has grown into the model image "
             "(0x%08x..0x%08x): write the image again for this firmware"
             % (fw_end, start, end))
+    if romfs is not None and romfs[0] < end and start < romfs[0] + romfs[1]:
+        raise FormatError(
+            "this firmware has a ROMFS partition (0x%08x, %d bytes) where "
+            "the model image is: put models in ROMFS instead" % romfs)
     t = f - tlen
     if crc32(mem[t:f]) != tcrc:
         raise _bad("table CRC mismatch (a torn write?)", end)
     out = []
+    free = 0  # models are in table order and do not overlap
     for k in range(n):
         e = t + k * ENTRY
         name = bytes(mem[e:e + NAME])
         i = name.find(b"\0")
         name = name[:i] if i >= 0 else name
         off, size, crc, zero = struct.unpack_from("<4I", mem, e + NAME)
-        if not name or off % 16 or zero or off + size > t - (end - base -
-                                                              length):
+        if not name or off % 16 or zero or off < free or \
+                off + size > t - (end - base - length):
             raise _bad("bad table entry %d" % k, end)
-        out.append((name.decode(), start + off, size, crc))
+        free = off + size
+        try:
+            name = name.decode()
+        except UnicodeError:
+            raise _bad("table entry %d: name is not UTF-8" % k, end)
+        out.append((name, start + off, size, crc))
     return start, out
 
 
 def models(mem=None, base=XIP_BASE):
-    """[(name, bytes)] of the models in the board's flash image (see
-    table() for the errors)."""
+    """[(name, size in bytes)] of the models in the board's flash image
+    (see table() for the errors)."""
     return [(e[0], e[2]) for e in table(mem, base)[1]]
 
 
