@@ -1,5 +1,6 @@
 """PADV2, STRIDED_SLICE, SLICE, PACK, UNPACK, SPLIT, SPLIT_V,
-SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND vs TFLM.
+SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, DEPTH_TO_SPACE, SPACE_TO_DEPTH vs
+TFLM.
 
 Seeded random single-op models from host_tools/conformance/gen_movement.py
 run in the TFLM reference interpreter (the oracle) and, all in one
@@ -205,6 +206,18 @@ def hand_cases():
                                         T([1], "int8", data=[42], **Q)],
                               [T([3, 2, 4, 1], "int8", **Q)]),
               [i8([1, 2, 3, 4])], [i8(gold)]))
+    # depth_to_space_test.cc-style: [1, 1, 2, 4] with block 2 -> rows
+    # [1, 2, 5, 6] and [3, 4, 7, 8]; space_to_depth is the inverse
+    c.append(("depth_to_space_int8",
+              opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 2, 4], "int8", **Q)],
+                              [T([1, 2, 4, 1], "int8", **Q)],
+                              {"blockSize": 2}),
+              [i8(range(1, 9))], [i8([1, 2, 5, 6, 3, 4, 7, 8])]))
+    c.append(("space_to_depth_float",
+              opgen.single_op("SPACE_TO_DEPTH", [T([1, 2, 4, 1], "float32")],
+                              [T([1, 1, 2, 4], "float32")],
+                              {"blockSize": 2}),
+              [f32([1, 2, 5, 6, 3, 4, 7, 8])], [f32(range(1, 9))]))
     return c
 
 
@@ -398,6 +411,23 @@ def reject_cases():
                                i32([0, 0, 0, 0], [2, 2])],
                               [T([1, 4, 4, 1], "int16")]),
               ["int16", "supports float32, int8"], False))  # TFLM: Eval
+    c.append((opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 1, 3], "int8", **Q)],
+                              [T([1, 2, 2, 1], "int8", **Q)],
+                              {"blockSize": 2}),
+              ["3 channels", "block_size**2 = 4"], True))
+    c.append((opgen.single_op("SPACE_TO_DEPTH", [T([1, 2, 2, 1], "int16")],
+                              [T([1, 1, 1, 4], "int16")], {"blockSize": 2}),
+              ["int16", "float32 or int8"], True))
+    # TFLM divides by a block size of 0 and writes the output shape it
+    # computes over the stored one: refused here
+    c.append((opgen.single_op("SPACE_TO_DEPTH", [T([1, 2, 2, 1], "int8", **Q)],
+                              [T([1, 1, 1, 4], "int8", **Q)],
+                              {"blockSize": 0}),
+              ["block_size 0"], False))
+    c.append((opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 1, 4], "int8", **Q)],
+                              [T([1, 4, 1, 1], "int8", **Q)],
+                              {"blockSize": 2}),
+              ["(1, 4, 1, 1)", "gives (1, 2, 2, 1)"], False))
     # pad_test.cc Test2DInt8V2ExpectFailurePadValueQuantizationMismatch
     c.append((opgen.single_op("PADV2", [T([1, 2, 2, 1], "int8", **Q),
                                         i32([0] * 8, [4, 2]),

@@ -1,6 +1,6 @@
 """Conformance generators: PADV2, STRIDED_SLICE, SLICE, PACK, UNPACK,
-SPLIT, SPLIT_V, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND (see the package
-docstring for the interface).
+SPLIT, SPLIT_V, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, DEPTH_TO_SPACE,
+SPACE_TO_DEPTH (see the package docstring for the interface).
 
 Shapes have rank 1 to 4 (SLICE up to 5, PACK from 0) with size-1
 dimensions; every type TFLM's kernel copies (int8 most often); int8
@@ -325,6 +325,32 @@ def gen_batch_to_space(rng, size):
                         blk, crops, T(out, dtype, **qo))
 
 
+# --- DEPTH_TO_SPACE / SPACE_TO_DEPTH ----------------------------------------
+
+def _depth_space(rng, size, op):
+    """[B, H, W, bs*bs*C] <-> [B, H*bs, W*bs, C], block sizes 1-4, float32
+    or int8 (the output's quantization sometimes differs: TFLM copies the
+    bytes unchanged)."""
+    dtype = rng.choice(("int8", "int8", "float32"))
+    bs = rng.choice((1, 2, 2, 2, 3, 4))
+    b = rng.randint(1, 2)
+    h, w = rng.randint(1, max(1, size)), rng.randint(1, max(1, size))
+    c = rng.randint(1, 4)
+    deep, flat = [b, h, w, bs * bs * c], [b, h * bs, w * bs, c]
+    x, y = (deep, flat) if op == "DEPTH_TO_SPACE" else (flat, deep)
+    qi, qo = _io(rng, dtype)
+    return opgen.single_op(op, [T(x, dtype, **qi)], [T(y, dtype, **qo)],
+                           {"blockSize": bs})
+
+
+def gen_depth_to_space(rng, size):
+    return _depth_space(rng, size, "DEPTH_TO_SPACE")
+
+
+def gen_space_to_depth(rng, size):
+    return _depth_space(rng, size, "SPACE_TO_DEPTH")
+
+
 GENERATORS = {
     "PADV2": gen_padv2,
     "STRIDED_SLICE": gen_strided_slice,
@@ -335,6 +361,8 @@ GENERATORS = {
     "SPLIT_V": gen_split_v,
     "SPACE_TO_BATCH_ND": gen_space_to_batch,
     "BATCH_TO_SPACE_ND": gen_batch_to_space,
+    "DEPTH_TO_SPACE": gen_depth_to_space,
+    "SPACE_TO_DEPTH": gen_space_to_depth,
 }
 
 # Our runtime must run every model these generators make.

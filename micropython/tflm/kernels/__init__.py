@@ -74,7 +74,8 @@ _KERNELS = (
     # [movement]
     " STRIDED_SLICE:strided_slice SLICE:slice PACK:pack UNPACK:pack"
     " SPLIT:split SPLIT_V:split SPACE_TO_BATCH_ND:space_batch"
-    " BATCH_TO_SPACE_ND:space_batch"
+    " BATCH_TO_SPACE_ND:space_batch DEPTH_TO_SPACE:depth_space"
+    " SPACE_TO_DEPTH:depth_space"
     # [spatial]
     " RESIZE_NEAREST_NEIGHBOR:resize RESIZE_BILINEAR:resize"
     " TRANSPOSE_CONV:transpose_conv"
