@@ -418,12 +418,28 @@ def reject_cases():
     c.append((opgen.single_op("SPACE_TO_DEPTH", [T([1, 2, 2, 1], "int16")],
                               [T([1, 1, 1, 4], "int16")], {"blockSize": 2}),
               ["int16", "float32 or int8"], True))
-    # TFLM divides by a block size of 0 and writes the output shape it
-    # computes over the stored one: refused here
-    c.append((opgen.single_op("SPACE_TO_DEPTH", [T([1, 2, 2, 1], "int8", **Q)],
+    for bs in (0, -1):
+        c.append((opgen.single_op("SPACE_TO_DEPTH",
+                                  [T([1, 2, 2, 1], "int8", **Q)],
+                                  [T([1, 1, 1, 4], "int8", **Q)],
+                                  {"blockSize": bs}),
+                  ["block_size %d" % bs], True))
+    c.append((opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 1, 4], "int8", **Q)],
+                              [T([1, 2, 2, 1], "int8", **Q)]),
+              ["block_size 0"], True))  # options of type NONE: default 0
+    c.append((opgen.single_op("SPACE_TO_DEPTH", [T([1, 3, 2, 1], "int8", **Q)],
                               [T([1, 1, 1, 4], "int8", **Q)],
-                              {"blockSize": 0}),
-              ["block_size 0"], False))
+                              {"blockSize": 2}),
+              ["3x2", "block_size 2"], True))
+    c.append((opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 4], "int8", **Q)],
+                              [T([1, 2, 1], "int8", **Q)],
+                              {"blockSize": 2}),
+              ["rank 4"], True))
+    c.append((opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 1, 4], "int8", **Q)],
+                              [T([1, 2, 2, 1], "float32")],
+                              {"blockSize": 2}),
+              ["int8", "float32", "the same for both"], True))
+    # TFLM writes the output shape it computes over the stored one
     c.append((opgen.single_op("DEPTH_TO_SPACE", [T([1, 1, 1, 4], "int8", **Q)],
                               [T([1, 4, 1, 1], "int8", **Q)],
                               {"blockSize": 2}),

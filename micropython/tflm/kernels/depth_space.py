@@ -1,7 +1,7 @@
 """DEPTH_TO_SPACE and SPACE_TO_DEPTH, int8 and float32 (bytes only move).
 
-Follows tensorflow/lite/micro/kernels/depth_to_space.cc,
-depth_to_space_common.cc, space_to_depth.cc with reference_ops::
+Follows tensorflow/lite/micro/kernels/depth_to_space.cc and
+space_to_depth.cc with reference_ops::
 DepthToSpace / SpaceToDepth (kernels/internal/reference/
 depth_to_space.h, space_to_depth.h), block size bs:
 
@@ -13,14 +13,16 @@ Both are one 6-D transpose with permutation [0, 1, 3, 2, 4, 5]: of the
 input seen as [B, H, W, bs, bs, C] (DEPTH_TO_SPACE) or [B, H, bs, W, bs,
 C] (SPACE_TO_DEPTH), so eval is transpose.py's byte-moving loop. As in
 TFLM, values are copied unchanged (no quantization check: an int8 output
-with other scales gets the input's bytes). TFLM computes the output shape
-and writes it into the tensor; here the model's stored output shape must
-be that shape (PrepareError otherwise), and a block size below 1, on which
-TFLM divides by zero, is refused.
+with other scales gets the input's bytes), and a block size below 1 is
+refused, as TFLM refuses it. TFLM computes the output shape and writes it
+into the tensor; here the model's stored output shape must be that shape
+(PrepareError otherwise). The plan (sizes, strides, the odometer eval
+moves) is kept in the arena's tail.
 """
 
 from micropython import const
 
+from ..context import keep
 from ..errors import PrepareError
 from .transpose import _eval, plan
 
@@ -78,5 +80,5 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: output %s is stored with shape %s; block_size "
                            "%d gives %s" % (label, y.label(), tuple(y.shape),
                                             bs, out))
-    return _eval, (x.data, y.data, plan(view, (0, 1, 3, 2, 4, 5),
-                                        x.itemsize))
+    return _eval, (x.data, y.data, keep(ctx, plan(view, (0, 1, 3, 2, 4, 5),
+                                                  x.itemsize)))
