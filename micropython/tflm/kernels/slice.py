@@ -21,6 +21,7 @@ from array import array
 import micropython
 from micropython import const
 
+from ..context import keep
 from ..errors import InvokeError
 from .copy_util import (BOOL, F32, I8, I16, I32, I64, check_types,
                         const_vector, fail, gather, raise_made, strided_plan,
@@ -90,7 +91,8 @@ def prepare(op, ins, outs, ctx):
     if tuple(y.shape) != out:
         fail(op, "output %s has shape %s; the slice of input %s gives %s"
              % (y.label(), tuple(y.shape), x.label(), out))
-    return _eval, (x.data, y.data, strided_plan(axes, base, x.itemsize))
+    return _eval, (x.data, y.data,
+                   keep(ctx, strided_plan(axes, base, x.itemsize)))
 
 
 def _eval(st):

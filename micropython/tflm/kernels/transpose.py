@@ -24,6 +24,7 @@ from array import array
 import micropython
 from micropython import const
 
+from ..context import keep
 from ..errors import PrepareError
 from .reshape import const_ints
 
@@ -206,5 +207,6 @@ def prepare(op, ins, outs, ctx):
         _fail(op, "output %s is stored with shape %s but perm %s of input "
               "shape %s gives %s" % (dst.label(), tuple(dst.shape),
                                      list(perm), tuple(src.shape), want))
-    p = plan(src.shape, perm, src.itemsize)
+    # the plan (sizes, strides, the odometer eval moves) goes to the tail
+    p = keep(ctx, plan(src.shape, perm, src.itemsize))
     return _eval, (src.data, dst.data, p)
