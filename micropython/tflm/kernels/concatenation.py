@@ -30,7 +30,7 @@ _TYPES = (_FLOAT32, _INT8, _INT16, _INT32,
 
 def _check_quant(op, t, y):
     if t.type == _INT8 and (t.scale != y.scale
-                                  or t.zero_point != y.zero_point):
+                            or t.zero_point != y.zero_point):
         raise PrepareError("%s: input %s scale / zero point %r / %d differ "
                            "from output %s %r / %d" % (
                                op.label(), t.label(), t.scale, t.zero_point,

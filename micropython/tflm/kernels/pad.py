@@ -48,7 +48,7 @@ def _pad_value(op, x, y, cv):
             raise PrepareError("%s: constant_values %s must be one %s value"
                                % (op.label(), cv.label(), x.dtype))
         if x.type == _INT8 and (cv.zero_point != y.zero_point
-                                      or cv.scale != y.scale):
+                                or cv.scale != y.scale):
             raise PrepareError("%s: constant_values %s must share output %s "
                                "scale and zero point" % (
                                    op.label(), cv.label(), y.label()))

@@ -359,7 +359,7 @@ def prepare(op, ins, outs, ctx):
               "gives %d" % (y.label(), y.size, tuple(shape), axes, total))
     if code == _REDUCE_MAX:
         if x.type == _INT8 and (x.scale != y.scale or
-                                      x.zero_point != y.zero_point):
+                                x.zero_point != y.zero_point):
             _fail(op, "output %s must have the scale and zero point of "
                   "input %s" % (y.label(), x.label()))
         xd, mode = x.data, MODE_MAX8
