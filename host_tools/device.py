@@ -38,13 +38,18 @@ def micropython_bin():
     return found
 
 
-def run_script(path, args=(), timeout=600, heap=HEAP, prefix=()):
+def run_script(path, args=(), timeout=600, heap=HEAP, prefix=(), cwd=ROOT,
+               env=None, module=False):
     """Run a MicroPython script; returns CompletedProcess (text mode).
-    prefix: words put before the command (e.g. setarch ... -R)."""
-    cmd = list(prefix) + [micropython_bin(), "-X", "heapsize=" + heap,
-                          path] + list(args)
+    prefix: words put before the command (e.g. setarch ... -R); cwd, env:
+    the process's; module: `path` is a module name run with -m."""
+    mp = micropython_bin()
+    if os.sep in mp:  # a relative $TFLM_MICROPYTHON, run from cwd
+        mp = os.path.abspath(mp)
+    cmd = list(prefix) + [mp, "-X", "heapsize=" + heap] + \
+        (["-m"] if module else []) + [path] + list(args)
     return subprocess.run(cmd, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+                          timeout=timeout, cwd=cwd, env=env)
 
 
 def run_model(model_path, input_sets, output_count, repeat=1, offset=0,

@@ -31,10 +31,11 @@ SCRIPT = os.path.join(ROOT, "host_tools", "mp_board_heap.py")
 COST_SCRIPT = os.path.join(ROOT, "host_tools", "mp_package_cost.py")
 
 
-def modules_file(path, work):
+def modules_file(path, work, name=None):
     """A file listing the modules model `path` imports, one a line (the
-    unix port from PyPI aborts on an argument over 255 bytes)."""
-    out = os.path.join(work, os.path.basename(path) + ".modules")
+    unix port from PyPI aborts on an argument over 255 bytes), written
+    as work/<name> (default: the model's file name + '.modules')."""
+    out = os.path.join(work, name or os.path.basename(path) + ".modules")
     tmp = "%s.%d" % (out, os.getpid())
     with open(tmp, "w") as f:
         f.write("\n".join(sorted(
@@ -73,15 +74,40 @@ def fixed_layout():
     return ("setarch", platform.machine(), "-R")
 
 
+def _stage(pkg, path):
+    """Copy `path` into pkg under a name of fixed length, next to its
+    modules file and mp_board_heap.py; returns the model's name there."""
+    import shutil
+    import zlib
+    name = "m%08x" % zlib.crc32(os.path.abspath(path).encode())
+    for src, dst in ((path, name + ".tflite"), (SCRIPT, "board_heap.py")):
+        dst = os.path.join(pkg, dst)
+        if not os.path.exists(dst):
+            tmp = "%s.%d" % (dst, os.getpid())
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dst)  # whole, for a process reading it meanwhile
+    modules_file(path, pkg, name + ".mod")
+    return name
+
+
 def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
     """Construct `path` with `target` bytes of free heap (0: all of a
     `heap`-byte heap). mode 'bytes': the model is read into a buffer
     first; 'file': Interpreter(path) reads it. Returns the record that
-    mp_board_heap.py prints: free, ok, kept, head, tail, ram, or error."""
-    proc = device.run_script(SCRIPT, [pkg, path, mode,
-                                      modules_file(path, pkg), str(target)],
-                             timeout=300, heap=str(heap),
-                             prefix=fixed_layout())
+    mp_board_heap.py prints: free, ok, kept, head, tail, ram, or error.
+
+    Where small objects land depends on the lengths of every string the
+    process makes: the script runs as a module (`-m`) in pkg, with the
+    model and its modules file copied there under fixed-length names and
+    sys.path just [''] (MICROPYPATH empty), so that the result is the
+    same wherever the package, the model and $HOME are."""
+    name = _stage(pkg, path)
+    env = dict(os.environ, MICROPYPATH="")
+    proc = device.run_script(
+        "board_heap", ["", name + ".tflite", mode, name + ".mod",
+                       str(target)],
+        timeout=300, heap=str(heap), prefix=fixed_layout(), cwd=pkg,
+        env=env, module=True)
     lines = proc.stdout.strip().splitlines()
     if not lines or not lines[-1].startswith("{"):
         return {"ok": 0, "free": -1, "error": "process failed: %s%s" % (

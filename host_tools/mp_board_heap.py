@@ -1,6 +1,9 @@
 # Constructs one model on a squeezed heap (host_tools/fit.py).
-# argv: package dir, model path, mode (bytes: the model is read into a
-# bytearray before the heap is measured, as a buffer in RAM or in flash
+# Run as a module (-m board_heap) in the package's directory, so that no
+# path of the host's shows in the heap: fit.run.
+# argv: package dir ('': the current one), model path, mode (bytes: the
+# model is read into a bytearray before the heap is measured, as a buffer
+# in RAM or in flash
 # would be; file: Interpreter(path) reads it), modules to import first
 # (a file, one a line: the package's import cost is not the model's),
 # and the free heap to leave for construction (0: all of it; at least the
