@@ -93,9 +93,10 @@ def needed_modules(model_paths, flash=False):
             m = Model(f.read())
         floats = any(t.type == FLOAT32 for t in m.tensors)
         for op in m.operators:
-            mod = kernels.module_name(op.code)
+            mod = kernels.module_name(op.code) if op.custom_code is None \
+                else kernels.custom_module_name(op.custom_code)
             custom = custom or op.custom_code is not None
-            if mod and op.custom_code is None:
+            if mod:
                 _kernel_deps(mod, names, floats)
     out = set()
     for _, rel in package_sources():

@@ -193,6 +193,20 @@ def _options_desc(opts):
     return " {%s}" % ", ".join(parts)
 
 
+def _custom_desc(raw):
+    """' {key: value, ...}' of FlexBuffers custom options, '' if none."""
+    if raw is None or not len(raw):
+        return ""
+    try:
+        from flatbuffers import flexbuffers
+        d = flexbuffers.Loads(bytes(bytearray(raw)))
+    except Exception:  # noqa: B902 - not a FlexBuffer: show its size
+        return " (custom options: %d bytes)" % len(raw)
+    if isinstance(d, dict):
+        return " {%s}" % ", ".join("%s=%r" % kv for kv in sorted(d.items()))
+    return " %r" % (d,)
+
+
 def describe(raw):
     """A few lines naming the op, its options and every tensor it uses
     (dtype, shape, quantization, small constants)."""
@@ -203,7 +217,11 @@ def describe(raw):
         code = m.operatorCodes[op.opcodeIndex]
         name = _OP_NAMES.get(max(code.builtinCode,
                                  code.deprecatedBuiltinCode), "?")
-        lines.append("%s%s" % (name, _options_desc(op.builtinOptions)))
+        if code.customCode is not None:  # CUSTOM:Name {FlexBuffers map}
+            name = "CUSTOM:" + bytes(code.customCode).decode("utf-8",
+                                                             "replace")
+        lines.append("%s%s%s" % (name, _options_desc(op.builtinOptions),
+                                 _custom_desc(op.customOptions)))
         for role, idx in (("in", op.inputs), ("out", op.outputs)):
             for k, ti in enumerate(idx if idx is not None else []):
                 if ti < 0:

@@ -23,10 +23,10 @@ TFLite's Python Interpreter / PyPI tflite_micro runtime:
     set_input(value, index=0), get_output(index=0): by position
     allocate_tensors(): nothing to do (the arena is planned at
         construction), accepted for compatibility
-    reset(): zeroes variable tensors (a model's state), as TFLM's
-        MicroInterpreter::Reset (no operator supported today keeps
-        state: the verifier refuses variable tensors, so it changes
-        nothing yet)
+    reset(): zeroes the model's state, as TFLM's
+        MicroInterpreter::Reset: variable tensors (the verifier refuses
+        them today) and what stateful kernels keep (the noise estimate
+        of SignalFilterBankSpectralSubtraction)
 
 Values: set_* take what Tensor.set takes (a buffer, array, list of the
 tensor's integers; floats are quantized as by Tensor.set_float);
@@ -188,6 +188,9 @@ def _reset(interp):
     for t in interp.tensors:
         if t.is_variable and t.data is not None:
             t.data[:] = bytes(len(t.data))
+    for v in interp._states or ():
+        for k in range(len(v)):
+            v[k] = 0
 
 
 _METHODS = {

@@ -86,6 +86,9 @@ class KernelContext:
         self._words = words
         self.words_size = 0
         self._made = []
+        # state(): views that interp.reset() zeroes, and this op's new ones
+        self.states = []
+        self._new_states = []
 
     def begin(self, op_index, scratch_len):
         """Start the prepare of operator op_index, whose scratch is
@@ -151,6 +154,13 @@ class KernelContext:
                                % self.op)
         return self._view(j)
 
+    @property
+    def sizing(self):
+        """True in the sizing pass, where prepare's results are dropped:
+        a kernel may skip computing the values of its tables then (their
+        sizes must be the same)."""
+        return self._tail is None
+
     def limit_scratch(self, n):
         """This op uses at most n words of scratch: scratch_len becomes
         min(scratch_len, n) (call before reading scratch)."""
@@ -206,6 +216,16 @@ class KernelContext:
         self._made.append((v, base, off, n))
         return v
 
+    def state(self, typecode, n):
+        """persistent(typecode, n) for an operator's state (TFLM's
+        variable tensors and the Signal ops' noise estimate): zeros that
+        eval updates, which interp.reset() zeroes again (TFLM's
+        MicroInterpreter::Reset calls each kernel's reset)."""
+        v = self.persistent(typecode, n)
+        if self._tail is not None:
+            self._new_states.append(v)
+        return v
+
     def keep(self, a, itemsize=4):
         """Move array a into the arena's tail once prepare returns; returns
         a. a: this op's own array('i') (itemsize 4), array('b') or
@@ -237,6 +257,9 @@ class KernelContext:
         seen = {}
         for v, base, off, n in made:  # persistent(): its views made anew
             seen[id(v)] = memoryview(base)[off:off + n]
+        for v in self._new_states:
+            self.states.append(seen.get(id(v), v))
+        self._new_states = []
         for a, size in kept:
             if id(a) in seen:
                 continue

@@ -220,7 +220,7 @@ class Interpreter:
         # Every attribute is set here, before anything that dies is made:
         # the instance's attribute table is then allocated once, low.
         self._steps = self._tensors = self.model = self.arena = None
-        self._words = None
+        self._words = self._states = None
         self._where = self.inputs = self.outputs = None
         self._prof_ops = self._prof_us = None
         self._profiled = self.model_in_ram = False
@@ -281,6 +281,8 @@ class Interpreter:
         before = _free()
         for code in m.used_codes():  # long-lived code, made first
             kernels.preload(code, types)
+        for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
+            kernels.preload(32, types, name)
         types = None
         after = _free()
         if before is not None:  # code, not this model's (see ram)
@@ -359,6 +361,8 @@ class Interpreter:
             else:  # a Python kernel from tflm.register_op (custom.py)
                 from .custom import find
                 mod = find(op.custom_code)
+                if mod is None:  # a built-in one (TFLM's Signal ops)
+                    mod = kernels.find(op.code, op.custom_code)
                 if mod is None:
                     hint = "; register custom ops with tflm.register_op"
             if mod is None:
@@ -496,6 +500,7 @@ class Interpreter:
             pack()
         del steps[2 * n:]
         self.copied_bytes = ctx.copied_bytes
+        self._states = ctx.states or None  # reset() zeroes them
         self.persistent_size = tail + 4 * len(self._words) + ctx.spilled
         # For invoke(profile=True): the operator index of each step, and
         # per-step microseconds plus the total (last slot), preallocated.

@@ -271,17 +271,19 @@ class Model:
         if check:
             self.check()
 
-    def used_codes(self):
+    def used_codes(self, custom=False):
         """The builtin codes of the operator codes that subgraph 0's
         operators use (a model may list others), read without parsing
-        the operators; custom codes are left out."""
+        the operators; custom codes are left out. custom=True: the
+        custom codes (str) instead."""
         sg = Table(self.fb, self._sg)
         start, n = sg.vector(3, 4)
         used = set()
         for k in range(n):
             ci = sg.table_at(start, k).u32(0)
-            if ci < len(self._codes) and self._codes[ci][2] is None:
-                used.add(self._codes[ci][0])
+            if ci < len(self._codes) and \
+                    (self._codes[ci][2] is None) != custom:
+                used.add(self._codes[ci][2 if custom else 0])
         return used
 
     def tensor_types(self):

@@ -83,6 +83,16 @@ _KERNELS = (
     " CONCATENATION:concatenation PAD:pad PADV2:pad DEQUANTIZE:dequantize"
 )
 
+# TFLM's Signal library (audio front-end), CUSTOM operators by name
+# (the op resolver's AddCustom entries: tflm.register_op's kernels win).
+_CUSTOM_KERNELS = (
+    " SignalWindow:signal_basic SignalFftAutoScale:signal_basic"
+    " SignalEnergy:signal_basic SignalRfft:signal_fft"
+    " SignalFilterBank:signal_bank SignalFilterBankSquareRoot:signal_bank"
+    " SignalFilterBankSpectralSubtraction:signal_bank"
+    " SignalFilterBankLog:signal_bank SignalPCAN:signal_bank"
+)
+
 # Operators whose output is a view of their first input (no copy).
 ALIAS_CODES = (_RESHAPE, _SQUEEZE, _EXPAND_DIMS)
 # Operators whose int8 kernels read element i of each input before they
@@ -128,6 +138,19 @@ def module_name(code):
     return _after(_KERNELS, " %s:" % schema.builtin_name(code))
 
 
+def custom_module_name(name):
+    """Name of the kernel module of built-in CUSTOM operator `name` (str,
+    e.g. 'SignalRfft' -> 'signal_fft'), or None."""
+    return _after(_CUSTOM_KERNELS, " %s:" % name)
+
+
+def custom_modules():
+    """{custom name: kernel module name} of the built-in CUSTOM
+    operators (host tools and tests)."""
+    return {w.split(":")[0]: w.split(":")[1]
+            for w in _CUSTOM_KERNELS.split()}
+
+
 def modules():
     """{builtin code: kernel module name} for every supported operator
     (host tools and tests; the device looks codes up one at a time)."""
@@ -153,10 +176,12 @@ def _import(name):
     return __import__("tflm.kernels." + name, None, None, [name])
 
 
-def preload(code, types):
-    """Import the kernel module of builtin code and the modules it would
-    import inside prepare for the tensor types in `types` (lazy())."""
-    name = module_name(code)
+def preload(code, types, custom=None):
+    """Import the kernel module of builtin code (or of built-in CUSTOM
+    operator `custom`) and the modules it would import inside prepare for
+    the tensor types in `types` (lazy())."""
+    name = module_name(code) if custom is None else \
+        custom_module_name(custom)
     if name is None:
         return
     _preload(name, types)
@@ -173,9 +198,11 @@ def _preload(name, types):
             _preload(sub, types)
 
 
-def find(code):
-    """The kernel module for a builtin code, or None if unsupported."""
-    name = module_name(code)
+def find(code, custom=None):
+    """The kernel module for a builtin code, or for built-in CUSTOM
+    operator `custom` (a str), or None if unsupported."""
+    name = module_name(code) if custom is None else \
+        custom_module_name(custom)
     if name is None:
         return None
     return _import(name)

@@ -1,0 +1,612 @@
+"""SignalRfft, int16: the real FFT of TFLM's Signal library.
+
+Follows signal/micro/kernels/rfft.cc and signal/src/rfft_int16.cc, which
+run KISS FFT v130 (kiss_fft.c, tools/kiss_fftr.c, _kiss_fft_guts.h) with
+FIXED_POINT 16, as TFLM's build patches it: input int16 [..., L], output
+int16 [..., 2 * (N/2 + 1)] (interleaved real, imaginary), options
+'T' (TensorType: only int16, 7, here) and 'fft_length' N (even). Each row
+of L samples is zero-padded to N, then
+
+    kiss_fft of the N/2 complex values (even samples real, odd imaginary),
+    radix 4, 2, 3 and 5 stages in kf_factor's order, every stage scaling
+    its inputs down by its radix (C_FIXDIV), products rounded as sround
+    ((x + 2**14) >> 15) and every stored value wrapped to int16;
+    kiss_fftr's split into the N/2 + 1 bins of the real signal.
+
+Twiddles are kiss_fft_alloc's floor(.5 + 32767 * cos(phase)) (and sin)
+with phase = -2*pi*i / (N/2) in double precision (super twiddles:
+-pi * ((i + 1) / (N/2) + .5)): computed here once at prepare, in
+integers, as those doubles round (boards have no double, and a libm may
+differ in the last bit; tests/test_signal_ops.py compares every size up
+to 1,024 with the host's C library). Tables (twiddles, super twiddles,
+the input permutation) live in the arena's persistent part: 5 * N / 2 +
+6 * stages bytes; the zero-padded row and KISS FFT's buffer are scratch.
+
+TFLM's kiss_fft has no working radix other than 2, 3, 4 and 5 (its
+generic butterfly allocates through a malloc patched to return NULL) and
+fails for N = 2: those are PrepareErrors here, as is an output of another
+length (TFLM would write past it) or a row longer than N.
+"""
+
+from array import array
+
+import micropython
+from micropython import const
+
+from ..errors import PrepareError
+from . import signal_util as su
+from .conv_util import keep
+
+_INT16 = const(7)
+
+
+def prepare(op, ins, outs, ctx):
+    """Check a SignalRfft operator and bind its eval: input int16 [..., L],
+    output int16 [..., 2 * (N/2 + 1)] with as many rows, options T = 7
+    (int16) and fft_length N >= 4, even, N/2 a product of 2, 3, 4 and 5,
+    L <= N. Raises PrepareError otherwise."""
+    su.io(op, ins, outs, 1, 1)
+    x, y = ins[0], outs[0]
+    label = op.label()
+    ttype, n = su.options(op, 2)  # sorted keys: 'T', 'fft_length'
+    if ttype != _INT16:
+        raise PrepareError("%s: only int16 (T = 7) is supported, not T = %d"
+                           % (label, ttype))
+    su.want(op, x, _INT16, -2)
+    su.want(op, y, _INT16, len(x.shape))
+    if n < 4 or n & 1:
+        raise PrepareError("%s: fft_length %d must be even and at least 4"
+                           % (label, n))
+    half = n // 2
+    factors = _factor(half)
+    for p in factors[::2]:
+        if p not in (2, 3, 4, 5):
+            raise PrepareError("%s: fft_length %d: TFLM's kiss_fft has no "
+                               "radix-%d butterfly" % (label, n, p))
+    length = x.shape[-1]
+    rows = x.size // length if length else 0
+    if not 1 <= length <= n or y.shape[-1] != 2 * (half + 1) or \
+            y.size != rows * y.shape[-1]:
+        raise PrepareError("%s: rows of %d samples and fft_length %d need "
+                           "an output of %d rows of %d values, not %s"
+                           % (label, length, n, rows, 2 * (half + 1),
+                              y.shape))
+    sizing = getattr(ctx, "sizing", False)
+    tw = array("h", bytes(4 * half))
+    stw = array("h", bytes(4 * (half // 2)))
+    if not sizing:  # the sizing pass only counts bytes
+        _twiddles(tw, half)
+        _super_twiddles(stw, half)
+    perm = array("H", bytes(2 * half))
+    _permutation(perm, factors)
+    # stages, deepest first: radix, m, fstride, blocks
+    st = []
+    fstride = 1
+    for k in range(0, len(factors), 2):
+        st.append((factors[k], factors[k + 1], fstride))
+        fstride *= factors[k]
+    stages = array("i", bytes(16 * len(st)))
+    for j, (p, m, fs) in enumerate(reversed(st)):
+        stages[4 * j:4 * j + 4] = array("i", (p, m, fs, fs))
+    p = su.words(5)
+    p[0], p[1], p[2], p[3], p[4] = half, n, length, rows, len(st)
+    work = ctx.work(n)  # the padded row (n int16), then half complex
+    return _eval, (x.data, y.data, work, keep(ctx, tw, 2),
+                   keep(ctx, stw, 2), keep(ctx, perm, 2), keep(ctx, stages),
+                   keep(ctx, p), memoryview(work)[2 * n:])
+
+
+def _eval(st):
+    _rfft(st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7], st[8])
+
+
+@micropython.viper
+def _rfft(x, y, work, tw, stw, perm, stages, p, tmpv):
+    """Every row: pad, permute (kf_work's copies), the butterflies of
+    each stage, then kiss_fftr's split into y's row."""
+    q = ptr32(p)
+    half: int = q[0]
+    n: int = q[1]
+    length: int = q[2]
+    rows: int = q[3]
+    nst: int = q[4]
+    px = ptr16(x)
+    pw = ptr16(work)
+    pp = ptr16(perm)
+    ps = ptr32(stages)
+    tmp = ptr16(tmpv)  # KISS FFT's out-of-place buffer (after the row)
+    r: int = 0
+    while r < rows:
+        i: int = 0
+        while i < length:
+            pw[i] = px[r * length + i]
+            i += 1
+        while i < n:
+            pw[i] = 0
+            i += 1
+        i = 0
+        while i < half:
+            j: int = pp[i]
+            tmp[2 * i] = pw[2 * j]
+            tmp[2 * i + 1] = pw[2 * j + 1]
+            i += 1
+        s: int = 0
+        while s < nst:
+            radix: int = ps[4 * s]
+            if radix == 4:
+                _b4(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+            elif radix == 2:
+                _b2(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+            elif radix == 3:
+                _b3(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+            else:
+                _b5(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+            s += 1
+        _split(tmpv, stw, y, 2 * r * (half + 1), half)
+        r += 1
+
+
+@micropython.viper
+def _b2(f, tw, m: int, fs: int, nblk: int):
+    """kf_bfly2 on each of nblk blocks of 2 * m complex values."""
+    pf = ptr16(f)
+    pt = ptr16(tw)
+    b: int = 0
+    while b < nblk:
+        k: int = 0
+        while k < m:
+            i0: int = 4 * b * m + 2 * k
+            i1: int = i0 + 2 * m
+            ar: int = (((pf[i0] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+            ai: int = (((pf[i0 + 1] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+            br: int = (((pf[i1] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+            bi: int = (((pf[i1 + 1] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+            br = ((br & 0xFFFF) ^ 0x8000) - 0x8000
+            bi = ((bi & 0xFFFF) ^ 0x8000) - 0x8000
+            ar = ((ar & 0xFFFF) ^ 0x8000) - 0x8000
+            ai = ((ai & 0xFFFF) ^ 0x8000) - 0x8000
+            t: int = 2 * k * fs
+            wr: int = (pt[t] ^ 0x8000) - 0x8000
+            wi: int = (pt[t + 1] ^ 0x8000) - 0x8000
+            tr: int = (br * wr - bi * wi + 16384) >> 15
+            ti: int = (br * wi + bi * wr + 16384) >> 15
+            tr = ((tr & 0xFFFF) ^ 0x8000) - 0x8000
+            ti = ((ti & 0xFFFF) ^ 0x8000) - 0x8000
+            pf[i1] = ar - tr
+            pf[i1 + 1] = ai - ti
+            pf[i0] = ar + tr
+            pf[i0 + 1] = ai + ti
+            k += 1
+        b += 1
+
+
+@micropython.viper
+def _b4(f, tw, m: int, fs: int, nblk: int):
+    """kf_bfly4 (forward) on each of nblk blocks of 4 * m values."""
+    pf = ptr16(f)
+    pt = ptr16(tw)
+    b: int = 0
+    while b < nblk:
+        k: int = 0
+        while k < m:
+            i0: int = 8 * b * m + 2 * k
+            i1: int = i0 + 2 * m
+            i2: int = i1 + 2 * m
+            i3: int = i2 + 2 * m
+            # C_FIXDIV(., 4): sround(x * 8191), as int16
+            f0r: int = (((pf[i0] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f0i: int = (((pf[i0 + 1] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f1r: int = (((pf[i1] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f1i: int = (((pf[i1 + 1] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f2r: int = (((pf[i2] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f2i: int = (((pf[i2 + 1] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f3r: int = (((pf[i3] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            f3i: int = (((pf[i3 + 1] ^ 0x8000) - 0x8000) * 8191 + 16384) >> 15
+            # (|x| * 8191 + 2**14) >> 15 < 2**13: no int16 wrap here
+            t: int = 2 * k * fs
+            wr: int = (pt[t] ^ 0x8000) - 0x8000
+            wi: int = (pt[t + 1] ^ 0x8000) - 0x8000
+            s0r: int = (f1r * wr - f1i * wi + 16384) >> 15
+            s0i: int = (f1r * wi + f1i * wr + 16384) >> 15
+            t = 2 * t
+            wr = (pt[t] ^ 0x8000) - 0x8000
+            wi = (pt[t + 1] ^ 0x8000) - 0x8000
+            s1r: int = (f2r * wr - f2i * wi + 16384) >> 15
+            s1i: int = (f2r * wi + f2i * wr + 16384) >> 15
+            t = 6 * k * fs
+            wr = (pt[t] ^ 0x8000) - 0x8000
+            wi = (pt[t + 1] ^ 0x8000) - 0x8000
+            s2r: int = (f3r * wr - f3i * wi + 16384) >> 15
+            s2i: int = (f3r * wi + f3i * wr + 16384) >> 15
+            # products of values below 2**13 by twiddles below 2**15:
+            # all of these stay inside int16, sums of two too
+            s5r: int = f0r - s1r
+            s5i: int = f0i - s1i
+            f0r += s1r
+            f0i += s1i
+            s3r: int = s0r + s2r
+            s3i: int = s0i + s2i
+            s4r: int = s0r - s2r
+            s4i: int = s0i - s2i
+            pf[i2] = f0r - s3r
+            pf[i2 + 1] = f0i - s3i
+            pf[i0] = f0r + s3r
+            pf[i0 + 1] = f0i + s3i
+            pf[i1] = s5r + s4i
+            pf[i1 + 1] = s5i - s4r
+            pf[i3] = s5r - s4i
+            pf[i3 + 1] = s5i + s4r
+            k += 1
+        b += 1
+
+
+@micropython.viper
+def _b3(f, tw, m: int, fs: int, nblk: int):
+    """kf_bfly3 on each of nblk blocks of 3 * m values."""
+    pf = ptr16(f)
+    pt = ptr16(tw)
+    e: int = (pt[2 * fs * m + 1] ^ 0x8000) - 0x8000  # epi3.i
+    b: int = 0
+    while b < nblk:
+        k: int = 0
+        while k < m:
+            i0: int = 6 * b * m + 2 * k
+            i1: int = i0 + 2 * m
+            i2: int = i1 + 2 * m
+            # C_FIXDIV(., 3): sround(x * 10922); |result| < 2**14
+            f0r: int = (((pf[i0] ^ 0x8000) - 0x8000) * 10922 + 16384) >> 15
+            f0i: int = (((pf[i0 + 1] ^ 0x8000) - 0x8000) * 10922 + 16384) >> 15
+            f1r: int = (((pf[i1] ^ 0x8000) - 0x8000) * 10922 + 16384) >> 15
+            f1i: int = (((pf[i1 + 1] ^ 0x8000) - 0x8000) * 10922 + 16384) >> 15
+            f2r: int = (((pf[i2] ^ 0x8000) - 0x8000) * 10922 + 16384) >> 15
+            f2i: int = (((pf[i2 + 1] ^ 0x8000) - 0x8000) * 10922 + 16384) >> 15
+            t: int = 2 * k * fs
+            wr: int = (pt[t] ^ 0x8000) - 0x8000
+            wi: int = (pt[t + 1] ^ 0x8000) - 0x8000
+            s1r: int = (f1r * wr - f1i * wi + 16384) >> 15
+            s1i: int = (f1r * wi + f1i * wr + 16384) >> 15
+            t = 2 * t
+            wr = (pt[t] ^ 0x8000) - 0x8000
+            wi = (pt[t + 1] ^ 0x8000) - 0x8000
+            s2r: int = (f2r * wr - f2i * wi + 16384) >> 15
+            s2i: int = (f2r * wi + f2i * wr + 16384) >> 15
+            s3r: int = s1r + s2r
+            s3i: int = s1i + s2i
+            s0r: int = s1r - s2r
+            s0i: int = s1i - s2i
+            g1r: int = f0r - (s3r >> 1)
+            g1i: int = f0i - (s3i >> 1)
+            s0r = ((((s0r * e + 16384) >> 15) & 0xFFFF) ^ 0x8000) - 0x8000
+            s0i = ((((s0i * e + 16384) >> 15) & 0xFFFF) ^ 0x8000) - 0x8000
+            pf[i0] = f0r + s3r
+            pf[i0 + 1] = f0i + s3i
+            pf[i2] = g1r + s0i
+            pf[i2 + 1] = g1i - s0r
+            pf[i1] = g1r - s0i
+            pf[i1 + 1] = g1i + s0r
+            k += 1
+        b += 1
+
+
+@micropython.viper
+def _smul(a: int, b: int) -> int:
+    """S_MUL: sround(a * b) as int16."""
+    return ((((a * b + 16384) >> 15) & 0xFFFF) ^ 0x8000) - 0x8000
+
+
+@micropython.viper
+def _w16(a: int) -> int:
+    return ((a & 0xFFFF) ^ 0x8000) - 0x8000
+
+
+@micropython.viper
+def _b5(f, tw, m: int, fs: int, nblk: int):
+    """kf_bfly5 on each of nblk blocks of 5 * m values."""
+    pf = ptr16(f)
+    pt = ptr16(tw)
+    yar: int = (pt[2 * fs * m] ^ 0x8000) - 0x8000
+    yai: int = (pt[2 * fs * m + 1] ^ 0x8000) - 0x8000
+    ybr: int = (pt[4 * fs * m] ^ 0x8000) - 0x8000
+    ybi: int = (pt[4 * fs * m + 1] ^ 0x8000) - 0x8000
+    b: int = 0
+    while b < nblk:
+        u: int = 0
+        while u < m:
+            i0: int = 10 * b * m + 2 * u
+            i1: int = i0 + 2 * m
+            i2: int = i1 + 2 * m
+            i3: int = i2 + 2 * m
+            i4: int = i3 + 2 * m
+            # C_FIXDIV(., 5): sround(x * 6553); |result| < 2**13
+            f0r: int = (((pf[i0] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f0i: int = (((pf[i0 + 1] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f1r: int = (((pf[i1] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f1i: int = (((pf[i1 + 1] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f2r: int = (((pf[i2] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f2i: int = (((pf[i2 + 1] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f3r: int = (((pf[i3] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f3i: int = (((pf[i3 + 1] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f4r: int = (((pf[i4] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            f4i: int = (((pf[i4 + 1] ^ 0x8000) - 0x8000) * 6553 + 16384) >> 15
+            t: int = 2 * u * fs
+            wr: int = (pt[t] ^ 0x8000) - 0x8000
+            wi: int = (pt[t + 1] ^ 0x8000) - 0x8000
+            s1r: int = (f1r * wr - f1i * wi + 16384) >> 15
+            s1i: int = (f1r * wi + f1i * wr + 16384) >> 15
+            t = 4 * u * fs
+            wr = (pt[t] ^ 0x8000) - 0x8000
+            wi = (pt[t + 1] ^ 0x8000) - 0x8000
+            s2r: int = (f2r * wr - f2i * wi + 16384) >> 15
+            s2i: int = (f2r * wi + f2i * wr + 16384) >> 15
+            t = 6 * u * fs
+            wr = (pt[t] ^ 0x8000) - 0x8000
+            wi = (pt[t + 1] ^ 0x8000) - 0x8000
+            s3r: int = (f3r * wr - f3i * wi + 16384) >> 15
+            s3i: int = (f3r * wi + f3i * wr + 16384) >> 15
+            t = 8 * u * fs
+            wr = (pt[t] ^ 0x8000) - 0x8000
+            wi = (pt[t + 1] ^ 0x8000) - 0x8000
+            s4r: int = (f4r * wr - f4i * wi + 16384) >> 15
+            s4i: int = (f4r * wi + f4i * wr + 16384) >> 15
+            s7r: int = s1r + s4r
+            s7i: int = s1i + s4i
+            s10r: int = s1r - s4r
+            s10i: int = s1i - s4i
+            s8r: int = s2r + s3r
+            s8i: int = s2i + s3i
+            s9r: int = s2r - s3r
+            s9i: int = s2i - s3i
+            pf[i0] = f0r + s7r + s8r
+            pf[i0 + 1] = f0i + s7i + s8i
+            s5r: int = int(_w16(f0r + int(_smul(s7r, yar))
+                                + int(_smul(s8r, ybr))))
+            s5i: int = int(_w16(f0i + int(_smul(s7i, yar))
+                                + int(_smul(s8i, ybr))))
+            s6r: int = int(_w16(int(_smul(s10i, yai))
+                                + int(_smul(s9i, ybi))))
+            s6i: int = int(_w16(0 - int(_smul(s10r, yai))
+                                - int(_smul(s9r, ybi))))
+            pf[i1] = s5r - s6r
+            pf[i1 + 1] = s5i - s6i
+            pf[i4] = s5r + s6r
+            pf[i4 + 1] = s5i + s6i
+            s11r: int = int(_w16(f0r + int(_smul(s7r, ybr))
+                                 + int(_smul(s8r, yar))))
+            s11i: int = int(_w16(f0i + int(_smul(s7i, ybr))
+                                 + int(_smul(s8i, yar))))
+            s12r: int = int(_w16(int(_smul(s9i, yai))
+                                 - int(_smul(s10i, ybi))))
+            s12i: int = int(_w16(int(_smul(s10r, ybi))
+                                 - int(_smul(s9r, yai))))
+            pf[i2] = s11r + s12r
+            pf[i2 + 1] = s11i + s12i
+            pf[i3] = s11r - s12r
+            pf[i3 + 1] = s11i - s12i
+            u += 1
+        b += 1
+
+
+@micropython.viper
+def _split(f, stw, y, o: int, half: int):
+    """kiss_fftr after its complex FFT: the half + 1 bins of the real
+    signal from f's half values, written to y from int16 index o."""
+    pf = ptr16(f)
+    pt = ptr16(stw)
+    py = ptr16(int(ptr16(y)) + 2 * o)
+    dr: int = (((pf[0] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+    di: int = (((pf[1] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+    py[0] = dr + di
+    py[1] = 0
+    py[2 * half] = dr - di
+    py[2 * half + 1] = 0
+    k: int = 1
+    while k <= half // 2:
+        j: int = half - k
+        ar: int = (((pf[2 * k] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+        ai: int = (((pf[2 * k + 1] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+        br: int = (((pf[2 * j] ^ 0x8000) - 0x8000) * 16383 + 16384) >> 15
+        # fpnk.i = -tmpbuf[ncfft - k].i, as int16 (-(-32768) wraps)
+        bi: int = ((((((0 - pf[2 * j + 1]) & 0xFFFF) ^ 0x8000) - 0x8000)
+                    * 16383 + 16384) >> 15)
+        # |a|, |b| < 2**14 after C_FIXDIV(., 2): sums fit int16
+        f1r: int = ar + br
+        f1i: int = ai + bi
+        f2r: int = ar - br
+        f2i: int = ai - bi
+        wr: int = (pt[2 * k - 2] ^ 0x8000) - 0x8000
+        wi: int = (pt[2 * k - 1] ^ 0x8000) - 0x8000
+        tr: int = ((((f2r * wr - f2i * wi + 16384) >> 15) & 0xFFFF)
+                   ^ 0x8000) - 0x8000
+        ti: int = ((((f2r * wi + f2i * wr + 16384) >> 15) & 0xFFFF)
+                   ^ 0x8000) - 0x8000
+        py[2 * k] = (f1r + tr) >> 1
+        py[2 * k + 1] = (f1i + ti) >> 1
+        py[2 * j] = (f1r - tr) >> 1
+        py[2 * j + 1] = (ti - f1i) >> 1
+        k += 1
+
+
+def _factor(n):
+    """kf_factor: [p1, m1, p2, m2, ...] (powers of 4, then 2, then odd
+    primes; p > floor(sqrt(n)) ends the search with p = n)."""
+    out = []
+    p = 4
+    r = _isqrt(n)
+    while True:
+        while n % p:
+            p = 2 if p == 4 else 3 if p == 2 else p + 2
+            if p > r:
+                p = n
+        n //= p
+        out.append(p)
+        out.append(n)
+        if n <= 1:
+            return out
+
+
+def _isqrt(n):
+    r = 0
+    while (r + 1) * (r + 1) <= n:
+        r += 1
+    return r
+
+
+def _permutation(perm, factors):
+    """perm[j]: the input value that kf_work copies to output j."""
+    def work(fo, fi, fstride, k):
+        p, m = factors[k], factors[k + 1]
+        if m == 1:
+            for j in range(p):
+                perm[fo + j] = fi + j * fstride
+        else:
+            for j in range(p):
+                work(fo + j * m, fi + j * fstride, fstride * p, k + 2)
+    work(0, 0, 1, 0)
+
+
+# Twiddles: the doubles that kiss_fft_alloc / kiss_fftr_alloc compute,
+# emulated with integers (a double is (m, e): m * 2**e). cos and sin of
+# the exact angles come from a rotation recurrence in _P-bit fixed point
+# (one Taylor series per table), then are moved to the double phase C
+# computes (first order: the phase differs from the exact angle by about
+# 1e-16), rounded to double, and KISS_FFT_COS's floor(.5 + 32767 * c) is
+# done in doubles too: the last bit matters where 32767 * cos is a half
+# integer (cos = 1/2 at the sixths of a turn).
+
+_P = const(104)  # bits of the fixed-point cos / sin
+_PI_D = (7074237752028440, -51)  # the double nearest pi
+
+
+def _bitlen(n):
+    k = 0
+    while n >= 0x10000:
+        n >>= 16
+        k += 16
+    while n:
+        n >>= 1
+        k += 1
+    return k
+
+
+def _rnd(n, d):
+    """(m, e): the double nearest n / d (d > 0), ties to even."""
+    if n == 0:
+        return 0, 0
+    neg = n < 0
+    a = -n if neg else n
+    e = _bitlen(a) - _bitlen(d) - 53
+    while True:
+        dd = d << e if e >= 0 else d
+        aa = a if e >= 0 else a << -e
+        if dd & (dd - 1):
+            q, r = divmod(aa, dd)
+        else:  # a power of two
+            k = _bitlen(dd) - 1
+            q, r = aa >> k, aa & (dd - 1)
+        if q >= 1 << 53:
+            e += 1
+        elif q < 1 << 52:
+            e -= 1
+        else:
+            break
+    if 2 * r > dd or (2 * r == dd and q & 1):
+        q += 1
+        if q == 1 << 53:
+            q >>= 1
+            e += 1
+    return (-q if neg else q), e
+
+
+def _rnd2(n, e):
+    """The double nearest n * 2**e."""
+    return _rnd(n << e, 1) if e >= 0 else _rnd(n, 1 << -e)
+
+
+def _add(x, y):
+    e = min(x[1], y[1])
+    return _rnd2((x[0] << (x[1] - e)) + (y[0] << (y[1] - e)), e)
+
+
+def _pi():
+    """pi * 2**_P, to the last bit (50 digits of pi)."""
+    return (31415926535897932384626433832795028841971693993751
+            << _P) // 10 ** 49
+
+
+def _cos_sin(r):
+    """(cos r, sin r) * 2**_P of r * 2**-_P, |r| <= 4 (Taylor)."""
+    one = 1 << _P
+    r2 = (r * r) >> _P
+    c = tc = one
+    s = ts = r
+    i = 1
+    while tc or ts:
+        tc = -((tc * r2) >> _P) // ((2 * i - 1) * (2 * i))
+        ts = -((ts * r2) >> _P) // ((2 * i) * (2 * i + 1))
+        c += tc
+        s += ts
+        i += 1
+    return c, s
+
+
+def _fixed(x):
+    """Double x = (m, e) as a _P-bit fixed-point integer (exact here)."""
+    sh = x[1] + _P
+    return x[0] << sh if sh >= 0 else x[0] >> -sh
+
+
+def _q15(v):
+    """floor(.5 + 32767 * c) of fixed-point v, c = the double nearest v
+    (KISS_FFT_COS / KISS_FFT_SIN on a correctly rounded cos / sin)."""
+    c = _rnd(v, 1 << _P)
+    m, e = _add(_rnd2(32767 * c[0], c[1]), (1, -1))
+    return m << e if e >= 0 else m >> -e
+
+
+def _table(out, n, step, first, phase, angle):
+    """out[2i], out[2i+1] = KISS_FFT_COS / _SIN of phase(i) for i < len(out)
+    // 2: the angles angle(i) = first + i * step (fixed point) by rotation,
+    each moved to the double phase(i)."""
+    pi = _pi()
+    c, s = _cos_sin(first)
+    wc, ws = _cos_sin(step)
+    one = 1 << _P
+    half = one >> 1
+    near = one >> 30  # doubles err by ~2**-38 here: decide those exactly
+    for i in range(len(out) // 2):
+        xc = 32767 * c + half
+        xs = 32767 * s + half
+        fc = xc & (one - 1)
+        fs = xs & (one - 1)
+        if near < fc < one - near and near < fs < one - near:
+            out[2 * i] = xc >> _P  # no double can land elsewhere
+            out[2 * i + 1] = xs >> _P
+        else:
+            d = _fixed(phase(i)) - angle(i, pi)  # about 1e-16 of the angle
+            out[2 * i] = _q15(c - ((s * d) >> _P))
+            out[2 * i + 1] = _q15(s + ((c * d) >> _P))
+        c, s = (c * wc - s * ws) >> _P, (c * ws + s * wc) >> _P
+
+
+def _twiddles(out, n):
+    """kiss_fft_alloc's n forward twiddles, phase -2*pi*i / n, in doubles:
+    ((-2 * pi) * i) / n."""
+    def phase(i):
+        t = _rnd2(-_PI_D[0] * i, _PI_D[1] + 1)
+        if t[1] < 0:
+            return _rnd(t[0], n << -t[1])
+        return _rnd(t[0] << t[1], n)
+    pi = _pi()
+    _table(out, n, -(2 * pi) // n, 0, phase,
+           lambda i, pi: -(2 * pi * i) // n)
+
+
+def _super_twiddles(out, n):
+    """kiss_fftr_alloc's n // 2 super twiddles for a complex FFT of n
+    points: phase -pi * ((i + 1) / n + .5), in doubles."""
+    def phase(i):
+        b = _add(_rnd(i + 1, n), (1, -1))
+        return _rnd2(-_PI_D[0] * b[0], _PI_D[1] + b[1])
+    pi = _pi()
+    _table(out, n, -pi // n, -(pi * (n + 2)) // (2 * n), phase,
+           lambda i, pi: -(pi * (n + 2 * i + 2)) // (2 * n))

@@ -1,0 +1,159 @@
+"""micro_speech from raw audio, as TFLM's micro_speech example runs it:
+a 1-second 16 kHz .wav -> 49 windows of 30 ms every 20 ms ->
+audio_preprocessor_int8.tflite (TFLM's Signal ops, one interpreter per
+clip, its noise estimate carried from window to window) -> 49 x 40 int8
+features -> micro_speech_quantized.tflite -> 4 scores (silence, unknown,
+yes, no).
+
+On the unix port with tflm.audio (read_wav, features), compared with the
+same pipeline in TFLM (PyPI tflite-micro) byte for byte: the features of
+every window and the scores; and the label each clip is named after wins
+(the example's own test expects yes / no / silence / unknown). Plus:
+features() allocates nothing per window, and read_wav's errors.
+"""
+
+import json
+import wave
+
+import numpy as np
+import pytest
+
+from conftest import run_mp, shared
+from host_tools.oracle import Reference
+
+PRE = ("audio_preprocessor_int8", "audio_preprocessor_int8.tflite")
+KWS = ("micro_speech_quantized", "micro_speech_quantized.tflite")
+CLIPS = ("yes", "no", "silence", "noise")
+LABELS = ("silence", "unknown", "yes", "no")
+
+
+def _pcm(path):
+    with wave.open(path) as w:
+        assert (w.getnchannels(), w.getsampwidth()) == (1, 2)
+        return np.frombuffer(w.readframes(w.getnframes()), "<i2")
+
+
+def _tflm(pre, kws, pcm):
+    """TFLM's pipeline: (features [49, 40] int8, scores [4] int8)."""
+    p = Reference(open(pre, "rb").read())
+    feats = np.zeros((49, 40), np.int8)
+    k = 0
+    while k < 49 and 320 * k + 480 <= len(pcm):
+        feats[k] = p.run([pcm[320 * k:320 * k + 480].reshape(1, 480)])[0]
+        k += 1
+    m = Reference(open(kws, "rb").read())
+    return feats, m.run([feats.reshape(1, 49 * 40)])[0].reshape(-1)
+
+
+SCRIPT = """
+import gc, json, micropython, tflm
+from tflm import audio
+pre = tflm.Interpreter(%r)
+kws = tflm.Interpreter(%r)
+out = {}
+for name, path in %r:
+    pcm = audio.read_wav(path)
+    feats = bytearray(49 * 40)
+    n = audio.features(pre, pcm, feats)
+    x = kws.input(0).data
+    x[:] = feats
+    kws.invoke()
+    out[name] = [n, bytes(feats).hex(), bytes(kws.output(0).data).hex(),
+                 audio.wav_rate(path)]
+# no allocation per window: the whole loop under heap_lock
+pre.reset()
+gc.collect()
+micropython.heap_lock()
+try:
+    n = audio.features(pre, pcm, feats, reset=False)
+    ok = 1
+except MemoryError:
+    ok = 0
+micropython.heap_unlock()
+out["locked"] = [n, ok]
+print(json.dumps(out))
+"""
+
+
+def test_micro_speech_from_wav_matches_tflm(tmp_path):
+    pre, kws = shared(*PRE), shared(*KWS)
+    clips = [(c, shared("micro_speech_quantized", "%s_1000ms.wav" % c))
+             for c in CLIPS]
+    got = json.loads(run_mp(SCRIPT % (pre, kws, clips), tmp_path,
+                            heap="4M").splitlines()[-1])
+    assert got["locked"] == [49, 1], got["locked"]
+    for name, path in clips:
+        pcm = _pcm(path)
+        feats, scores = _tflm(pre, kws, pcm)
+        n, f_hex, s_hex, rate = got[name]
+        assert (n, rate) == (49, 16000)
+        ours = np.frombuffer(bytes.fromhex(f_hex), np.int8).reshape(49, 40)
+        bad = np.nonzero((ours != feats).any(axis=1))[0]
+        assert not len(bad), (name, "windows differ", bad[:10])
+        ours_s = np.frombuffer(bytes.fromhex(s_hex), np.int8)
+        assert list(ours_s) == list(scores), (name, ours_s, scores)
+        want = {"noise": "unknown"}.get(name, name)
+        assert LABELS[int(np.argmax(ours_s))] == want, (name, ours_s)
+
+
+READ = """
+import json
+from tflm import audio
+from tflm.errors import FormatError
+out = []
+for p in %r:
+    try:
+        a = audio.read_wav(p)
+        out.append(["ok", len(a), a[0], a[len(a) - 1]])
+    except FormatError as e:
+        out.append(["FormatError", str(e)])
+print(json.dumps(out))
+"""
+
+
+def _wav(path, channels=1, width=2, frames=b"\x01\x00\xff\xff"):
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(width)
+        w.setframerate(8000)
+        w.writeframes(frames)
+    return str(path)
+
+
+def test_read_wav(tmp_path):
+    """16-bit mono PCM is read as int16 (first and last sample checked);
+    stereo, 8-bit, not-RIFF and a missing data chunk are FormatErrors
+    naming the file."""
+    good = _wav(tmp_path / "g.wav", frames=b"\x01\x00\x02\x00\xff\xff")
+    stereo = _wav(tmp_path / "s.wav", channels=2)
+    bits8 = _wav(tmp_path / "b.wav", width=1)
+    text = tmp_path / "t.wav"
+    text.write_bytes(b"hello, not a wave file")
+    head = tmp_path / "h.wav"
+    head.write_bytes(open(good, "rb").read()[:36])  # fmt, no data chunk
+    got = json.loads(run_mp(READ % ([good, stereo, bits8, str(text),
+                                     str(head)],), tmp_path).splitlines()[-1])
+    assert got[0] == ["ok", 3, 1, -1], got
+    for r, why in zip(got[1:], ("2-channel", "8-bit", "not a RIFF",
+                                "no 'data' chunk")):
+        assert r[0] == "FormatError" and why in r[1], (r, why)
+    assert "s.wav" in got[1][1] and "h.wav" in got[4][1], got
+
+
+@pytest.mark.parametrize("frame", [100])
+def test_features_refuses_a_wrong_frame(tmp_path, frame):
+    """A window length that is not the preprocessor's input: InvokeError,
+    nothing run."""
+    code = """
+import json, tflm
+from tflm import audio
+from array import array
+pre = tflm.Interpreter(%r)
+try:
+    audio.features(pre, array('h', bytes(2000)), bytearray(40), frame=%d)
+    print(json.dumps("ran"))
+except tflm.InvokeError as e:
+    print(json.dumps(str(e)))
+""" % (shared(*PRE), frame)
+    msg = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert "960 bytes" in msg and "%d int16" % frame in msg, msg

@@ -1,0 +1,108 @@
+"""The tables SignalRfft computes at prepare (kernels/signal_fft.py), in
+CPython: its integer emulation of kiss_fft_alloc's double-precision
+twiddles against this host's C library (the same computation TFLM's
+build does), for every FFT size the kernel takes up to 1,024 points and
+a few larger ones; kf_factor's radix order; the input permutation
+against kf_work's recursion written out."""
+
+import math
+import sys
+
+import pytest
+
+from conftest import PKG
+
+sys.path.insert(0, PKG)
+from tflm.kernels import signal_fft  # noqa: E402
+
+# complex FFT sizes (fft_length / 2) whose factors are 2, 3, 4 and 5
+SIZES = [n for n in range(2, 513)
+         if set(signal_fft._factor(n)[::2]) <= {2, 3, 4, 5}] + \
+    [640, 768, 1000, 1024, 2048]
+
+
+def _q15(v):
+    return math.floor(.5 + 32767 * v)
+
+
+def _tables(n):
+    from array import array
+    tw = array("h", bytes(4 * n))
+    stw = array("h", bytes(4 * (n // 2)))
+    signal_fft._twiddles(tw, n)
+    signal_fft._super_twiddles(stw, n)
+    return tw, stw
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_twiddles_match_the_c_library(chunk):
+    bad = []
+    for n in SIZES[chunk::4]:
+        tw, stw = _tables(n)
+        for i in range(n):
+            phase = -2 * math.pi * i / n  # kiss_fft_alloc, forward
+            want = (_q15(math.cos(phase)), _q15(math.sin(phase)))
+            if (tw[2 * i], tw[2 * i + 1]) != want:
+                bad.append(("twiddle", n, i, tw[2 * i:2 * i + 2], want))
+        for i in range(n // 2):
+            phase = -3.14159265358979323846264338327 * ((i + 1) / n + .5)
+            want = (_q15(math.cos(phase)), _q15(math.sin(phase)))
+            if (stw[2 * i], stw[2 * i + 1]) != want:
+                bad.append(("super", n, i, stw[2 * i:2 * i + 2], want))
+    assert not bad, bad[:10]
+
+
+def test_twiddle_ties_round_as_doubles_do():
+    """cos(2*pi/6) is 1/2: 32767 * cos + .5 lands on an integer exactly,
+    so the last bit of the double phase decides floor(); the emulation
+    must follow the doubles, not the exact value."""
+    for n in (6, 12, 24, 48, 96, 120, 240, 480):
+        tw, _ = _tables(n)
+        for i in range(n):
+            phase = -2 * math.pi * i / n
+            assert (tw[2 * i], tw[2 * i + 1]) == (
+                _q15(math.cos(phase)), _q15(math.sin(phase))), (n, i)
+
+
+def _kf_factor(n):
+    """kf_factor as kiss_fft.c writes it (double floor_sqrt)."""
+    out, p = [], 4
+    floor_sqrt = math.floor(math.sqrt(n))
+    while True:
+        while n % p:
+            p = {4: 2, 2: 3}.get(p, p + 2)
+            if p > floor_sqrt:
+                p = n
+        n //= p
+        out += [p, n]
+        if n <= 1:
+            return out
+
+
+def test_factor_matches_kf_factor():
+    for n in range(2, 5000):
+        assert signal_fft._factor(n) == _kf_factor(n), n
+
+
+def test_permutation_is_kf_works_copy_order():
+    """kf_work copies f[k * fstride] at its deepest level; with all
+    stages done in place, output j holds input perm[j]."""
+    from array import array
+    for n in (4, 8, 12, 16, 20, 60, 64, 120, 256):
+        factors = signal_fft._factor(n)
+        perm = array("H", bytes(2 * n))
+        signal_fft._permutation(perm, factors)
+        assert sorted(perm) == list(range(n)), n
+
+        want = [None] * n
+
+        def work(out, f, fstride, fac):
+            p, m = factors[fac], factors[fac + 1]
+            if m == 1:
+                for k in range(p):
+                    want[out + k] = f + k * fstride
+            else:
+                for k in range(p):
+                    work(out + k * m, f + k * fstride, fstride * p, fac + 2)
+        work(0, 0, 1, 0)
+        assert list(perm) == want, n
