@@ -15,7 +15,8 @@ input a constant 1 time in 6, a random fused activation. float32 values
 with +-0, subnormals, +-inf, NaN, huge and tiny ones (x / 0, overflow,
 underflow: all defined in IEEE 754). int32 values over the full range
 with INT32_MIN / MAX, small ones and exact multiples. int8: scales
-log-uniform over [1e-4, 10] (1 time in 8 the extremes 1e-9 .. 1e6),
+log-uniform over [1e-4, 10] (1 time in 8 the extremes 1e-9 .. 1e6), or
+1 model in 3 round values such as 0.05 (quotients that tie exactly),
 zero points over int8. Never generated, since TFLM fails or has no
 defined result there (kernels/div.py says what tflm gives): a zero int32
 divisor, INT32_MIN / -1, an int8 divisor equal to its zero point.
@@ -144,10 +145,19 @@ def _int8_divisor(g, shape, zp):
     return x.astype(np.int8)
 
 
-def _scale(rng):
-    if rng.random() < 1 / 8:
-        return rand.scale(rng, 1e-9, 1e6)
-    return rand.scale(rng)
+_ROUND_SCALES = (0.01, 0.02, 0.05, 0.1, 0.125, 0.2, 0.25, 0.5, 1.0, 2.0)
+
+
+def _scales(rng):
+    """The three scales of an int8 DIV: 1 time in 3 all round ones (0.05,
+    0.25, ...: many real quotients are exact ties, where a multiplier one
+    ulp off changes the output), else each log-uniform, 1 time in 8 from
+    [1e-9, 1e6]."""
+    if rng.random() < 1 / 3:
+        return [float(np.float32(rng.choice(_ROUND_SCALES)))
+                for _ in range(3)]
+    return [rand.scale(rng, 1e-9, 1e6) if rng.random() < 1 / 8 else
+            rand.scale(rng) for _ in range(3)]
 
 
 def gen_div(rng, size):
@@ -158,8 +168,8 @@ def gen_div(rng, size):
     g = _g(rng)
     act = rand.activation(rng)
     if dtype == "int8":
-        q = [{"scale": _scale(rng), "zero_point": rand.zero_point(rng)}
-             for _ in range(3)]
+        q = [{"scale": sc, "zero_point": rand.zero_point(rng)}
+             for sc in _scales(rng)]
         vals = [rand.int8_array(rng, a),
                 _int8_divisor(g, b, q[1]["zero_point"])]
     else:

@@ -21,9 +21,10 @@ broadcast_loop.h (inputs of rank up to 6, size-1 dimensions broadcast):
                  q = SaturatingRoundingDoublingHighMul(q, m)
                  out = clamp(zo + RoundingDivideByPOT(q, hr + rs - s),
                              lo, hi)
-             with (m, s) = QuantizeMultiplier((double)(s1 / (s2 * so)))
-             where s1 / (s2 * so) is computed in float32 (two roundings,
-             as div.cc writes it; _multiplier), and lo, hi from
+             with (m, s) = QuantizeMultiplier((double)s1 / ((double)s2
+             * (double)so)) as the tflite-micro we test against computes
+             it (in double; the div.cc we read rounds s1 / (s2 * so) to
+             float32 first: _multiplier), and lo, hi from
              CalculateActivationRangeQuantized.
 
 x86 detail that this kernel reproduces: the exponent e = hr + rs - s of
@@ -47,9 +48,6 @@ Undefined or failing cases, never a crash or a hang here:
   shift by 32), garbage with the sign flipped (scales 0.1, zero points
   0: 7 / 0 gives -99); here the quotient saturates: v1 > 0 gives hi,
   v1 < 0 gives lo, 0 / 0 gives the output zero point (clamped).
-- a float32 s1 / (s2 * so) that is infinite (s2 * so underflows, or the
-  quotient overflows): TFLM's QuantizeMultiplier(inf) is undefined;
-  refused here (PrepareError).
 
 Eval walks the output in chunks (broadcast.gather: bytewise loads, any
 alignment; int8 values arrive with their zero points subtracted), then
@@ -92,8 +90,7 @@ def prepare(op, ins, outs, ctx):
     without quantization (div.cc). int8: per-tensor quantization with
     int8 zero points on all three, activations NONE / RELU / RELU6 /
     RELU_N1_TO_1. Raises PrepareError naming the op and tensor for other
-    types, shapes that do not broadcast, a quantized int32 input, or an
-    infinite float32 multiplier (see the module doc).
+    types, shapes that do not broadcast or a quantized int32 input.
     """
     x1, x2, y = broadcast.binary_io(op, ins, outs)
     act = op.opt_byte(0, 0) if op.options_type == _DIV_OPTIONS else 0
@@ -129,7 +126,7 @@ def prepare(op, ins, outs, ctx):
             keep(ctx, broadcast.walker(x1, x2, y, bc, width=4)),
             keep(ctx, array("i", [lo, hi])), x2.size, err)
     lo, hi = broadcast.activation_range(op, act, y)
-    m, s = _multiplier(op, x1, x2, y)
+    m, s = _multiplier(x1, x2, y)
     z2 = x2.zero_point
     tab = persistent(ctx, "i", max(128 + z2, 127 - z2) + 1)
     for v in range(1, len(tab)):
@@ -143,48 +140,18 @@ def prepare(op, ins, outs, ctx):
 
 # ---- prepare-time arithmetic (plain integers, any port) -----------------
 
-def _f32(num, den, e):
-    """num / den * 2**e (num >= 0, den > 0) rounded to float32 (nearest,
-    ties to even, subnormals kept): (m, e) as quant.py's numbers,
-    quant.ZERO, or None when it overflows to infinity."""
-    if not num:
-        return quant.ZERO
-    m, k = quant.round_bits(num, den, 24)
-    k += e
-    if k > 104:  # m * 2**k >= 2**128
-        return None
-    if k >= -149:
-        return m, k
-    # below 2**-126: a multiple of 2**-149, rounded from the exact value
-    sh = e + 149
-    if sh >= 0:
-        q, r = divmod(num << sh, den)
-        d = den
-    else:
-        d = den << -sh
-        q, r = divmod(num, d)
-    if 2 * r > d or (2 * r == d and q & 1):
-        q += 1
-    return (q, -149) if q else quant.ZERO
-
-
-def _multiplier(op, x1, x2, y):
+def _multiplier(x1, x2, y):
     """TFLM's (output_multiplier, output_shift): QuantizeMultiplier of
-    (double)(s1 / (s2 * so)), the product and the quotient each rounded
-    to float32 as C computes them. Raises PrepareError when the float32
-    quotient is infinite."""
-    a = quant.from_f32(x1.scale)
-    b = quant.from_f32(x2.scale)
-    c = quant.from_f32(y.scale)
-    p = _f32(b[0] * c[0], 1, b[1] + c[1])
-    if p is None:  # s2 * so is inf: s1 / inf = 0
-        return quant.quantize_multiplier(quant.ZERO)
-    r = _f32(a[0], p[0], a[1] - p[1]) if p[0] else None  # s1 / 0: inf
-    if r is None:
-        raise PrepareError("%s: scales %r / (%r * %r) overflow float32: "
-                           "no multiplier (TFLM's is undefined)"
-                           % (op.label(), x1.scale, x2.scale, y.scale))
-    return quant.quantize_multiplier(r)
+    (double)s1 / ((double)s2 * (double)so), the product and the quotient
+    each rounded to double (quant.py's integer arithmetic). The div.cc
+    we read computes s1 / (s2 * so) in float32 first; the tflite-micro
+    we test against converts to double before it multiplies (its
+    DivPrepare: cvtss2sd, mulsd, divsd), and exact ties come out
+    differently (scales 0.05, 0.02, 0.1: 125 / 50 -> 68 with the double,
+    67 with the float32 multiplier). With doubles nothing overflows."""
+    return quant.quantize_multiplier(quant.div(
+        quant.from_f32(x1.scale),
+        quant.mul(quant.from_f32(x2.scale), quant.from_f32(y.scale))))
 
 
 def _reciprocal(v):
