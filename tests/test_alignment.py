@@ -32,6 +32,10 @@ for _op in ("MAXIMUM", "MINIMUM"):
     BYTEWISE[(_op, "float32")] = "broadcast.gather reads 4 bytes bytewise"
 for _dt in ("float32", "int32", "int16"):
     BYTEWISE[("PADV2", _dt)] = "pad value read with ptr8"
+for _dt in ("float32", "int32", "int16", "uint32"):
+    BYTEWISE[("CAST", _dt)] = "input read with ptr8"
+for _dt in ("float32", "int32"):
+    BYTEWISE[("DIV", _dt)] = "broadcast.gather reads 4 bytes bytewise"
 
 
 def float_const_models():

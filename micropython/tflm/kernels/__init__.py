@@ -65,7 +65,7 @@ _KERNELS = (
     " LOGISTIC:lut TANH:lut HARD_SWISH:lut RSQRT:lut PRELU:prelu"
     " L2_NORMALIZATION:l2norm"
     # [binary]
-    " SUB:sub MUL:mul SQUARED_DIFFERENCE:squared_difference"
+    " SUB:sub MUL:mul DIV:div SQUARED_DIFFERENCE:squared_difference"
     " MAXIMUM:maximum_minimum MINIMUM:maximum_minimum"
     # [reduce]
     " MEAN:reduce SUM:reduce REDUCE_MAX:reduce ARG_MAX:arg_minmax"
@@ -81,6 +81,8 @@ _KERNELS = (
     " TRANSPOSE_CONV:transpose_conv"
     # byte copies: float32, int8 and the other types TFLM copies
     " CONCATENATION:concatenation PAD:pad PADV2:pad DEQUANTIZE:dequantize"
+    # type conversion: int8, int16, int32, uint32, float32 (bool input)
+    " CAST:cast"
 )
 
 # TFLM's Signal library (audio front-end), CUSTOM operators by name
@@ -113,8 +115,8 @@ INPLACE_CODES = (_ADD, _SUB)
 _LAZY = (
     " activations:f:float_ops add:f:float_ops arg_minmax:f:f32"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
-    " lut:f:float_ops mul:f:float_ops mul:i:binary_i32 pooling:f:pool_f32"
-    " max_pool:f:pool_f32"
+    " div:f:f32 lut:f:float_ops mul:f:float_ops mul:i:binary_i32"
+    " pooling:f:pool_f32 max_pool:f:pool_f32"
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
