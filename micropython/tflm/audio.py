@@ -87,10 +87,11 @@ def _chunks(f, path):
 
 
 def features(pre, samples, out, frame=480, stride=320, reset=True):
-    """Run preprocessor interpreter `pre` over int16 `samples` (array('h')
-    or a bytes-like of little-endian int16) in windows of `frame` samples
-    every `stride` samples, writing each window's output bytes (e.g. 40
-    int8 features) one after the other into `out` (a writable bytes-like,
+    """Run preprocessor interpreter `pre` over int16 `samples` (array('h'),
+    an int16 memoryview, or bytes / bytearray holding little-endian int16)
+    in windows of `frame` samples every `stride` samples, writing each
+    window's output bytes (e.g. 40 int8 features) one after the other
+    into `out` (a writable bytes-like,
     e.g. a keyword model's input tensor .data) until out is full or the
     samples run out. With reset (default) the preprocessor's state (its
     noise estimate) is zeroed first, as for a new interpreter per clip in
@@ -98,10 +99,10 @@ def features(pre, samples, out, frame=480, stride=320, reset=True):
 
     pre's input 0 must hold `frame` int16 samples. Raises InvokeError for
     other shapes or types (nothing run), or what pre.invoke() raises.
-    Allocates nothing per window."""
+    Allocates nothing with reset=False (reset() allocates a little)."""
     x = pre.input(0)
     y = pre.output(0)
-    if x.nbytes != 2 * frame or x.itemsize != 2:
+    if x.nbytes != 2 * frame or x.type != 7:  # TensorType INT16
         raise InvokeError("preprocessor input %s takes %d bytes, not %d "
                           "int16 samples" % (x.label(), x.nbytes, frame))
     if stride < 1:
@@ -122,14 +123,12 @@ def features(pre, samples, out, frame=480, stride=320, reset=True):
     return k
 
 
-def _nbytes(buf):
-    mv = memoryview(buf)
-    n = len(mv)
-    try:
-        return n * mv.itemsize
-    except AttributeError:  # ports without memoryview.itemsize
-        from array import array
-        return 2 * n if isinstance(buf, array) else n
+def _nbytes(samples):
+    """Bytes of int16 samples: bytes / bytearray hold raw little-endian
+    int16, anything else (array('h'), an int16 memoryview) elements."""
+    if isinstance(samples, bytes) or isinstance(samples, bytearray):
+        return len(samples)  # (a tuple of types would be made per call)
+    return 2 * len(samples)
 
 
 @micropython.viper

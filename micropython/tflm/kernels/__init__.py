@@ -113,7 +113,8 @@ INPLACE_CODES = (_ADD, _SUB)
 # object). tests/test_board_heap.py checks this table against the
 # kernels' sources.
 _LAZY = (
-    " activations:f:float_ops add:f:float_ops arg_minmax:f:f32"
+    " activations:f:float_ops add:f:float_ops add:i:binary_i32"
+    " arg_minmax:f:f32"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
     " div:f:f32 lut:f:float_ops mul:f:float_ops mul:i:binary_i32"
     " pooling:f:pool_f32 max_pool:f:pool_f32"

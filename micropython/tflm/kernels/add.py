@@ -44,6 +44,7 @@ from . import broadcast
 from .conv_util import scratch_halves, work_buffer
 
 _FLOAT32 = const(0)
+_INT32 = const(2)
 
 _ADD_OPTIONS = const(11)
 _LEFT_SHIFT = const(20)
@@ -81,16 +82,21 @@ def multipliers(op, x1, x2, y):
 
 
 def prepare(op, ins, outs, ctx):
-    """Check an ADD op and bind its eval (float32 goes to float_ops).
+    """Check an ADD op and bind its eval (float32 goes to float_ops,
+    int32 to binary_i32).
 
     ins: two int8 tensors (zero points in int8) whose shapes broadcast to
     the output's; outs: one int8 tensor. Option: fused activation.
     Raises PrepareError (types, shapes, multipliers TFLM would abort on).
     """
-    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
+    t = ins[0].type if ins and ins[0] is not None else None
+    if t == _FLOAT32:
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
-    x1, x2, y = broadcast.int8_io(op, ins, outs)
+    if t == _INT32:
+        from . import binary_i32
+        return binary_i32.prepare(op, ins, outs, ctx)
+    x1, x2, y = broadcast.int8_io(op, ins, outs, "int8, int32, float32")
     qs = multipliers(op, x1, x2, y)
     return prepare_quant(op, x1, x2, y, ctx, qs, _ADD_OPTIONS, False)
 

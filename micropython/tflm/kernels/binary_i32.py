@@ -1,10 +1,14 @@
-"""int32 SUB, MUL and SQUARED_DIFFERENCE, NumPy-style broadcasting.
+"""int32 ADD, SUB, MUL and SQUARED_DIFFERENCE, NumPy-style broadcasting.
 
-Follows reference/sub.h (SubWithActivation, BroadcastSubSlow),
+Follows micro/kernels/add.cc (int32: reference_ops Add /
+BroadcastAdd4DSlow with the activation range set to the whole int32
+range, whatever the fused activation says), reference/sub.h
+(SubWithActivation, BroadcastSubSlow),
 reference/mul.h (Mul, BroadcastMul6DSlow with WrappingMul) and
 micro/kernels/squared_difference.cc (SquaredDifference<int32_t>):
 
-    SUB: clamp(x1 - x2, lo, hi)     MUL: clamp(x1 * x2, lo, hi)
+    ADD: x1 + x2                    SUB: clamp(x1 - x2, lo, hi)
+    MUL: clamp(x1 * x2, lo, hi)
     SQUARED_DIFFERENCE: (x1 - x2) * (x1 - x2)
 
 every result wrapped to int32 as the x86 build computes it (two's
@@ -26,21 +30,23 @@ from .conv_util import keep, scratch_halves
 _ACT_RELU = const(1)
 _ACT_RELU6 = const(3)
 _ACT_RELU_N1_TO_1 = const(2)
+_ADD = const(0)
 _INT32 = const(2)
 _MUL = const(18)
 _SQUARED_DIFFERENCE = const(99)
 _SUB = const(41)
 
-SUB, MUL, SQDIFF = 0, 1, 2
-_MODES = {_SUB: SUB, _MUL: MUL, _SQUARED_DIFFERENCE: SQDIFF}
+SUB, MUL, SQDIFF, ADD = 0, 1, 2, 3
+_MODES = {_SUB: SUB, _MUL: MUL, _SQUARED_DIFFERENCE: SQDIFF, _ADD: ADD}
 _RANGES = {_ACT_RELU: (0, 0x7FFFFFFF), _ACT_RELU6: (0, 6),
            _ACT_RELU_N1_TO_1: (-1, 1)}
 
 
 def prepare(op, ins, outs, ctx, act=0):
-    """Bind an int32 SUB / MUL / SQUARED_DIFFERENCE (op.code) with fused
-    activation act. ins: two int32 tensors whose shapes broadcast to the
-    int32 output's. SUB needs tensors without quantization (sub.cc).
+    """Bind an int32 ADD / SUB / MUL / SQUARED_DIFFERENCE (op.code) with
+    fused activation act (ignored by ADD, as add.cc ignores it). ins: two
+    int32 tensors whose shapes broadcast to the int32 output's. SUB needs
+    tensors without quantization (sub.cc), ADD inputs without (add.cc).
     Raises PrepareError otherwise.
     """
     x1, x2, y = broadcast.binary_io(op, ins, outs)
@@ -48,14 +54,14 @@ def prepare(op, ins, outs, ctx, act=0):
         raise PrepareError("%s: %s is %s; expected int32" % (
             op.label(), y.label(), y.dtype))
     mode = _MODES[op.code]
-    if mode == SUB:
-        for t in (x1, x2, y):
+    if mode in (SUB, ADD):
+        for t in (x1, x2, y) if mode == SUB else (x1, x2):
             if t.scales:
                 raise PrepareError("%s: int32 %s must not be quantized"
                                    % (op.label(), t.label()))
     bc = broadcast.check(op, x1, x2, y)
     lo, hi = _RANGES.get(act, (-0x80000000, 0x7FFFFFFF))
-    if mode == SQDIFF:
+    if mode in (SQDIFF, ADD):
         lo, hi = -0x80000000, 0x7FFFFFFF
     st = broadcast.walker(x1, x2, y, bc, width=4)
     sa, sb, half = scratch_halves(ctx)
@@ -80,7 +86,8 @@ def _eval(state):
 @micropython.viper
 def _combine(a, b, n: int, mode: int, lohi):
     """a[i] = clamp(wrap(a[i] - b[i]) (mode SUB), wrap(a[i] * b[i])
-    (MUL) or wrap(d * d), d = wrap(a[i] - b[i]) (SQDIFF), lo, hi) for
+    (MUL), wrap(d * d), d = wrap(a[i] - b[i]) (SQDIFF) or wrap(a[i] +
+    b[i]) (ADD), lo, hi) for
     i < n; wrap() keeps the low 32 bits (16-bit halves: the same on 32-
     and 64-bit viper ints)."""
     pa = ptr32(a)
@@ -97,6 +104,8 @@ def _combine(a, b, n: int, mode: int, lohi):
         x: int = u - v
         if mode == 1:
             x = u * v
+        elif mode == 3:
+            x = u + v
         x = ((((((x >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16)
              | (x & 0xFFFF))
         if mode == 2:
