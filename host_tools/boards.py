@@ -216,15 +216,22 @@ def measure_one(modules, path=None):
     modules listed (in that order), then builds path's interpreter if
     given. Returns its dict (bits, core, kernels, and total, arena,
     persistent, ops or error). Raises device.DeviceError if it fails."""
+    # Every module's __file__ and the paths given become strings on the
+    # heap, whose size would then depend on where the repo and the model
+    # are: the process sees only fixed-length relative names (a link to
+    # the package, a copy of the model, sys.path [''], run with -m).
+    import shutil
     with tempfile.TemporaryDirectory(prefix="tflm_measure_") as tmp:
-        script = os.path.join(tmp, "measure.py")
-        job = os.path.join(tmp, "job.txt")
-        with open(script, "w") as f:
+        with open(os.path.join(tmp, "measure.py"), "w") as f:
             f.write(MEASURE)
-        with open(job, "w") as f:
-            f.write(",".join(modules) + "\n" + (path or ""))
-        proc = device.run_script(script, [PKG_DIR, job], timeout=300,
-                                 heap="64M")
+        os.symlink(os.path.join(PKG_DIR, "tflm"), os.path.join(tmp, "tflm"))
+        if path:
+            shutil.copyfile(path, os.path.join(tmp, "m.tflite"))
+        with open(os.path.join(tmp, "job.txt"), "w") as f:
+            f.write(",".join(modules) + "\n" + ("m.tflite" if path else ""))
+        proc = device.run_script("measure", ["", "job.txt"], timeout=300,
+                                 heap="64M", cwd=tmp, module=True,
+                                 env=dict(os.environ, MICROPYPATH=""))
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise device.DeviceError("measurement failed:\n%s%s"

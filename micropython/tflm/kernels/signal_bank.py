@@ -92,7 +92,8 @@ def prepare(op, ins, outs, ctx):
         su.want(op, bits, _INT32, 0)
         su.want(op, y, _UINT32, 1)
         _at_least(op, y, x.size)
-        return _eval_sqrt, (x.data, bits.data, y.data, x.size)
+        return _eval_sqrt, (su.aligned(x, ctx), su.aligned(bits, ctx),
+                            y.data, x.size)
     if name == "SignalFilterBankSpectralSubtraction":
         return _prepare_subtraction(op, ins, outs, ctx)
     if name == "SignalPCAN":
@@ -109,7 +110,8 @@ def prepare(op, ins, outs, ctx):
                     op.label(), x.size, y.size, noise.size, lut.size))
         p = su.words(2)
         p[0], p[1] = x.size, su.options(op, 1)[0] & 63
-        return _eval_pcan, (x.data, noise.data, su.aligned(lut, ctx),
+        return _eval_pcan, (su.aligned(x, ctx), su.aligned(noise, ctx),
+                            su.aligned(lut, ctx),
                             y.data, keep(ctx, p))
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
@@ -119,7 +121,7 @@ def prepare(op, ins, outs, ctx):
     bits, scale = su.options(op, 2)
     p = su.words(3)
     p[0], p[1], p[2] = x.size, bits & 31, scale
-    return _eval_log, (x.data, y.data, _LOG_LUT, keep(ctx, p))
+    return _eval_log, (su.aligned(x, ctx), y.data, _LOG_LUT, keep(ctx, p))
 
 
 def _at_least(op, y, n):
@@ -160,7 +162,8 @@ def _prepare_bank(op, ins, outs, ctx):
                                     ws(i), ws(i) + n, nw))
     p = su.words(2)
     p[0], p[1] = c, y.size
-    return _eval_bank, (x.data, su.aligned(w, ctx), su.aligned(u, ctx),
+    return _eval_bank, (su.aligned(x, ctx), su.aligned(w, ctx),
+                        su.aligned(u, ctx),
                         su.aligned(fstart, ctx), su.aligned(wstart, ctx),
                         su.aligned(width, ctx), y.data, ctx.work(2 * c + 2),
                         keep(ctx, p))
@@ -194,7 +197,8 @@ def _prepare_subtraction(op, ins, outs, ctx):
     p[4], p[5], p[6] = alt_oms, floor_ratio, sbits & 31
     p[7], p[8] = ssbits & 63, 1 if clamp else 0
     est = ctx.state("I", c) if hasattr(ctx, "state") else su.words(c)
-    return _eval_subtraction, (x.data, y.data, noise.data, est, noise.size,
+    return _eval_subtraction, (su.aligned(x, ctx), y.data, noise.data, est,
+                               noise.size,
                                keep(ctx, p))
 
 

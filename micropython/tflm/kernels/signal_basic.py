@@ -55,7 +55,8 @@ def prepare(op, ins, outs, ctx):
         su.want(op, y, _INT16, 1)
         su.want(op, bits, _INT32, 0)
         _fits(op, y, x)  # TFLM reads as many inputs as there are outputs
-        return _eval_auto_scale, (x.data, y.data, bits.data, y.size)
+        return _eval_auto_scale, (su.aligned(x, ctx), y.data, bits.data,
+                                  y.size)
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
     su.want(op, x, _INT16, 1)
@@ -65,7 +66,7 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: energy of bins [%d, %d) of a %d-bin "
                            "spectrum into %d outputs" % (
                                op.label(), start, end, x.size // 2, y.size))
-    return _eval_energy, (x.data, y.data, start, end)
+    return _eval_energy, (su.aligned(x, ctx), y.data, start, end)
 
 
 def _fits(op, x, y):

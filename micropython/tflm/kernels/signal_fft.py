@@ -91,7 +91,7 @@ def prepare(op, ins, outs, ctx):
     p = su.words(5)
     p[0], p[1], p[2], p[3], p[4] = half, n, length, rows, len(st)
     work = ctx.work(n)  # the padded row (n int16), then half complex
-    return _eval, (x.data, y.data, work, keep(ctx, tw, 2),
+    return _eval, (su.aligned(x, ctx), y.data, work, keep(ctx, tw, 2),
                    keep(ctx, stw, 2), keep(ctx, perm, 2), keep(ctx, stages),
                    keep(ctx, p), memoryview(work)[2 * n:])
 
