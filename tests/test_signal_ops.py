@@ -353,6 +353,29 @@ def test_energy_partial_range(tmp_path):
         check("energy range #%d %s" % (i, r[0]), w, res, r)
 
 
+def test_options_are_read_by_stored_position(tmp_path):
+    """TFLM reads option k as the k-th value of the map as stored, not by
+    key: a key that is not UTF-8 (a fuzzer found one: 'start_index' with
+    one byte flipped, decoded as '???...', which sorts first) or a
+    renamed key must not reorder the values."""
+    cases, want = [], []
+    for key in (b"start_index", b"start_in\xe4ex", b"aaaaaaaaaaa"):
+        opts = bytearray(flexbuffers.Dumps({"end_index": 7,
+                                            "start_index": 2}))
+        at = bytes(opts).index(b"start_index")
+        opts[at:at + 11] = key  # same length: offsets stay valid
+        x = T([16], "int16")
+        raw = opgen.single_op("CUSTOM:SignalEnergy", [x],
+                              [T([8], "uint32")],
+                              custom_options=bytes(opts))
+        ins = [np.arange(-8, 8, dtype=np.int16) * 1000]
+        cases.append((raw, [ins]))
+        want.append(run_tflm(raw, [ins]))
+    got = run_ours(cases, tmp_path)
+    for i, (w, res) in enumerate(zip(want, got)):
+        check("energy keys #%d" % i, w, res, {0: (8, 28)})
+
+
 # --- hand cases (TFLM's kernel tests) ----------------------------------------
 
 # TFLM's FlexBuffers blobs (signal/micro/kernels/*_flexbuffers_generated_

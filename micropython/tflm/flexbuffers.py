@@ -47,7 +47,8 @@ _BLOB, _BOOL, _VEC_BOOL = 25, 26, 36
 
 
 class _Reader:
-    def __init__(self, buf):
+    def __init__(self, buf, pairs=False):
+        self.pairs = pairs
         self.b = memoryview(buf)
         self.n = len(self.b)
         self.left = _MAX_ITEMS + self.n
@@ -192,6 +193,9 @@ class _Reader:
             raise FormatError("FlexBuffer: map at offset %d has %d values "
                               "but a different number of keys" % (p, n))
         self.check(kp, n * kw)
+        if self.pairs:
+            return [(self.key(self.target(kp + k * kw, kw)), vals[k])
+                    for k in range(n)]
         out = {}
         for k in range(n):
             out[self.key(self.target(kp + k * kw, kw))] = vals[k]
@@ -224,15 +228,17 @@ def packed_w(w):
     return (1, 2, 4, 8).index(w)
 
 
-def loads(buf):
+def loads(buf, pairs=False):
     """Decode a FlexBuffer (bytes, bytearray or memoryview, any address).
 
-    Returns the root value as plain Python objects (see the module doc).
+    Returns the root value as plain Python objects (see the module doc);
+    pairs=True: maps as lists of (key, value) in their stored order (the
+    order TFLM's FlexbufferWrapper indexes them by), keys as stored.
     Raises FormatError for an out-of-bounds offset, an unknown type, too
     deep nesting (MAX_DEPTH, or deeper than the C stack allows: boards
     have a few KB) or too many values. An empty buffer gives None.
     """
-    r = _Reader(buf)
+    r = _Reader(buf, pairs)
     if r.n == 0:
         return None
     if r.n < 3:

@@ -45,27 +45,36 @@ def want(op, t, code, rank=-1):
 
 
 def options(op, n):
-    """The first n values of the op's FlexBuffers options map, in sorted
-    key order, each as FlexbufferWrapper::ElementAsInt32 gives it (ints
-    wrapped to int32, bools 0 / 1). Raises PrepareError if the options
-    are not a map of at least n numbers."""
+    """The first n values of the op's FlexBuffers options, as TFLM's
+    FlexbufferWrapper::ElementAsInt32(k) reads them: the k-th value of
+    the root map (or vector) in its stored order whatever the keys are,
+    0 past its end; ints and floats (truncated) wrapped to int32, bools
+    0 / 1. Raises PrepareError for options that are missing or not
+    FlexBuffers (TFLM would read before the buffer) and for values that
+    are not numbers (strings, blobs, nested maps or vectors)."""
     from ..custom import custom_options
     from ..flexbuffers import loads
     from ..errors import FormatError
     raw = custom_options(op)
+    if raw is None or not len(raw):
+        raise PrepareError("%s has no custom_options" % op.label())
     try:
-        m = loads(raw) if raw is not None and len(raw) else None
+        m = loads(raw, True)
     except FormatError as e:
         raise PrepareError("%s: custom_options: %s" % (op.label(), e))
-    if not isinstance(m, dict) or len(m) < n:
-        raise PrepareError("%s: custom_options must be a FlexBuffers map of "
-                           "at least %d values" % (op.label(), n))
+    if not isinstance(m, list):
+        raise PrepareError("%s: custom_options must be a FlexBuffers map"
+                           % op.label())
     out = []
-    for k in sorted(m)[:n]:
-        v = m[k]
+    for k in range(n):
+        v = m[k] if k < len(m) else 0
+        if isinstance(v, tuple):  # (key, value) of a map
+            v = v[1]
+        if isinstance(v, float):
+            v = int(v) if v == v and abs(v) < 1e18 else 0
         if not isinstance(v, (int, bool)):
-            raise PrepareError("%s: custom option %r is %r, expected an "
-                               "integer" % (op.label(), k, v))
+            raise PrepareError("%s: custom option %d is %r, expected a "
+                               "number" % (op.label(), k, v))
         v = int(v) & 0xFFFFFFFF
         out.append(v - (1 << 32) if v >> 31 else v)
     return out
