@@ -40,9 +40,10 @@ C leaves a result undefined, this gives what TFLM's x86-64 build gives:
 shift counts modulo 32 (uint32) or 64 (uint64), int32 products wrapped.
 Where TFLM would read or write past a tensor (channel tables that point
 outside the input or the weights, fewer table entries than channels,
-outputs too small, a LUT shorter than 125), or where it reads tables that
-are not constants (checked here at prepare), this is a PrepareError;
-outputs larger than needed keep their extra elements, as in TFLM.
+outputs of another size, a LUT shorter than 125), or where it reads
+tables that are not constants (checked here at prepare), this is a
+PrepareError: an output larger than what TFLM writes would hold whatever
+its arena held, which no runtime can reproduce.
 """
 
 import micropython
@@ -125,9 +126,10 @@ def prepare(op, ins, outs, ctx):
 
 
 def _at_least(op, y, n):
-    """TFLM writes the first n elements of y (the rest stays as it is)."""
-    if y.size < n:
-        raise PrepareError("%s: %s has %d elements, expected at least %d"
+    """TFLM writes the first n elements of y: fewer would be written past
+    its end, more would stay whatever the arena held (no result)."""
+    if y.size != n:
+        raise PrepareError("%s: %s has %d elements, expected %d"
                            % (op.label(), y.label(), y.size, n))
 
 

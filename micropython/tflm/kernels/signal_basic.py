@@ -25,8 +25,9 @@ there: a shift count is taken modulo 32 (x86's sar), MaxAbs16 wraps
 MostSignificantBit32(0) is 32 (__builtin_clz branch). Where TFLM would
 read or write outside a tensor (a window that does not divide the input,
 an output smaller than the input, energy indexes outside the spectrum)
-this is a PrepareError instead; a larger output keeps its extra elements
-as they are, as in TFLM.
+this is a PrepareError instead, and so is an output larger than what TFLM
+writes (the rest would hold whatever the arena held; SignalEnergy's
+partial range is the exception, as the audio preprocessor uses it).
 """
 
 import micropython
@@ -70,9 +71,10 @@ def prepare(op, ins, outs, ctx):
 
 
 def _fits(op, x, y):
-    """TFLM touches the first x.size elements of y: it must have them."""
-    if y.size < x.size:
-        raise PrepareError("%s: %s has %d elements, %s only %d" % (
+    """TFLM writes the first x.size elements of y: fewer would be written
+    past its end, more would stay whatever the arena held."""
+    if y.size != x.size:
+        raise PrepareError("%s: %s has %d elements, %s has %d" % (
             op.label(), x.label(), x.size, y.label(), y.size))
 
 
