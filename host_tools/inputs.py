@@ -46,12 +46,24 @@ def from_file(path, tensor, raw=False, frame=0):
     shifted by -128 unless raw=True (then reinterpreted as int8). BMP
     pixels are always taken raw, top row first, as TFLM's person_detection
     example does (generate_cc_arrays.py copies PIL's bytes unchanged).
+    A 16-bit mono .wav feeds an int16 input its samples (window `frame`
+    of as many samples as the input holds).
     """
     dt = NP_DTYPES[tensor["dtype"]]
     n = int(np.prod(tensor["shape"]))
     if path.endswith(".bmp"):
         data = read_bmp(path).ravel()
         raw = True
+    elif path.endswith(".wav"):
+        import wave
+        with wave.open(path) as w:
+            if w.getsampwidth() != 2 or w.getnchannels() != 1:
+                raise ValueError("%s: only 16-bit mono .wav is read" % path)
+            data = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+        if dt != np.int16:
+            raise ValueError("%s: .wav samples are int16, the input is %s"
+                             % (path, tensor["dtype"]))
+        data = data[frame * n:(frame + 1) * n]  # window `frame` of n samples
     elif path.endswith(".npy"):
         data = np.load(path).ravel()
     elif path.endswith(".bin"):
@@ -63,7 +75,8 @@ def from_file(path, tensor, raw=False, frame=0):
         data = data[frame * n:(frame + 1) * n]
     else:
         raise ValueError("%s: inputs are .npy, .bin (raw tensor bytes or "
-                         "float32 frames) or .bmp files" % path)
+                         "float32 frames), .bmp or .wav (int16) files"
+                         % path)
     if data.size != n:
         raise ValueError("%s holds %d values, the input needs %d"
                          % (path, data.size, n))

@@ -374,7 +374,9 @@ def summary(raw, name="model"):
         total += macs
         supported = mo is not None and (
             kernels.module_name(mo.code) is not None
-            if mo.custom_code is None else _registered(mo.custom_code))
+            if mo.custom_code is None else
+            kernels.custom_module_name(mo.custom_code) is not None or
+            _registered(mo.custom_code))
         if not supported:
             missing.append("op %d (%s)" % (k, opname))
         text = _options_text(op)
@@ -492,7 +494,8 @@ def _custom_text(op):
     if custom.options_format(op) != custom.FLEXBUFFERS:
         return "%d bytes" % len(raw)
     try:
-        return json.dumps(flexbuffers.loads(raw), default=repr)[:200]
+        text = json.dumps(flexbuffers.loads(raw), default=repr)
+        return text if len(text) <= 300 else text[:299] + "..."
     except TFLMError as e:
         return "bad FlexBuffer: %s" % e
 

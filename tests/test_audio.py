@@ -123,9 +123,10 @@ def _wav(path, channels=1, width=2, frames=b"\x01\x00\xff\xff"):
 
 
 def test_read_wav(tmp_path):
-    """16-bit mono PCM is read as int16 (first and last sample checked);
-    stereo, 8-bit, not-RIFF and a missing data chunk are FormatErrors
-    naming the file."""
+    """16-bit mono PCM is read as int16 (first and last sample checked),
+    also when the data chunk claims 0xFFFFFFFF bytes (read to the end) or
+    follows an odd-sized LIST chunk (skipped); stereo, 8-bit, not-RIFF
+    and a missing data chunk are FormatErrors naming the file."""
     good = _wav(tmp_path / "g.wav", frames=b"\x01\x00\x02\x00\xff\xff")
     stereo = _wav(tmp_path / "s.wav", channels=2)
     bits8 = _wav(tmp_path / "b.wav", width=1)
@@ -133,29 +134,62 @@ def test_read_wav(tmp_path):
     text.write_bytes(b"hello, not a wave file")
     head = tmp_path / "h.wav"
     head.write_bytes(open(good, "rb").read()[:36])  # fmt, no data chunk
+    raw = open(good, "rb").read()  # RIFF, fmt (24 bytes), data
+    streamed = tmp_path / "st.wav"  # data size 0xFFFFFFFF: to the end
+    streamed.write_bytes(raw[:40] + b"\xff\xff\xff\xff" + raw[44:])
+    listed = tmp_path / "l.wav"  # a LIST chunk before the data: skipped
+    listed.write_bytes(raw[:36] + b"LIST\x05\x00\x00\x00abcde\x00"
+                       + raw[36:])
     got = json.loads(run_mp(READ % ([good, stereo, bits8, str(text),
-                                     str(head)],), tmp_path).splitlines()[-1])
+                                     str(head), str(streamed), str(listed)],),
+                            tmp_path).splitlines()[-1])
     assert got[0] == ["ok", 3, 1, -1], got
+    assert got[5] == got[6] == got[0], got
+    got = got[:5]
     for r, why in zip(got[1:], ("2-channel", "8-bit", "not a RIFF",
                                 "no 'data' chunk")):
         assert r[0] == "FormatError" and why in r[1], (r, why)
     assert "s.wav" in got[1][1] and "h.wav" in got[4][1], got
 
 
-@pytest.mark.parametrize("frame", [100])
-def test_features_refuses_a_wrong_frame(tmp_path, frame):
-    """A window length that is not the preprocessor's input: InvokeError,
-    nothing run."""
+def test_features_refuses_bad_arguments(tmp_path):
+    """A window length that is not the preprocessor's input, samples or
+    an output of another kind (None, a list, an immutable bytes output),
+    a float stride: InvokeError naming the argument, nothing run."""
     code = """
 import json, tflm
 from tflm import audio
 from array import array
 pre = tflm.Interpreter(%r)
-try:
-    audio.features(pre, array('h', bytes(2000)), bytearray(40), frame=%d)
-    print(json.dumps("ran"))
-except tflm.InvokeError as e:
-    print(json.dumps(str(e)))
-""" % (shared(*PRE), frame)
-    msg = json.loads(run_mp(code, tmp_path).splitlines()[-1])
-    assert "960 bytes" in msg and "%d int16" % frame in msg, msg
+pcm = array('h', bytes(2000))
+out = []
+for args, kw in (((pcm, bytearray(40)), {'frame': 100}),
+                 ((None, bytearray(40)), {}), (([0] * 960, bytearray(40)), {}),
+                 ((pcm, bytes(40)), {}), ((pcm, bytearray(40)),
+                                          {'stride': 1.5})):
+    try:
+        audio.features(pre, *args, **kw)
+        out.append("ran")
+    except tflm.InvokeError as e:
+        out.append(str(e))
+print(json.dumps(out))
+""" % shared(*PRE)
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert "960 bytes" in got[0] and "100 int16" in got[0], got
+    assert "samples" in got[1] and "samples" in got[2], got
+    assert "out must be" in got[3] and "stride" in got[4], got
+
+
+def test_host_tools_take_wav_and_know_the_signal_ops(tmp_path):
+    """`run --input x.wav` feeds an int16 input the clip's samples (window
+    `frame`), and `inspect` counts the built-in Signal ops as kernels."""
+    from host_tools import inputs, inspect_tool
+    wav = shared("audio_preprocessor_int8", "yes_30ms.wav")
+    t = {"dtype": "int16", "shape": [1, 480], "scale": 0.0,
+         "zero_point": 0, "nbytes": 960}
+    assert inputs.from_file(wav, t) == _pcm(wav)[:480].tobytes()
+    with pytest.raises(ValueError, match="int16"):
+        inputs.from_file(wav, dict(t, dtype="int8", nbytes=480))
+    with open(shared(*PRE), "rb") as f:
+        text = "\n".join(inspect_tool.summary(f.read()))
+    assert "SignalRfft " in text and "no kernel" not in text, text

@@ -376,6 +376,93 @@ def test_options_are_read_by_stored_position(tmp_path):
         check("energy keys #%d" % i, w, res, {0: (8, 28)})
 
 
+def _fb(items):
+    """FlexBuffers map of (key, kind, value), kind u / i / f / b."""
+    b = flexbuffers.Builder()
+    with b.Map():
+        for k, kind, v in items:
+            b.Key(k)
+            {"u": b.UInt, "i": b.Int, "f": b.Float, "b": b.Bool}[kind](v)
+    return bytes(b.Finish())
+
+
+def test_options_are_read_as_raw_slots(tmp_path):
+    """FlexbufferWrapper reads a slot's bytes as a signed integer whatever
+    the value's type: a float's bits, an unsigned value wrapped at its
+    width, past the last slot the bytes that follow; clamping is 'any of
+    the 64 bits set'. Each case as TFLM computes it (a reviewer found
+    all four read differently)."""
+    x = np.array([0, 1, 2, 3, 100, 1000, 65535, 2 ** 20, 2 ** 31,
+                  2 ** 32 - 1], np.uint32)
+    cases, want = [], []
+
+    def add(raw, steps):
+        cases.append((raw, steps))
+        want.append(run_tflm(raw, steps))
+    for o in (_fb([("input_correction_bits", "i", 3),
+                   ("output_scale", "u", 40000)]),
+              _fb([("input_correction_bits", "u", 130),
+                   ("output_scale", "u", 130)]),
+              _fb([("input_correction_bits", "i", 3),
+                   ("output_scale", "f", 64.0)])):
+        add(opgen.single_op("CUSTOM:SignalFilterBankLog",
+                            [T([10], "uint32")], [T([10], "int16")],
+                            custom_options=o), [[x]])
+    xs = np.array([5000, 3, 4000, 7], np.uint32)
+    for clamp in ((1 << 32), (1 << 40)):
+        o = _fb([("alternate_one_minus_smoothing", "i", 15401),
+                 ("alternate_smoothing", "i", 983),
+                 ("clamping", "i", clamp),
+                 ("min_signal_remaining", "i", 819),
+                 ("num_channels", "i", 4),
+                 ("one_minus_smoothing", "i", 15975),
+                 ("smoothing", "i", 409), ("smoothing_bits", "i", 10),
+                 ("spectral_subtraction_bits", "i", 14)])
+        add(opgen.single_op("CUSTOM:SignalFilterBankSpectralSubtraction",
+                            [T([4], "uint32")],
+                            [T([4], "uint32"), T([4], "uint32")],
+                            custom_options=o), [[xs], [xs // 2]])
+    w = np.arange(-8, 8, dtype=np.int16) * 1000
+    add(opgen.single_op("CUSTOM:SignalEnergy", [T([16], "int16")],
+                        [T([8], "uint32")],
+                        custom_options=_fb([("end_index", "i", 6)])), [[w]])
+    got = run_ours(cases, tmp_path)
+    for i, (wt, res) in enumerate(zip(want, got)):
+        # the last model's start_index is the byte after its only slot
+        check("raw option slots #%d" % i, wt, res,
+              {0: (16, 24)} if i == len(cases) - 1 else None)
+
+
+def test_edges_tflm_runs_and_names_it_does_not(tmp_path):
+    """SignalEnergy with start >= end far past the spectrum writes
+    nothing, as in TFLM (it must load); a custom name that merely
+    contains a Signal op's name (separators of the op table) is not that
+    op: UnsupportedOpError, as TFLM's resolver finds no registration;
+    fft_length above 131072 is refused (the permutation table holds
+    uint16)."""
+    w = np.arange(-8, 8, dtype=np.int16) * 1000
+    big = (1 << 31) - 1
+    raw = opgen.single_op("CUSTOM:SignalEnergy", [T([16], "int16")],
+                          [T([8], "uint32")],
+                          custom_options=_fb([("end_index", "i", big),
+                                              ("start_index", "i", big)]))
+    run_tflm(raw, [[w]])  # TFLM runs it
+    got = run_ours([(raw, [[w]])], tmp_path)[0]
+    assert got[0] == "OK", got
+    for name, opts, x, y, words in (
+            ("SignalWindow:signal_basic SignalEnergy",
+             _fb([("end_index", "i", 4), ("start_index", "i", 0)]),
+             T([16], "int16"), T([8], "uint32"), "no kernel"),
+            ("SignalRfft", _fb([("T", "i", 7),
+                                ("fft_length", "i", 262144)]),
+             T([8], "int16"), T([2 * 131073], "int16"), "at most 131072")):
+        raw = opgen.single_op("CUSTOM:" + name, [x], [y],
+                              custom_options=opts)
+        got = run_ours([(raw, [[np.zeros(x.shape, np.int16)]])],
+                       tmp_path)[0]
+        assert got[0] == "ERR" and words in got[1], (name, got)
+
+
 # --- hand cases (TFLM's kernel tests) ----------------------------------------
 
 # TFLM's FlexBuffers blobs (signal/micro/kernels/*_flexbuffers_generated_

@@ -27,11 +27,11 @@ def _q15(v):
 
 def _tables(n):
     from array import array
-    tw = array("h", bytes(4 * n))
-    stw = array("h", bytes(4 * (n // 2)))
+    tw = bytearray(4 * n)
+    stw = bytearray(4 * (n // 2))
     signal_fft._twiddles(tw, n)
     signal_fft._super_twiddles(stw, n)
-    return tw, stw
+    return array("h", tw), array("h", stw)  # little-endian host
 
 
 @pytest.mark.parametrize("chunk", range(4))
@@ -88,10 +88,11 @@ def test_permutation_is_kf_works_copy_order():
     """kf_work copies f[k * fstride] at its deepest level; with all
     stages done in place, output j holds input perm[j]."""
     from array import array
-    for n in (4, 8, 12, 16, 20, 60, 64, 120, 256):
+    for n in (4, 8, 12, 16, 20, 60, 64, 120, 256, 4000, 65536):
         factors = signal_fft._factor(n)
-        perm = array("H", bytes(2 * n))
-        signal_fft._permutation(perm, factors)
+        raw = bytearray(2 * n)
+        signal_fft._permutation(raw, factors)
+        perm = array("H", raw)
         assert sorted(perm) == list(range(n)), n
 
         want = [None] * n

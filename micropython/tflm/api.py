@@ -185,9 +185,14 @@ def _pick(ts, index, what):
 
 
 def _reset(interp):
-    for t in interp.tensors:
-        if t.is_variable and t.data is not None:
-            t.data[:] = bytes(len(t.data))
+    # The variable tensors' data, found once: interp.tensors rebuilds
+    # every tensor record (kilobytes on a board) at each access.
+    vs = interp._variables
+    if vs is None:
+        vs = interp._variables = [t.data for t in interp.tensors
+                                  if t.is_variable and t.data is not None]
+    for d in vs:
+        d[:] = bytes(len(d))
     for v in interp._states or ():
         for k in range(len(v)):
             v[k] = 0

@@ -19,6 +19,8 @@ features() allocates nothing per frame (a board can call it on a
 microphone's buffer in a loop); read_wav() reads the whole file.
 """
 
+from array import array
+
 import micropython
 
 from .errors import FormatError, InvokeError
@@ -27,11 +29,13 @@ from .errors import FormatError, InvokeError
 def read_wav(path):
     """The samples of a 16-bit PCM mono .wav file as array('h').
 
-    Reads the RIFF 'fmt ' and 'data' chunks (other chunks skipped) and
-    the samples straight into the array (no second copy of the file in
-    RAM). Raises FormatError naming the file for anything else (another
-    encoding, bit depth or channel count, no data chunk); OSError if it
-    cannot be opened. Sample rate: wav_rate()."""
+    Reads the RIFF 'fmt ' and 'data' chunks (other chunks are skipped,
+    not read) and the samples straight into the array (no second copy of
+    the file in RAM). A data chunk that claims more bytes than the file
+    holds (0xFFFFFFFF from a streaming recorder, a cut-off file) is read
+    to the end of the file. Raises FormatError naming the file for
+    anything else (another encoding, bit depth or channel count, no data
+    chunk); OSError if it cannot be opened. Sample rate: wav_rate()."""
     from .heap import zeros
     with open(path, "rb") as f:
         fmt, n = _chunks(f, path)
@@ -40,10 +44,10 @@ def read_wav(path):
                               "only 16-bit PCM mono is read"
                               % (path, fmt[1], fmt[3], fmt[0]))
         out = zeros("h", n // 2)
-        got = f.readinto(out)
+        got = f.readinto(out) if n >= 2 else 0
     if got is None or got < 2 * (n // 2):
-        raise FormatError("%s: the data chunk holds %d bytes, the file "
-                          "%s" % (path, n, got))
+        raise FormatError("%s: read %s of the data chunk's %d bytes"
+                          % (path, got, n))
     return out
 
 
@@ -62,7 +66,9 @@ def _le(b):
 
 def _chunks(f, path):
     """((format, channels, rate, bits), data bytes), with file f at the
-    start of the data."""
+    start of the data; the data size is cut to what the file holds."""
+    end = f.seek(0, 2)
+    f.seek(0)
     head = f.read(12)
     if len(head) < 12 or head[0:4] != b"RIFF" or head[8:12] != b"WAVE":
         raise FormatError("%s is not a RIFF WAVE file" % path)
@@ -73,22 +79,27 @@ def _chunks(f, path):
             raise FormatError("%s: no %s chunk" % (
                 path, "'fmt '" if fmt is None else "'data'"))
         size = _le(h[4:8])
+        here = f.seek(0, 1)
         if h[0:4] == b"data":
             if fmt is None:
                 raise FormatError("%s: 'data' before 'fmt '" % path)
-            return fmt, size
-        body = f.read(size + (size & 1))
+            return fmt, min(size, end - here)
         if h[0:4] == b"fmt ":
+            if size < 16:
+                raise FormatError("%s: a %d-byte 'fmt ' chunk" % (path,
+                                                                  size))
+            body = f.read(16)
             if len(body) < 16:
-                raise FormatError("%s: a %d-byte 'fmt ' chunk" % (
-                    path, len(body)))
+                raise FormatError("%s: the 'fmt ' chunk is cut off" % path)
             fmt = (_le(body[0:2]), _le(body[2:4]), _le(body[4:8]),
                    _le(body[14:16]))
+        f.seek(here + size + (size & 1))  # skip (the rest of) the chunk
 
 
 def features(pre, samples, out, frame=480, stride=320, reset=True):
     """Run preprocessor interpreter `pre` over int16 `samples` (array('h'),
-    an int16 memoryview, or bytes / bytearray holding little-endian int16)
+    or bytes / bytearray / memoryview of raw little-endian int16, e.g.
+    memoryview(open('/rom/x.wav', 'rb'))[44:] from ROMFS: no copy)
     in windows of `frame` samples every `stride` samples, writing each
     window's output bytes (e.g. 40 int8 features) one after the other
     into `out` (a writable bytes-like,
@@ -98,8 +109,22 @@ def features(pre, samples, out, frame=480, stride=320, reset=True):
     TFLM's micro_speech example. Returns the number of windows run.
 
     pre's input 0 must hold `frame` int16 samples. Raises InvokeError for
-    other shapes or types (nothing run), or what pre.invoke() raises.
-    Allocates nothing with reset=False (reset() allocates a little)."""
+    other shapes or types, or argument types other than those above
+    (nothing run), or what pre.invoke() raises. An array is taken as
+    array('h') (a board cannot tell its typecode): pass int16 only.
+    Allocates nothing with reset=False (reset() does, a little)."""
+    if not (isinstance(samples, array) or isinstance(samples, bytes) or
+            isinstance(samples, bytearray) or
+            isinstance(samples, memoryview)):
+        raise InvokeError("samples must be array('h') or raw int16 bytes, "
+                          "not %s" % type(samples).__name__)
+    if isinstance(out, bytes) or not (isinstance(out, bytearray) or
+                                      isinstance(out, memoryview)):
+        raise InvokeError("out must be a writable bytearray or memoryview "
+                          "(e.g. a tensor's .data), not %s"
+                          % type(out).__name__)
+    if not isinstance(frame, int) or not isinstance(stride, int):
+        raise InvokeError("frame and stride are sample counts (int)")
     x = pre.input(0)
     y = pre.output(0)
     if x.nbytes != 2 * frame or x.type != 7:  # TensorType INT16
@@ -124,11 +149,13 @@ def features(pre, samples, out, frame=480, stride=320, reset=True):
 
 
 def _nbytes(samples):
-    """Bytes of int16 samples: bytes / bytearray hold raw little-endian
-    int16, anything else (array('h'), an int16 memoryview) elements."""
-    if isinstance(samples, bytes) or isinstance(samples, bytearray):
-        return len(samples)  # (a tuple of types would be made per call)
-    return 2 * len(samples)
+    """Bytes of int16 samples: an array (array('h')) holds elements;
+    bytes, bytearray and memoryviews hold raw little-endian bytes (a
+    board's memoryview has no itemsize to tell an int16 one apart: give
+    the array itself)."""
+    if isinstance(samples, array):
+        return 2 * len(samples)
+    return len(samples)
 
 
 @micropython.viper

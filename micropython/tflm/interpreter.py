@@ -220,7 +220,7 @@ class Interpreter:
         # Every attribute is set here, before anything that dies is made:
         # the instance's attribute table is then allocated once, low.
         self._steps = self._tensors = self.model = self.arena = None
-        self._words = self._states = None
+        self._words = self._states = self._variables = None
         self._where = self.inputs = self.outputs = None
         self._prof_ops = self._prof_us = None
         self._profiled = self.model_in_ram = False

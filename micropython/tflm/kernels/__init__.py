@@ -144,6 +144,8 @@ def module_name(code):
 def custom_module_name(name):
     """Name of the kernel module of built-in CUSTOM operator `name` (str,
     e.g. 'SignalRfft' -> 'signal_fft'), or None."""
+    if " " in name or ":" in name:  # the table's separators: no match
+        return None
     return _after(_CUSTOM_KERNELS, " %s:" % name)
 
 

@@ -114,6 +114,8 @@ def prepare(op, ins, outs, ctx):
         return _eval_pcan, (su.aligned(x, ctx), su.aligned(noise, ctx),
                             su.aligned(lut, ctx),
                             y.data, keep(ctx, p))
+    if name != "SignalFilterBankLog":
+        raise PrepareError("%s: no Signal kernel here" % op.label())
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
     su.want(op, x, _UINT32, 1)
@@ -146,7 +148,7 @@ def _prepare_bank(op, ins, outs, ctx):
                                                              t.label()))
     su.want(op, y, _UINT64, 1)
     c = su.options(op, 1)[0]
-    if c < 1 or fstart.size <= c or wstart.size <= c or width.size <= c \
+    if c < 0 or fstart.size <= c or wstart.size <= c or width.size <= c \
             or y.size > c:
         raise PrepareError("%s: %d channels need %d-entry tables (have %d, "
                            "%d, %d) and at most %d outputs (%d)" % (
@@ -188,7 +190,7 @@ def _prepare_subtraction(op, ins, outs, ctx):
     su.want(op, y, _UINT32, 1)
     su.want(op, noise, _UINT32, 1)
     (alt_oms, alt_sm, clamp, floor_ratio, c, oms, sm, sbits,
-     ssbits) = su.options(op, 9)
+     ssbits) = su.options(op, 9, (2,))  # 'clamping': ElementAsBool
     if c < 1 or x.size < c or y.size < c or noise.size > c:
         raise PrepareError("%s: %d channels need at least as many inputs "
                            "(%d) and outputs (%d), at most as many noise "

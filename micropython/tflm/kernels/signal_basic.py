@@ -58,12 +58,14 @@ def prepare(op, ins, outs, ctx):
         _fits(op, y, x)  # TFLM reads as many inputs as there are outputs
         return _eval_auto_scale, (su.aligned(x, ctx), y.data, bits.data,
                                   y.size)
+    if name != "SignalEnergy":
+        raise PrepareError("%s: no Signal kernel here" % op.label())
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
     su.want(op, x, _INT16, 1)
     su.want(op, y, _UINT32, 1)
     end, start = su.options(op, 2)
-    if start < 0 or end > x.size // 2 or end > y.size:
+    if start < end and (start < 0 or end > x.size // 2 or end > y.size):
         raise PrepareError("%s: energy of bins [%d, %d) of a %d-bin "
                            "spectrum into %d outputs" % (
                                op.label(), start, end, x.size // 2, y.size))

@@ -28,35 +28,37 @@ fails for N = 2: those are PrepareErrors here, as is an output of another
 length (TFLM would write past it) or a row longer than N.
 """
 
-from array import array
-
 import micropython
 from micropython import const
 
+from ..context import persistent
 from ..errors import PrepareError
 from . import signal_util as su
 from .conv_util import keep
 
 _INT16 = const(7)
+# The permutation table holds uint16 indexes of the N/2 complex inputs
+_MAX_N = const(131072)
 
 
 def prepare(op, ins, outs, ctx):
     """Check a SignalRfft operator and bind its eval: input int16 [..., L],
     output int16 [..., 2 * (N/2 + 1)] with as many rows, options T = 7
-    (int16) and fft_length N >= 4, even, N/2 a product of 2, 3, 4 and 5,
-    L <= N. Raises PrepareError otherwise."""
+    (int16) and fft_length N, even, 4 <= N <= 131072, N/2 a product of
+    2, 3, 4 and 5, L <= N. Raises PrepareError otherwise."""
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
     label = op.label()
-    ttype, n = su.options(op, 2)  # sorted keys: 'T', 'fft_length'
+    ttype = su.option_by_key(op, "T")  # RfftInitAll: m["T"].AsInt32()
     if ttype != _INT16:
-        raise PrepareError("%s: only int16 (T = 7) is supported, not T = %d"
+        raise PrepareError("%s: only int16 (T = 7) is supported, not T = %s"
                            % (label, ttype))
+    n = su.options(op, 2)[1]  # 'fft_length', after 'T'
     su.want(op, x, _INT16, -2)
     su.want(op, y, _INT16, len(x.shape))
-    if n < 4 or n & 1:
-        raise PrepareError("%s: fft_length %d must be even and at least 4"
-                           % (label, n))
+    if n < 4 or n & 1 or n > _MAX_N:
+        raise PrepareError("%s: fft_length %d must be even, at least 4 and "
+                           "at most %d" % (label, n, _MAX_N))
     half = n // 2
     factors = _factor(half)
     for p in factors[::2]:
@@ -71,29 +73,29 @@ def prepare(op, ins, outs, ctx):
                            "an output of %d rows of %d values, not %s"
                            % (label, length, n, rows, 2 * (half + 1),
                               y.shape))
-    sizing = getattr(ctx, "sizing", False)
-    tw = array("h", bytes(4 * half))
-    stw = array("h", bytes(4 * (half // 2)))
-    if not sizing:  # the sizing pass only counts bytes
+    # Tables straight in the arena's persistent part (no heap copy):
+    # twiddles and super twiddles (int16 pairs), the input permutation
+    tw = persistent(ctx, "B", 4 * half)
+    stw = persistent(ctx, "B", 4 * (half // 2))
+    perm = persistent(ctx, "B", 2 * half)
+    if not getattr(ctx, "sizing", False):  # the sizing pass counts bytes
         _twiddles(tw, half)
         _super_twiddles(stw, half)
-    perm = array("H", bytes(2 * half))
-    _permutation(perm, factors)
+        _permutation(perm, factors)
     # stages, deepest first: radix, m, fstride, blocks
-    st = []
+    nst = len(factors) // 2
+    stages = su.words(4 * nst)
     fstride = 1
-    for k in range(0, len(factors), 2):
-        st.append((factors[k], factors[k + 1], fstride))
-        fstride *= factors[k]
-    stages = array("i", bytes(16 * len(st)))
-    for j, (p, m, fs) in enumerate(reversed(st)):
-        stages[4 * j:4 * j + 4] = array("i", (p, m, fs, fs))
+    for k in range(nst):
+        j = 4 * (nst - 1 - k)
+        stages[j], stages[j + 1] = factors[2 * k], factors[2 * k + 1]
+        stages[j + 2] = stages[j + 3] = fstride
+        fstride *= factors[2 * k]
     p = su.words(5)
-    p[0], p[1], p[2], p[3], p[4] = half, n, length, rows, len(st)
+    p[0], p[1], p[2], p[3], p[4] = half, n, length, rows, nst
     work = ctx.work(n)  # the padded row (n int16), then half complex
-    return _eval, (su.aligned(x, ctx), y.data, work, keep(ctx, tw, 2),
-                   keep(ctx, stw, 2), keep(ctx, perm, 2), keep(ctx, stages),
-                   keep(ctx, p), memoryview(work)[2 * n:])
+    return _eval, (su.aligned(x, ctx), y.data, work, tw, stw, perm,
+                   keep(ctx, stages), keep(ctx, p), memoryview(work)[2 * n:])
 
 
 def _eval(st):
@@ -452,16 +454,20 @@ def _isqrt(n):
 
 
 def _permutation(perm, factors):
-    """perm[j]: the input value that kf_work copies to output j."""
-    def work(fo, fi, fstride, k):
-        p, m = factors[k], factors[k + 1]
-        if m == 1:
-            for j in range(p):
-                perm[fo + j] = fi + j * fstride
-        else:
-            for j in range(p):
-                work(fo + j * m, fi + j * fstride, fstride * p, k + 2)
-    work(0, 0, 1, 0)
+    """perm[j] (uint16 in a byte buffer): the input value that kf_work
+    copies to output j. kf_work's recursion splits j in mixed radix,
+    j = sum k_L * m_L (k_L < p_L), and reads input sum k_L * F_L with F_L
+    the product of the radices above level L."""
+    nst = len(factors) // 2
+    for j in range(len(perm) // 2):
+        r, i, f = j, 0, 1
+        for k in range(nst):
+            p, m = factors[2 * k], factors[2 * k + 1]
+            i += (r // m) * f
+            r %= m
+            f *= p
+        perm[2 * j] = i & 0xFF
+        perm[2 * j + 1] = i >> 8
 
 
 # Twiddles: the doubles that kiss_fft_alloc / kiss_fftr_alloc compute,
@@ -564,27 +570,32 @@ def _q15(v):
 
 
 def _table(out, n, step, first, phase, angle):
-    """out[2i], out[2i+1] = KISS_FFT_COS / _SIN of phase(i) for i < len(out)
-    // 2: the angles angle(i) = first + i * step (fixed point) by rotation,
-    each moved to the double phase(i)."""
+    """int16 pairs (little-endian, in byte buffer out) = KISS_FFT_COS /
+    _SIN of phase(i) for i < len(out) // 4: the angles angle(i) = first +
+    i * step (fixed point) by rotation, each moved to the double
+    phase(i)."""
     pi = _pi()
     c, s = _cos_sin(first)
     wc, ws = _cos_sin(step)
     one = 1 << _P
     half = one >> 1
     near = one >> 30  # doubles err by ~2**-38 here: decide those exactly
-    for i in range(len(out) // 2):
+    for i in range(len(out) // 4):
         xc = 32767 * c + half
         xs = 32767 * s + half
         fc = xc & (one - 1)
         fs = xs & (one - 1)
         if near < fc < one - near and near < fs < one - near:
-            out[2 * i] = xc >> _P  # no double can land elsewhere
-            out[2 * i + 1] = xs >> _P
+            vc = xc >> _P  # no double can land elsewhere
+            vs = xs >> _P
         else:
             d = _fixed(phase(i)) - angle(i, pi)  # about 1e-16 of the angle
-            out[2 * i] = _q15(c - ((s * d) >> _P))
-            out[2 * i + 1] = _q15(s + ((c * d) >> _P))
+            vc = _q15(c - ((s * d) >> _P))
+            vs = _q15(s + ((c * d) >> _P))
+        out[4 * i] = vc & 0xFF
+        out[4 * i + 1] = (vc >> 8) & 0xFF
+        out[4 * i + 2] = vs & 0xFF
+        out[4 * i + 3] = (vs >> 8) & 0xFF
         c, s = (c * wc - s * ws) >> _P, (c * ws + s * wc) >> _P
 
 

@@ -44,40 +44,78 @@ def want(op, t, code, rank=-1):
             op.label(), t.label(), n, "at least 1" if rank == -2 else rank))
 
 
-def options(op, n):
-    """The first n values of the op's FlexBuffers options, as TFLM's
-    FlexbufferWrapper::ElementAsInt32(k) reads them: the k-th value of
-    the root map (or vector) in its stored order whatever the keys are,
-    0 past its end; ints and floats (truncated) wrapped to int32, bools
-    0 / 1. Raises PrepareError for options that are missing or not
-    FlexBuffers (TFLM would read before the buffer) and for values that
-    are not numbers (strings, blobs, nested maps or vectors)."""
+def options(op, n, bools=()):
+    """The first n values of the op's FlexBuffers options, read as TFLM's
+    FlexbufferWrapper::ElementAsInt32(k) reads them: the root map's (or
+    vector's) k-th slot as a signed little-endian integer of the slot
+    width, whatever the value's type and key (a float's bits, a wide
+    unsigned wrapped), and past the last slot whatever bytes follow in
+    the buffer; wrapped to int32. Indexes in `bools` are ElementAsBool:
+    1 when the slot's 64 bits are not all zero. Raises PrepareError where
+    TFLM would read outside the options (none, not a map or vector, a
+    slot past the buffer's end)."""
+    raw, data, w = _root(op)
+    out = []
+    for k in range(n):
+        pos = data + k * w
+        if pos + w > len(raw):
+            raise PrepareError("%s: custom option %d lies outside the "
+                               "%d-byte options" % (op.label(), k, len(raw)))
+        v = 0
+        for i in range(w - 1, -1, -1):
+            v = v << 8 | raw[pos + i]
+        if k in bools:
+            out.append(1 if v else 0)
+            continue
+        if v >> (8 * w - 1):  # signed at the slot's width
+            v -= 1 << (8 * w)
+        v &= 0xFFFFFFFF
+        out.append(v - (1 << 32) if v >> 31 else v)
+    return out
+
+
+def _root(op):
+    """(options bytes, start of the root vector's slots, slot width)."""
+    from ..custom import custom_options
+    raw = custom_options(op)
+    n = 0 if raw is None else len(raw)
+    if n < 3:
+        raise PrepareError("%s has no custom_options" % op.label())
+    rw, packed = raw[n - 1], raw[n - 2]
+    if rw not in (1, 2, 4, 8) or n < rw + 2 or (packed >> 2) not in (9, 10):
+        raise PrepareError("%s: custom_options must be a FlexBuffers map "
+                           "or vector" % op.label())
+    slot = n - 2 - rw
+    off = 0
+    for i in range(rw - 1, -1, -1):
+        off = off << 8 | raw[slot + i]
+    data = slot - off
+    if not 0 <= data <= n:
+        raise PrepareError("%s: custom_options: root vector at %d is "
+                           "outside the %d bytes" % (op.label(), data, n))
+    return raw, data, 1 << (packed & 3)
+
+
+def option_by_key(op, key):
+    """The int value under `key` in the op's FlexBuffers options map, as
+    flexbuffers::Map[key].AsInt32() gives it (floats truncated, bools 0 /
+    1, missing 0). Raises PrepareError for options that are not a
+    FlexBuffer."""
     from ..custom import custom_options
     from ..flexbuffers import loads
     from ..errors import FormatError
     raw = custom_options(op)
-    if raw is None or not len(raw):
-        raise PrepareError("%s has no custom_options" % op.label())
     try:
-        m = loads(raw, True)
+        m = loads(raw, True) if raw is not None and len(raw) else None
     except FormatError as e:
         raise PrepareError("%s: custom_options: %s" % (op.label(), e))
-    if not isinstance(m, list):
-        raise PrepareError("%s: custom_options must be a FlexBuffers map"
-                           % op.label())
-    out = []
-    for k in range(n):
-        v = m[k] if k < len(m) else 0
-        if isinstance(v, tuple):  # (key, value) of a map
-            v = v[1]
-        if isinstance(v, float):
-            v = int(v) if v == v and abs(v) < 1e18 else 0
-        if not isinstance(v, (int, bool)):
-            raise PrepareError("%s: custom option %d is %r, expected a "
-                               "number" % (op.label(), k, v))
-        v = int(v) & 0xFFFFFFFF
-        out.append(v - (1 << 32) if v >> 31 else v)
-    return out
+    for kv in m if isinstance(m, list) else ():
+        if isinstance(kv, tuple) and kv[0] == key:
+            v = kv[1]
+            if isinstance(v, float):
+                return int(v) if v == v and abs(v) < 1e18 else 0
+            return int(v) if isinstance(v, (int, bool)) else 0
+    return 0
 
 
 def aligned(t, ctx):
