@@ -42,6 +42,8 @@ import micropython  # under CPython, the tflm package installs a shim
 from .errors import PrepareError
 from .heap import pack, zeros
 
+_NOTHING = memoryview(b"")  # what untouched requests get in the sizing pass
+
 
 class KernelContext:
     """Context for the prepare of every operator (see the module doc).
@@ -129,7 +131,7 @@ class KernelContext:
         self._views[j] = v
         return v
 
-    def _request(self, nbytes, work=False):
+    def _request(self, nbytes, work=False, untouched=False):
         j = self._req
         self._req += 1
         size = -nbytes if work else nbytes
@@ -143,6 +145,8 @@ class KernelContext:
             else:
                 self.requests.append((self.op, size))
             d = self._dummy
+            if untouched:  # prepare promises not to touch it now
+                return _NOTHING
             v = (d[:nbytes] if d is not None and len(d) >= nbytes else
                  memoryview(bytearray(nbytes)))
             return v
@@ -183,11 +187,13 @@ class KernelContext:
                 out.append((self._offsets[k], self._offsets[k + 2]))
         return out + self.requests
 
-    def work(self, n):
-        """n more int32 words of scratch for this operator (a bytes view)."""
-        return self._request(4 * max(n, 1), True)
+    def work(self, n, untouched=False):
+        """n more int32 words of scratch for this operator (a bytes view).
+        untouched: prepare does not read or write it in the sizing pass
+        (ctx.sizing), which then allocates nothing for it."""
+        return self._request(4 * max(n, 1), True, untouched)
 
-    def persistent(self, typecode, n):
+    def persistent(self, typecode, n, untouched=False):
         """n zeros of typecode ('i', 'I': int32 words; 'b', 'B': bytes)
         in the arena's persistent part (TFLM's AllocatePersistentBuffer):
         prepare fills them by index, eval reads them with viper pointers;
@@ -199,7 +205,7 @@ class KernelContext:
                 self.words_size += n
             else:
                 self.tail_size += (n + 3) & ~3
-            return zeros(typecode, n)
+            return _NOTHING if untouched else zeros(typecode, n)
         if typecode in "iI":
             base, off = self._words, self.words_size
             if base is None or off + n > len(base):
@@ -279,12 +285,12 @@ class KernelContext:
 
 
 
-def persistent(ctx, typecode, n):
-    """ctx.persistent(typecode, n): n zeros in the arena's persistent part
-    (KernelContext.persistent); an array for a context without it (kernel
-    tests) or no context."""
+def persistent(ctx, typecode, n, untouched=False):
+    """ctx.persistent(typecode, n, untouched): n zeros in the arena's
+    persistent part (KernelContext.persistent); an array for a context
+    without it (kernel tests) or no context."""
     f = getattr(ctx, "persistent", None)
-    return zeros(typecode, n) if f is None else f(typecode, n)
+    return zeros(typecode, n) if f is None else f(typecode, n, untouched)
 
 
 def keep(ctx, a, itemsize=4):

@@ -75,9 +75,9 @@ def prepare(op, ins, outs, ctx):
                               y.shape))
     # Tables straight in the arena's persistent part (no heap copy):
     # twiddles and super twiddles (int16 pairs), the input permutation
-    tw = persistent(ctx, "B", 4 * half)
-    stw = persistent(ctx, "B", 4 * (half // 2))
-    perm = persistent(ctx, "B", 2 * half)
+    tw = persistent(ctx, "B", 4 * half, True)
+    stw = persistent(ctx, "B", 4 * (half // 2), True)
+    perm = persistent(ctx, "B", 2 * half, True)
     if not getattr(ctx, "sizing", False):  # the sizing pass counts bytes
         _twiddles(tw, half)
         _super_twiddles(stw, half)
@@ -93,7 +93,7 @@ def prepare(op, ins, outs, ctx):
         fstride *= factors[2 * k]
     p = su.words(5)
     p[0], p[1], p[2], p[3], p[4] = half, n, length, rows, nst
-    work = ctx.work(n)  # the padded row (n int16), then half complex
+    work = ctx.work(n, True)  # the padded row (n int16), half complex
     return _eval, (su.aligned(x, ctx), y.data, work, tw, stw, perm,
                    keep(ctx, stages), keep(ctx, p), memoryview(work)[2 * n:])
 
