@@ -1,7 +1,7 @@
 """Conformance generators for CAST and DIV.
 
 CAST: every pair of input type (int8, int16, int32, uint32, float32,
-bool) and output type (int8, int16, int32, uint32, float32), shapes of
+bool) and output type (the same, bool included), shapes of
 rank 1-4 (the output sometimes stored with another shape of as many
 elements), the input a constant 1 time in 6, CastOptions naming the
 types, the schema defaults or absent. Values mix the full range with
@@ -31,7 +31,7 @@ from host_tools.conformance.gen_binary import _const_index, shapes
 T = opgen.Tensor
 
 CAST_IN = ("int8", "int16", "int32", "uint32", "float32", "bool")
-CAST_OUT = ("int8", "int16", "int32", "uint32", "float32")
+CAST_OUT = ("int8", "int16", "int32", "uint32", "float32", "bool")
 
 _F32_EDGES = np.array(
     [0.0, -0.0, 1e-45, -1e-45, 1.2e-38, -3e-39, np.inf, -np.inf, np.nan,

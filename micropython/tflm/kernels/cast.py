@@ -1,5 +1,5 @@
 """CAST: element-wise type conversion between int8, int16, int32, uint32,
-float32 and bool (input only).
+float32 and bool.
 
 Follows tensorflow/lite/micro/kernels/cast.cc (copyToTensor /
 copyCast: out[i] = static_cast<ToT>(in[i]) over the input's element
@@ -15,6 +15,7 @@ computes it:
                          uint32 values above 2**24: 16777217 -> 16777216,
                          16777219 -> 16777220)
     float32 -> float32   the bits unchanged (NaN payloads kept)
+    any -> bool          x != 0 (a byte 0 / 1; float -0.0 gives 0, NaN 1)
     float32 -> integer   truncated toward zero and saturated: NaN gives
                          0, values below the type's minimum give the
                          minimum, values at or above its maximum + 1 give
@@ -29,13 +30,12 @@ saturation is what TFLM does, and it is what this kernel does on every
 port. (A TFLM built from that older cast.cc gives other results there:
 cvttss2si's 0x80000000 on x86, Arm's own saturation on Cortex-M.)
 
-Prepare accepts one input of int8, int16, int32, uint32, float32 or
-bool and one output of int8, int16, int32, uint32 or float32 with as
-many elements (shapes may differ, as in TFLM); anything else is a
-PrepareError naming the op and the tensor: other types (TFLM fails at
-eval), a bool output (not implemented here, although the tflite-micro
-we test against writes x != 0 there) and different element counts (TFLM
-would read or write past a buffer). CastOptions (in_data_type,
+Prepare accepts one input and one output of int8, int16, int32, uint32,
+float32 or bool with as many elements (shapes may differ, as in TFLM;
+bool outputs are what the tflite-micro we test against writes, x != 0,
+though the cast.cc we read has none); anything else is a PrepareError
+naming the op and the tensor: other types (TFLM fails at eval) and
+different element counts (TFLM would read or write past a buffer). CastOptions (in_data_type,
 out_data_type) are not read, as in TFLM: the tensors' types decide.
 
 Eval is one viper loop over raw bytes (ptr8 loads and stores: any
@@ -57,7 +57,7 @@ _INT8 = const(9)
 _UINT32 = const(15)
 
 # Kinds (eval's codes): 0 int8, 1 int16, 2 int32, 3 uint32, 4 float32,
-# 5 bool (input only).
+# 5 bool.
 _K_INT8 = const(0)
 _K_INT16 = const(1)
 _K_INT32 = const(2)
@@ -87,11 +87,10 @@ def prepare(op, ins, outs, ctx):
     """Check a CAST operator and bind its eval.
 
     ins: [input int8, int16, int32, uint32, float32 or bool, any shape];
-    outs: [output int8, int16, int32, uint32 or float32 with as many
-    elements]. Quantization and CastOptions are ignored (TFLM's cast.cc
-    reads neither). Raises PrepareError naming the op and tensor for
-    other counts of tensors, other types (a bool output included) and
-    element counts that differ.
+    outs: [output of one of these types with as many elements].
+    Quantization and CastOptions are ignored (TFLM's cast.cc reads
+    neither). Raises PrepareError naming the op and tensor for other
+    counts of tensors, other types and element counts that differ.
     """
     label = op.label()
     if len(ins) != 1 or ins[0] is None or len(outs) != 1 or \
@@ -103,9 +102,9 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: input %s is %s; supported: int8, int16, "
                            "int32, uint32, float32, bool"
                            % (label, x.label(), x.dtype))
-    if ok < 0 or ok == _K_BOOL:
+    if ok < 0:
         raise PrepareError("%s: output %s is %s; supported: int8, int16, "
-                           "int32, uint32, float32"
+                           "int32, uint32, float32, bool"
                            % (label, y.label(), y.dtype))
     if x.size != y.size:
         raise PrepareError("%s: input %s has %d elements but output %s has "
@@ -142,7 +141,7 @@ def _cast(x, y, n: int, kinds: int):
     osz: int = 1
     if ok == 1:
         osz = 2
-    elif ok >= 2:
+    elif ok >= 2 and ok <= 4:
         osz = 4
     # float32 -> signed integer: exponents from which |x| >= 2**(bits-1)
     # saturate; the limits themselves
@@ -171,7 +170,15 @@ def _cast(x, y, n: int, kinds: int):
             v = ((((px[j + 3] ^ 0x80) - 0x80) << 24) | (px[j + 2] << 16)
                  | (px[j + 1] << 8) | px[j])
         w: int = v
-        if ik == 4:
+        if ok == 5:
+            # ---- to bool: x != 0 (float: any bit but the sign) ----
+            w = 0
+            if ik == 4:
+                if v & (S - 1):
+                    w = 1
+            elif v:
+                w = 1
+        elif ik == 4:
             if ok != 4:
                 # ---- float32 -> integer: truncate, saturate, NaN -> 0 --
                 e: int = (v >> 23) & 0xFF
