@@ -35,8 +35,9 @@ float32 or bool with as many elements (shapes may differ, as in TFLM;
 bool outputs are what the tflite-micro we test against writes, x != 0,
 though the cast.cc we read has none); anything else is a PrepareError
 naming the op and the tensor: other types (TFLM fails at eval) and
-different element counts (TFLM would read or write past a buffer). CastOptions (in_data_type,
-out_data_type) are not read, as in TFLM: the tensors' types decide.
+different element counts (TFLM would read or write past a buffer).
+CastOptions (in_data_type, out_data_type) are not read, as in TFLM: the
+tensors' types decide.
 
 Eval is one viper loop over raw bytes (ptr8 loads and stores: any
 alignment, constant inputs included) in integer arithmetic only: float32
