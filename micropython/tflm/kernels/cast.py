@@ -28,7 +28,9 @@ test against compares with the target's limits first (its CastEval
 loads -128.0f / 128.0f, ... 2**32 and branches on NaN), so this
 saturation is what TFLM does, and it is what this kernel does on every
 port. (A TFLM built from that older cast.cc gives other results there:
-cvttss2si's 0x80000000 on x86, Arm's own saturation on Cortex-M.)
+on x86 cvttss2si's 0x80000000 for NaN and out-of-range int32, the low
+bits of the truncated value for narrower targets, e.g. 200.7 -> int8
+-56; on Cortex-M the FPU's own saturation to int32.)
 
 Prepare accepts one input and one output of int8, int16, int32, uint32,
 float32 or bool with as many elements (shapes may differ, as in TFLM;
@@ -36,8 +38,11 @@ bool outputs are what the tflite-micro we test against writes, x != 0,
 though the cast.cc we read has none); anything else is a PrepareError
 naming the op and the tensor: other types (TFLM fails at eval) and
 different element counts (TFLM would read or write past a buffer).
-CastOptions (in_data_type, out_data_type) are not read, as in TFLM: the
-tensors' types decide.
+CastOptions (in_data_type, out_data_type) are not read: TFLM's kernel
+does not read them either (the tensors' types decide) and runs a CAST
+whose options table has another type, so verify.OPTION_TYPES has no CAST
+entry. (TFLM's ParseCast does refuse a type code it does not know there;
+not checked here.)
 
 Eval is one viper loop over raw bytes (ptr8 loads and stores: any
 alignment, constant inputs included) in integer arithmetic only: float32

@@ -39,9 +39,11 @@ bits on the host (an Arm build of TFLM differs there), and the ones
 compared here.
 
 Undefined or failing cases, never a crash or a hang here:
-- int32 x / 0: TFLM's eval checks input2 and fails (kTfLiteError, output
-  not written); here eval checks input2 the same way before writing
-  anything and raises InvokeError (made at prepare, errors.raise_made).
+- int32 x / 0: the tflite-micro we test against checks input2 in its
+  DivEval and fails (kTfLiteError, output not written; the div.cc we
+  read has no check and would trap); here eval checks input2 the same
+  way before writing anything and raises InvokeError (made at prepare,
+  errors.raise_made).
 - int32 INT32_MIN / -1: a SIGFPE in TFLM (x86 idiv); here INT32_MIN (the
   two's complement wrap of 2**31), then clamped.
 - int8 x2 == zp2 (v2 = 0): TFLM divides by its GetReciprocal(0) (a
