@@ -173,48 +173,49 @@ def _reciprocal(v):
 
 # ---- eval -----------------------------------------------------------------
 
-def _eval_f32(st):
-    d1, d2, yd, total, sa, sb, half, w, p, q, vdiv = st
-    broadcast.reset(w)
+def _run(st, step):
+    """The output in chunks of at most half (the scratch halves): gather
+    both inputs' broadcast chunk into sa / sb, then step(st, n, off).
+    st starts (d1, d2, yd, total, sa, sb, half, walker, ...)."""
+    broadcast.reset(st[7])
+    total = st[3]
     off = 0
     while off < total:
         n = total - off
-        if n > half:
-            n = half
-        broadcast.gather(sa, sb, n, d1, d2, w)
-        _set_count(p, n)
-        vdiv(p, q, sa, sb, sa)
-        broadcast.store_w32(sa, n, yd, off)
+        if n > st[6]:
+            n = st[6]
+        broadcast.gather(st[4], st[5], n, st[0], st[1], st[7])
+        step(st, n, off)
         off += n
+
+
+def _step_f32(st, n, off):  # st[8:]: vdiv's p, q, vdiv
+    _set_count(st[8], n)
+    st[10](st[8], st[9], st[4], st[5], st[4])
+    broadcast.store_w32(st[4], n, st[2], off)
+
+
+def _step_i32(st, n, off):  # st[8:]: lohi, input 2's size, error
+    _div_i32(st[4], st[5], n, st[8])
+    broadcast.store_w32(st[4], n, st[2], off)
+
+
+def _step_i8(st, n, off):  # st[8:]: parameters, table
+    _div_i8(st[4], st[5], n, st[8], st[9], st[2], off)
+
+
+def _eval_f32(st):
+    _run(st, _step_f32)
 
 
 def _eval_i32(st):
-    d1, d2, yd, total, sa, sb, half, w, lohi, n2, err = st
-    if _any_zero(d2, n2):
-        raise_made(err)
-    broadcast.reset(w)
-    off = 0
-    while off < total:
-        n = total - off
-        if n > half:
-            n = half
-        broadcast.gather(sa, sb, n, d1, d2, w)
-        _div_i32(sa, sb, n, lohi)
-        broadcast.store_w32(sa, n, yd, off)
-        off += n
+    if _any_zero(st[1], st[9]):
+        raise_made(st[10])
+    _run(st, _step_i32)
 
 
 def _eval_i8(st):
-    d1, d2, yd, total, sa, sb, half, w, prm, tab = st
-    broadcast.reset(w)
-    off = 0
-    while off < total:
-        n = total - off
-        if n > half:
-            n = half
-        broadcast.gather(sa, sb, n, d1, d2, w)
-        _div_i8(sa, sb, n, prm, tab, yd, off)
-        off += n
+    _run(st, _step_i8)
 
 
 @micropython.viper
