@@ -378,7 +378,9 @@ def gen_add(rng, size):
 
 def gen_softmax(rng, size):
     """SOFTMAX int8: rank 1..4, beta 1 or log-uniform in [0.1, 10],
-    output scale 1/256 and zero point -128 (TFLM's requirement)."""
+    output scale 1/256 and zero point -128 (TFLM's requirement), or 1 time
+    in 4 an int16 output: zero point -32768, scale 1/65536 or within 0.1%
+    of it."""
     shape = rand.shape(rng, size, 1, 4)
     if rng.random() < 0.3:
         shape[-1] = rng.randint(1, 20 * size - 18)
@@ -387,7 +389,12 @@ def gen_softmax(rng, size):
     in_s = rand.scale(rng) if rng.random() < 0.5 else _near(
         rng, 1 / 16.0, 2.0)
     x = T(shape, scale=in_s, zero_point=rand.zero_point(rng))
-    y = T(shape, scale=1 / 256.0, zero_point=-128)
+    if rng.random() < 0.25:
+        sc = 1 / 65536.0 if rng.random() < 0.5 else _f32(
+            (1 + rng.uniform(-0.00099, 0.00099)) / 65536)
+        y = T(shape, "int16", scale=sc, zero_point=-32768)
+    else:
+        y = T(shape, scale=1 / 256.0, zero_point=-128)
     return opgen.single_op("SOFTMAX", [x], [y], {"beta": beta})
 
 
@@ -398,9 +405,24 @@ def _uint8_zp(rng):
 def gen_quantize(rng, size):
     """QUANTIZE: float32 -> int8 (inputs near the grid, ties included),
     int8 -> int8 requantization (equal scales too), int8 -> uint8,
-    uint8 -> int8."""
+    uint8 -> int8, and the 16x8 ones: int16 -> int8, int8 -> int16,
+    int16 -> int16, int16 -> int32 (int16 zero point 0 mostly, as
+    converters write it)."""
     shape = rand.shape(rng, size, 0 if rng.random() < 0.05 else 1, 4)
-    kind = rng.choice(("f32", "f32", "i8", "i8", "i8u8", "u8i8"))
+    kind = rng.choice(("f32", "f32", "i8", "i8", "i8u8", "u8i8", "i16i8",
+                       "i8i16", "i16i16", "i16i32"))
+    if "16" in kind:
+        dt = ["int16" if kind.startswith("i16") else "int8",
+              "int16" if kind.endswith("i16") else
+              "int32" if kind.endswith("i32") else "int8"]
+        q = [{"scale": rand.scale(rng),
+              "zero_point": (0 if rng.random() < 0.7 else
+                             rng.randint(-32768, 32767)) if d == "int16"
+              else rand.zero_point(rng)} for d in dt]
+        if rng.random() < 0.3:  # scales near each other
+            q[1]["scale"] = _near(rng, q[0]["scale"], 0.5)
+        return opgen.single_op("QUANTIZE", [T(shape, dt[0], **q[0])],
+                               [T(shape, dt[1], **q[1])])
     if kind == "f32":
         s, z = _int8_q(rng)
         y = T(shape, scale=s, zero_point=z)

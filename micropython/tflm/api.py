@@ -24,9 +24,9 @@ TFLite's Python Interpreter / PyPI tflite_micro runtime:
     allocate_tensors(): nothing to do (the arena is planned at
         construction), accepted for compatibility
     reset(): zeroes the model's state, as TFLM's
-        MicroInterpreter::Reset: variable tensors (the verifier refuses
-        them today) and what stateful kernels keep (the noise estimate
-        of SignalFilterBankSpectralSubtraction)
+        MicroInterpreter::Reset: variable tensors (SVDF's state: the
+        zero point of an int8 one, else zeros) and what stateful kernels
+        keep (the noise estimate of SignalFilterBankSpectralSubtraction)
 
 Values: set_* take what Tensor.set takes (a buffer, array, list of the
 tensor's integers; floats are quantized as by Tensor.set_float);
@@ -185,14 +185,11 @@ def _pick(ts, index, what):
 
 
 def _reset(interp):
-    # The variable tensors' data, found once: interp.tensors rebuilds
-    # every tensor record (kilobytes on a board) at each access.
-    vs = interp._variables
-    if vs is None:
-        vs = interp._variables = [t.data for t in interp.tensors
-                                  if t.is_variable and t.data is not None]
-    for d in vs:
-        d[:] = bytes(len(d))
+    # The variable tensors' (view, reset byte), found by the kernels
+    # that keep their state in them (KernelContext.variable).
+    for d, b in interp._variables or ():
+        for k in range(len(d)):
+            d[k] = b
     for v in interp._states or ():
         for k in range(len(v)):
             v[k] = 0

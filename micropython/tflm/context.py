@@ -30,6 +30,8 @@ What prepare may use (ctx):
 - ctx.persistent(typecode, n): n zeros in the arena's persistent part
   (TFLM's AllocatePersistentBuffer), filled by prepare, read by eval
   with viper pointers (see persistent()).
+- ctx.variable(t): variable tensor t is this operator's state (set to
+  its reset value now and by interp.reset()).
 - ctx.keep(a, itemsize): after prepare returns, array a (an item of the
   state tuple) is copied into the arena's tail and the state gets a view
   of the copy in its place (see keep()): for small arrays; persistent()
@@ -38,10 +40,12 @@ Kernels touch nothing else of the interpreter.
 """
 
 import micropython  # under CPython, the tflm package installs a shim
+from micropython import const
 
 from .errors import PrepareError
 from .heap import pack, zeros
 
+_INT8 = const(9)
 _NOTHING = memoryview(b"")  # what untouched requests get in the sizing pass
 
 
@@ -90,6 +94,8 @@ class KernelContext:
         self._made = []
         # state(): views that interp.reset() zeroes, and this op's new ones
         self.states = []
+        # variable(): (bytes view, reset byte) of each variable tensor
+        self.variables = []
         self._new_states = []
 
     def begin(self, op_index, scratch_len):
@@ -231,6 +237,20 @@ class KernelContext:
         if self._tail is not None:
             self._new_states.append(v)
         return v
+
+    def variable(self, t):
+        """Variable tensor t (is_variable: state in the activations,
+        e.g. SVDF's) is this operator's state. In the real pass it is set
+        to its reset value (TFLM's MicroInterpreter::Reset, which
+        AllocateTensors runs: the first zero point's low byte for an int8
+        tensor, else zeros), and interp.reset() sets it again."""
+        v = t.data
+        if self._tail is None or v is None:
+            return
+        fill = t.zero_point & 0xFF if t.type == _INT8 else 0
+        for k in range(len(v)):
+            v[k] = fill
+        self.variables.append((v, fill))
 
     def keep(self, a, itemsize=4):
         """Move array a into the arena's tail once prepare returns; returns

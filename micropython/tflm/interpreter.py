@@ -501,6 +501,7 @@ class Interpreter:
         del steps[2 * n:]
         self.copied_bytes = ctx.copied_bytes
         self._states = ctx.states or None  # reset() zeroes them
+        self._variables = ctx.variables or None  # and sets these
         self.persistent_size = tail + 4 * len(self._words) + ctx.spilled
         # For invoke(profile=True): the operator index of each step, and
         # per-step microseconds plus the total (last slot), preallocated.

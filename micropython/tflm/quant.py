@@ -80,13 +80,14 @@ def mul(a, b, p=53):
     return m, e + a[1] + b[1]
 
 
-def div(a, b):
-    """a / b rounded to double precision; b must be non-zero."""
+def div(a, b, p=53):
+    """a / b rounded to p bits (53: double, 24: float32); b must be
+    non-zero."""
     if not b[0]:
         raise ModelError("division by a zero scale")
     if not a[0]:
         return ZERO
-    m, e = round_bits(a[0], b[0], 53)
+    m, e = round_bits(a[0], b[0], p)
     return m, e + a[1] - b[1]
 
 

@@ -80,6 +80,7 @@ _SPACE_TO_DEPTH = const(26)
 _RESHAPE = const(22)
 _SOFTMAX = const(25)
 _SQUEEZE = const(43)
+_SVDF = const(27)
 _UINT8 = const(3)
 
 # Counts a microcontroller model never approaches (tens to hundreds); they
@@ -325,13 +326,20 @@ def _check_operator(m, op):
     ins = set(op.inputs)  # a set: an op may list thousands of tensors
     supported = op.custom_code is None and \
         kernels.module_name(op.code) is not None
-    for i in op.inputs + op.outputs:
-        if supported and i >= 0 and m.tensors[i].is_variable:
-            # TFLM gives variables their own zeroed memory (even over a
-            # constant buffer); no supported kernel keeps state.
-            raise ModelError("%s%s uses %s, a variable (state) tensor: no "
-                             "supported operator keeps state"
-                             % (label, _at(op), m.tensors[i].label()))
+    for k, i in enumerate(op.inputs + op.outputs):
+        if not supported or i < 0 or not m.tensors[i].is_variable:
+            continue
+        t = m.tensors[i]
+        if not (op.code == _SVDF and k == 4):
+            # TFLM gives variables their own memory, reset at
+            # construction; only SVDF's state input keeps state here.
+            raise ModelError("%s%s uses %s, a variable (state) tensor, "
+                             "where no supported kernel keeps state"
+                             % (label, _at(op), t.label()))
+        if t.is_const:
+            raise ModelError("%s%s: variable tensor %s has constant data "
+                             "(TFLM ignores it)" % (label, _at(op),
+                                                    t.label()))
     for i in op.outputs:
         if i < 0:
             raise ModelError("%s%s has output index %d: only optional "

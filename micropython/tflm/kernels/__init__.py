@@ -83,6 +83,8 @@ _KERNELS = (
     " CONCATENATION:concatenation PAD:pad PADV2:pad DEQUANTIZE:dequantize"
     # type conversion: int8, int16, int32, uint32, float32 (bool input)
     " CAST:cast"
+    # state in a variable tensor
+    " SVDF:svdf"
 )
 
 # TFLM's Signal library (audio front-end), CUSTOM operators by name
@@ -121,6 +123,7 @@ _LAZY = (
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
+    " svdf:f:f32"
 )
 
 

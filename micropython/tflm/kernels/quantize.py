@@ -1,4 +1,4 @@
-"""QUANTIZE: float32 -> int8, and 8-bit requantization (int8 / uint8).
+"""QUANTIZE: float32 -> int8, and requantization (int8, uint8, int16).
 
 Follows tensorflow/lite/micro/kernels/quantize.cc, quantize_common.cc,
 tensorflow/lite/kernels/internal/reference/quantize.h (AffineQuantize) and
@@ -18,11 +18,15 @@ build on x86 (the project's oracle) gives: the conversion yields INT32_MIN,
 then INT32_MIN + zero_point wraps, so such inputs give 127 when the zero
 point is negative and -128 otherwise.
 
-int8 / uint8 -> int8 / uint8 (Requantize):
+int8 / uint8 -> int8 / uint8, int8 -> int16, int16 -> int8 / int16 /
+int32 (Requantize):
     out = clamp(MultiplyByQuantizedMultiplier(val - in_zp, m, shift) + zp)
-with QuantizeMultiplier((double)in_scale / (double)out_scale). There are
-only 256 inputs: prepare runs them through fixedpoint.scale_i32 /
-store_i8 into a 256-byte table and eval maps bytes.
+with QuantizeMultiplier((double)in_scale / (double)out_scale). An 8-bit
+input has only 256 values: prepare runs them through
+fixedpoint.scale_i32 into a table of output bytes (or int16 pairs) and
+eval maps bytes. An int16 input is requantized in chunks of _CHUNK
+values through a work buffer (gather, scale_i32, store). int16 values
+are read and written as byte pairs (any alignment).
 """
 
 import struct
@@ -34,11 +38,14 @@ from micropython import const
 from ..context import persistent
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from ..fixedpoint import scale_i32, store_i16, store_i8
 
 _FLOAT32 = const(0)
+_INT16 = const(7)
+_INT32 = const(2)
 _INT8 = const(9)
 _UINT8 = const(3)
+_CHUNK = const(128)  # int16 inputs requantized per work-buffer pass
 
 _INF_BITS = const(0x7F800000)
 _INT32_BOUND = const(1 << 31)
@@ -189,25 +196,43 @@ def _quantize_f32(x, y, n: int, th, lim):
         j += 4
 
 
-# --- 8-bit requantization ---------------------------------------------------
+# --- requantization ---------------------------------------------------------
 
 def _range(t):
-    return (-128, 127) if t.type == _INT8 else (0, 255)
+    if t.type == _INT8:
+        return -128, 127
+    if t.type == _INT16:
+        return -32768, 32767
+    if t.type == _INT32:
+        return -(1 << 31), (1 << 31) - 1
+    return 0, 255
 
 
-def requantize_table(x, y):
-    """bytearray(256): the output byte for each raw input byte."""
+def _multiplier(x, y):
     m, shift = quant.ratio_multiplier(x.scale, y.scale)
     if shift > 30:
         raise ModelError("scale ratio %r / %r is too large"
                          % (x.scale, y.scale))
+    return m, shift
+
+
+def requantize_table(x, y, ctx=None):
+    """The output for each raw input byte of an 8-bit input: bytearray(256)
+    for an 8-bit output, 512 bytes (little-endian int16 pairs, in the
+    arena's persistent part) for an int16 one."""
+    m, shift = _multiplier(x, y)
     signed = x.type == _INT8
     buf = array("i", [(b - 256 if signed and b > 127 else b) - x.zero_point
                       for b in range(256)])
     scale_i32(buf, 256, array("i", [m]), array("i", [shift]), 0)
     lo, hi = _range(y)
+    qp = array("i", [y.zero_point, lo, hi])
+    if y.type == _INT16:
+        lut = persistent(ctx, "B", 512)
+        store_i16(buf, 256, lut, 0, qp)
+        return lut
     lut = bytearray(256)
-    store_i8(buf, 256, lut, 0, array("i", [y.zero_point, lo, hi]))
+    store_i8(buf, 256, lut, 0, qp)
     return lut
 
 
@@ -223,6 +248,52 @@ def _map8(x, y, n: int, lut):
         i += 1
 
 
+@micropython.viper
+def _map8_16(x, y, n: int, lut):
+    """The int16 y[i] = the int16 lut[x[i]] (byte pairs)."""
+    px = ptr8(x)
+    py = ptr8(y)
+    pl = ptr8(lut)
+    i: int = 0
+    while i < n:
+        k: int = px[i] * 2
+        py[2 * i] = pl[k]
+        py[2 * i + 1] = pl[k + 1]
+        i += 1
+
+
+@micropython.viper
+def _gather16(x, off: int, n: int, buf, zp: int):
+    """buf[i] = int16 x[off + i] - zp for i < n (x: byte pairs)."""
+    px = ptr8(x)
+    pb = ptr32(buf)
+    i: int = 0
+    j: int = off * 2
+    while i < n:
+        v: int = px[j] | (px[j + 1] << 8)
+        pb[i] = ((v ^ 0x8000) - 0x8000) - zp
+        i += 1
+        j += 2
+
+
+@micropython.viper
+def _store32(buf, n: int, out, off: int, zp: int):
+    """The int32 out[off + i] = buf[i] + zp (wrapping, as C's int32
+    sum; the clamp to int32 is then no-op) for i < n, as little-endian
+    bytes (any alignment)."""
+    pb = ptr32(buf)
+    po = ptr8(out)
+    i: int = 0
+    while i < n:
+        v: int = pb[i] + zp
+        j: int = 4 * (off + i)
+        po[j] = v
+        po[j + 1] = v >> 8
+        po[j + 2] = v >> 16
+        po[j + 3] = v >> 24
+        i += 1
+
+
 # --- the kernel -------------------------------------------------------------
 
 def _check(op, ins, outs):
@@ -231,10 +302,12 @@ def _check(op, ins, outs):
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
     ok = (x.type in (_FLOAT32, _UINT8) and y.type == _INT8
-          or x.type == _INT8 and y.type in (_INT8, _UINT8))
+          or x.type == _INT8 and y.type in (_INT8, _UINT8, _INT16)
+          or x.type == _INT16 and y.type in (_INT8, _INT16, _INT32))
     if not ok:
         raise PrepareError("%s: %s -> %s is not supported (float32 -> int8, "
-                           "int8 -> int8 / uint8, uint8 -> int8 are)"
+                           "int8 -> int8 / uint8 / int16, uint8 -> int8, "
+                           "int16 -> int8 / int16 / int32 are)"
                            % (label, x.dtype, y.dtype))
     if len(y.scales) != 1:
         raise PrepareError("%s: output %s must have one scale (per-tensor)"
@@ -257,17 +330,30 @@ def prepare(op, ins, outs, ctx):
     """Check a QUANTIZE op and bind its eval.
 
     ins / outs: one tensor each, same element count: float32 -> int8, or
-    int8 -> int8 / uint8, uint8 -> int8 (requantization). The output has
-    one scale and a zero point in its type's range. Raises PrepareError.
+    requantization int8 -> int8 / uint8 / int16, uint8 -> int8, int16 ->
+    int8 / int16 / int32. The output has one scale; zero points are in their
+    type's range. Raises PrepareError.
     """
     x, y = _check(op, ins, outs)
     try:
         if x.type == _FLOAT32:
             th, lim = float_thresholds(y.scale, y.zero_point, ctx)
             return _eval_float, (x.data, y.data, y.size, th, lim)
-        lut = requantize_table(x, y)
+        if x.type == _INT16:
+            m, shift = _multiplier(x, y)
+            lo, hi = _range(y)
+            p = persistent(ctx, "i", 5)
+            p[0], p[1], p[2] = y.zero_point, lo, hi
+            p[3], p[4] = m, shift
+            n = min(y.size, _CHUNK)
+            return _eval_16, (x.data, y.data, y.size, ctx.work(n), n, p,
+                              p[3:4], p[4:5], x.zero_point,
+                              y.itemsize, y.zero_point)
+        lut = requantize_table(x, y, ctx)
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
+    if y.type == _INT16:
+        return _eval_map16, (x.data, y.data, y.size, lut)
     return _eval_map, (x.data, y.data, y.size, lut)
 
 
@@ -279,3 +365,24 @@ def _eval_float(state):
 def _eval_map(state):
     xd, yd, n, lut = state
     _map8(xd, yd, n, lut)
+
+
+def _eval_map16(state):
+    xd, yd, n, lut = state
+    _map8_16(xd, yd, n, lut)
+
+
+def _eval_16(state):
+    xd, yd, n, buf, chunk, qp, m, shift, zp, wide, out_zp = state
+    i = 0
+    while i < n:
+        k = min(chunk, n - i)
+        _gather16(xd, i, k, buf, zp)
+        scale_i32(buf, k, m, shift, 0)
+        if wide == 2:
+            store_i16(buf, k, yd, i, qp)
+        elif wide == 4:
+            _store32(buf, k, yd, i, out_zp)
+        else:
+            store_i8(buf, k, yd, i, qp)
+        i += k

@@ -1,4 +1,5 @@
-"""SOFTMAX, int8 input -> int8 output (scale 1/256, zero point -128).
+"""SOFTMAX, int8 input -> int8 output (scale 1/256, zero point -128) or
+int16 output (scale 1/65536 within 0.1%, zero point -32768).
 
 Follows tensorflow/lite/micro/kernels/softmax.cc, softmax_common.cc
 (CalculateSoftmaxParams), tensorflow/lite/kernels/internal/
@@ -13,7 +14,8 @@ code, E[d] = exp_on_negative_values(rescaled -d) (a Q0.31 raw value, 0 when
 sums R[d], takes GetReciprocal of the sum (gemmlowp Newton-Raphson, in
 word-size independent viper), and writes
     clamp(RoundingDivideByPOT(SRDHM(E[d], reciprocal), exponent) - 128)
-through fixedpoint.scale_i32 / store_i8. Excluded elements have E[d] = 0
+through fixedpoint.scale_i32 / store_i8 (int16: exponent 8 lower, minus
+32768, store_i16). Excluded elements have E[d] = 0
 and so give -128, as TFLM's explicit branch does.
 """
 
@@ -25,10 +27,12 @@ from micropython import const
 from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from ..fixedpoint import scale_i32, store_i16, store_i8
 from . import conv_util
 from .gemmlowp import exp_neg, rdbpot as _rdbpot, srdhm as _srdhm
 
+_INT16 = const(7)
+_INT8 = const(9)
 _SOFTMAX_OPTIONS = const(9)
 _SCALED_DIFF_INTEGER_BITS = const(5)
 _ACCUM_INTEGER_BITS = const(12)
@@ -86,7 +90,8 @@ def prepare(op, ins, outs, ctx):
     """Check an int8 SOFTMAX op and bind its eval.
 
     ins: [int8, rank >= 1]; outs: [int8 of the same shape, scale exactly
-    1/256, zero point -128] (TFLM's checks). Option: beta (float, > 0).
+    1/256, zero point -128, or int16, scale 1/65536 within 0.1%, zero point
+    -32768] (TFLM's checks). Option: beta (float, > 0).
     Softmax runs over the last dimension. Raises PrepareError.
     """
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
@@ -96,38 +101,54 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
-    check_int8(op, (x, y), "int8, float32")
+    wide = y.type == _INT16 and x.type == _INT8
+    check_int8(op, (x,) if wide else (x, y), "int8, float32")
     # TFLM only DCHECKs that the shapes match (and computes garbage when
     # the ranks differ), so they must be equal.
     if not x.shape or tuple(x.shape) != tuple(y.shape):
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (label, x.label(), x.shape, y.label(),
                                        y.shape))
-    try:
-        one_over_256 = quant.from_f32(y.scale) == (0x800000, -31)
-    except ModelError:
-        one_over_256 = False
-    if y.zero_point != -128 or not one_over_256:
-        raise PrepareError("%s: output %s must have scale 1/256 and zero "
-                           "point -128" % (label, y.label()))
+    if wide:
+        # TF_LITE_ENSURE_NEAR(scale, 1.f / 65536, 0.001f / 65536): the
+        # float32 difference is exact there; 0.001f is 0x83126F * 2**-33
+        try:
+            sc = quant.from_f32(y.scale)
+        except ModelError:
+            sc = (0, 0)
+        near = sc[0] and abs((sc[0] << (sc[1] + 49)) - (1 << 33)) \
+            <= 0x83126F if sc[1] + 49 >= 0 else False
+        if y.zero_point != -32768 or not near:
+            raise PrepareError("%s: int16 output %s must have scale 1/65536 "
+                               "and zero point -32768" % (label, y.label()))
+    else:
+        try:
+            one_over_256 = quant.from_f32(y.scale) == (0x800000, -31)
+        except ModelError:
+            one_over_256 = False
+        if y.zero_point != -128 or not one_over_256:
+            raise PrepareError("%s: output %s must have scale 1/256 and "
+                               "zero point -128" % (label, y.label()))
     beta = op.opt_float(0, 0.0) if op.options_type == _SOFTMAX_OPTIONS \
         else 0.0
     mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
     e_tab, r_tab = _tables(mult, shift, diff_min, ctx)
     depth = x.shape[-1]
     # Row state: [sum, max, 48/17 and -32/17 in Q2.29 (raw constants that
-    # viper cannot hold as literals)].
-    st = array("i", [0, 0, 1515870810, -1010580540])
+    # viper cannot hold as literals), 12 + 31 - output bits].
+    st = array("i", [0, 0, 1515870810, -1010580540, 27 if wide else 35])
     m = array("i", [0])
     s = array("i", [0])
-    qp = array("i", [-128, -128, 127])
+    qp = array("i", [-32768, -32768, 32767] if wide else [-128, -128, 127])
     return _eval, (x.data, y.data, x.size // depth if depth else 0, depth,
                    st, e_tab, r_tab, ctx.scratch,
-                   ctx.scratch_len, m, s, qp)
+                   ctx.scratch_len, m, s, qp,
+                   store_i16 if wide else store_i8)
 
 
 def _eval(state):
-    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp = state
+    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp, store = \
+        state
     off = 0
     r = 0
     while r < rows:
@@ -140,7 +161,7 @@ def _eval(state):
                 n = step
             _gather_exp(buf, n, xd, off + c, e_tab, st)
             scale_i32(buf, n, m, s, 0)
-            store_i8(buf, n, yd, off + c, qp)
+            store(buf, n, yd, off + c, qp)
             c += n
         off += depth
         r += 1
@@ -264,7 +285,7 @@ def _reciprocal(st, m, s):
     else:
         xr = xr << 1
     ptr32(m)[0] = xr
-    e: int = 35 - clz  # 12 - clz + 31 - 8
+    e: int = p[4] - clz  # 12 - clz + 31 - output bits
     if e > 31:  # TFLM's TFLITE_CHECK(exponent <= 31) aborts here
         e = 31
     ptr32(s)[0] = 0 - e

@@ -1,0 +1,123 @@
+"""Conformance generators for the operators that keep state: SVDF.
+
+SVDF (TFLM's kernels/svdf.cc, svdf_common.cc): input [batch, input_size],
+weights_feature [filters, input_size], weights_time [filters, memory],
+bias [units] (filters = units * rank; always given: TFLM crashes
+without one, at Prepare for int8, at Eval for float32), the activation
+state, a variable tensor [batch, memory * filters], and the output
+[batch, units].
+
+- int8 (3 models in 4): int8 input, weights_feature and output;
+  weights_time and state both int16 (zero point 0, as the converter
+  writes them) or, 1 time in 4, both int8 with any state zero point;
+  int32 bias, its scale state_scale * weights_time_scale. The state
+  scale is near what the feature matmul produces 2 times in 3 (so some
+  models saturate it), the output scale likewise.
+- float32: fused activation NONE, RELU, RELU6 or
+  RELU_N1_TO_1 (int8 SVDF ignores the activation: any is written).
+
+A single invoke starts from a state of zeros (int8: the zero point), so a
+model may hold 1 to 3 SVDF operators in a row over the same input, the
+same weights and the same state tensor: each sees the state its
+predecessor left, and all their outputs are graph outputs. Longer
+histories, over many invokes and with reset(), are tests/test_svdf.py's.
+"""
+
+import math
+
+import numpy as np
+
+from .. import opgen
+from . import rand
+from .gen_core import _bias, _floats, _near, _weights
+
+T = opgen.Tensor
+
+FLOAT_ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+ALL_ACTS = FLOAT_ACTS + ("TANH", "SIGN_BIT")
+
+
+def svdf_dims(rng, size):
+    """(batch, input_size, units, rank, memory) for a size budget 1-4."""
+    batch = rng.randint(1, 1 + (size >= 2) + (size >= 4))
+    input_size = rng.randint(1, 6 * size)
+    units = rng.randint(1, 3 * size)
+    rank = rng.randint(1, 1 + (size >= 2) + (size >= 3))
+    memory = rng.randint(1, 4 * size)
+    return batch, input_size, units, rank, memory
+
+
+def _values(rng, dtype, shape, scale=1.0):
+    g = np.random.default_rng(rng.getrandbits(32))
+    if dtype == "float32":
+        return (g.standard_normal(shape) * scale).astype(np.float32)
+    info = np.iinfo(dtype)
+    return g.integers(info.min, info.max + 1, size=shape).astype(dtype)
+
+
+def svdf_tensors(rng, size, dtype=None, narrow=None):
+    """The SVDF tensors of one seeded case: (input, weights_feature,
+    weights_time, bias, state, output, options). dtype: 'int8',
+    'float32' or None (random); narrow: int8 weights_time and state
+    (True), int16 (False) or random (None)."""
+    b, n_in, units, rank, mem = svdf_dims(rng, size)
+    filters = units * rank
+    dtype = dtype or ("float32" if rng.random() < 0.25 else "int8")
+    if dtype == "float32":
+        x = T([b, n_in], "float32")
+        wf = T([filters, n_in], "float32",
+               data=_floats(rng, [filters, n_in], 0.5))
+        wt = T([filters, mem], "float32",
+               data=_floats(rng, [filters, mem], 0.5))
+        bias = T([units], "float32", data=_floats(rng, [units]))
+        state = T([b, mem * filters], "float32", is_variable=True)
+        y = T([b, units], "float32")
+        opts = {"rank": rank, "activation": rand.activation(rng, FLOAT_ACTS)}
+        return x, wf, wt, bias, state, y, opts
+    if narrow is None:
+        narrow = rng.random() < 0.25  # int8 weights_time and state
+    sdt = "int8" if narrow else "int16"
+    smax = 127 if narrow else 32767
+    in_s, in_z = rand.scale(rng), rand.zero_point(rng)
+    wf_s = rand.scale(rng)
+    # the feature matmul's typical magnitude in real units
+    feat = in_s * wf_s * 100 * 60 * math.sqrt(n_in)
+    st_s = _near(rng, feat / (smax / 4)) if rng.random() < 2 / 3 \
+        else rand.scale(rng)
+    st_z = rand.zero_point(rng) if narrow else 0
+    wt_s = rand.scale(rng)
+    bias_s = float(np.float32(st_s) * np.float32(wt_s))
+    wt_data = _weights(rng, [filters, mem]) if narrow else \
+        _values(rng, "int16", [filters, mem])
+    tm = st_s * smax / 4 * wt_s * (60 if narrow else 16000) * \
+        math.sqrt(mem * rank)
+    out_s = _near(rng, tm / 40) if rng.random() < 2 / 3 else rand.scale(rng)
+    x = T([b, n_in], scale=in_s, zero_point=in_z)
+    wf = T([filters, n_in], scale=wf_s, zero_point=0,
+           data=_weights(rng, [filters, n_in]))
+    wt = T([filters, mem], sdt, scale=wt_s, zero_point=0, data=wt_data)
+    bias = T([units], "int32", scale=bias_s, zero_point=0,
+             data=_bias(rng, units))
+    state = T([b, mem * filters], sdt, scale=st_s, zero_point=st_z,
+              is_variable=True)
+    y = T([b, units], scale=out_s, zero_point=rand.zero_point(rng))
+    opts = {"rank": rank, "activation": rand.activation(rng, ALL_ACTS)}
+    return x, wf, wt, bias, state, y, opts
+
+
+def gen_svdf(rng, size):
+    """An SVDF model: 1 to 3 operators sharing input, weights and state."""
+    x, wf, wt, bias, state, y, opts = svdf_tensors(rng, size)
+    n_ops = rng.choice((1, 1, 2, 3))
+    m = opgen.Model()
+    for k in range(n_ops):
+        out = y if k == 0 else T(y.shape, y.dtype, scale=y.scale,
+                                 zero_point=y.zero_point)
+        m.add_op("SVDF", [x, wf, wt, bias, state], [out], opts)
+    return m.build()
+
+
+GENERATORS = {"SVDF": gen_svdf}
+
+# Our runtime has kernels for every model these make.
+STRICT = set(GENERATORS)

@@ -1,0 +1,175 @@
+"""Running a model through a sequence of invokes (and resets) on one
+interpreter, in our runtime and in TFLM, and comparing every step: what
+the tests of stateful operators share (test_signal_ops.py,
+test_svdf.py).
+
+A case is (model bytes, steps); a step is a list of input arrays (one
+per model input) or RESET (interp.reset()). run_ours runs all cases in
+one MicroPython process, each model placed k % 4 bytes into a buffer and
+each invoke under micropython.heap_lock(); run_tflm runs one case in
+TFLM; check compares them.
+"""
+
+import os
+
+import numpy as np
+
+from conftest import PKG
+from host_tools import device
+from host_tools.oracle import Reference
+
+RESET = "reset"       # a step of a sequence: interp.reset()
+
+# --- our runtime: many models, each a sequence of steps, one process ------
+
+RUNNER = r"""
+import sys, micropython
+sys.path.insert(0, sys.argv[1])
+import tflm
+d, n = sys.argv[2], int(sys.argv[3])
+
+def rd(p):
+    with open(p, 'rb') as f:
+        return f.read()
+
+def exists(p):
+    try:
+        open(p, 'rb').close()
+        return True
+    except OSError:
+        return False
+
+def one(s):
+    return str(s).replace('\n', ' ')
+
+def run(k):
+    pre = '%s/%d' % (d, k)
+    raw = rd(pre + '.tflite')
+    buf = bytearray(k % 4 + len(raw))
+    buf[k % 4:] = raw
+    try:
+        it = tflm.Interpreter(memoryview(buf)[k % 4:])
+    except tflm.TFLMError as e:
+        print('ERR', k, type(e).__name__, one(e))
+        return
+    j = 0
+    while True:
+        s = '%s.s%d' % (pre, j)
+        if exists(s + '.reset'):
+            it.reset()
+        elif exists(s + '.set'):
+            for i, t in enumerate(it.inputs):
+                t.data[:] = rd('%s.in%d' % (s, i))
+            micropython.heap_lock()
+            try:
+                it.invoke()
+            finally:
+                micropython.heap_unlock()
+            for i, t in enumerate(it.outputs):
+                with open('%s.out%d' % (s, i), 'wb') as f:
+                    f.write(t.data)
+        else:
+            break
+        j += 1
+    print('OK', k, j)
+
+for k in range(n):
+    try:
+        run(k)
+    except tflm.TFLMError as e:
+        print('IERR', k, type(e).__name__, one(e))
+    except Exception as e:
+        print('BUG', k, type(e).__name__, one(e))
+"""
+
+
+def run_ours(cases, tmp_path):
+    """cases: [(model bytes, steps)], a step being a list of input arrays
+    (one per model input) or RESET. Runs every case in one MicroPython
+    process; returns per case ("OK", [outputs per step: list of bytes,
+    None for a reset]), ("ERR", "Type message") for a model rejected at
+    load, ("IERR", ...) for a TFLMError from invoke / reset, or ("BUG",
+    ...) for any other exception."""
+    d = str(tmp_path)
+    for k, (raw, steps) in enumerate(cases):
+        pre = os.path.join(d, "%d" % k)
+        with open(pre + ".tflite", "wb") as f:
+            f.write(raw)
+        for j, st in enumerate(steps):
+            s = "%s.s%d" % (pre, j)
+            if isinstance(st, str):
+                open(s + ".reset", "wb").close()
+                continue
+            for i, x in enumerate(st):
+                with open("%s.in%d" % (s, i), "wb") as f:
+                    f.write(np.ascontiguousarray(x).tobytes())
+            open(s + ".set", "wb").close()
+    script = os.path.join(d, "sequence_runner.py")
+    with open(script, "w") as f:
+        f.write(RUNNER)
+    proc = device.run_script(script, [PKG, d, str(len(cases))], timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    status = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split(" ", 2)
+        if parts[0] in ("OK", "ERR", "IERR", "BUG"):
+            status[int(parts[1])] = parts
+    out = []
+    for k, (_, steps) in enumerate(cases):
+        st = status.get(k)
+        assert st is not None, "case %d did not run:\n%s%s" % (
+            k, proc.stdout[-2000:], proc.stderr[-2000:])
+        if st[0] != "OK":
+            out.append((st[0], st[2]))
+            continue
+        got = []
+        for j, step in enumerate(steps):
+            s = os.path.join(d, "%d.s%d" % (k, j))
+            if isinstance(step, str):
+                got.append(None)
+                continue
+            outs, i = [], 0
+            while os.path.exists("%s.out%d" % (s, i)):
+                with open("%s.out%d" % (s, i), "rb") as f:
+                    outs.append(f.read())
+                i += 1
+            got.append(outs)
+        out.append(("OK", got))
+    return out
+
+
+# --- TFLM ----------------------------------------------------------------
+
+def run_tflm(raw, steps):
+    """TFLM's outputs for each step (None for a reset) on one
+    interpreter."""
+    ref = Reference(raw)
+    res = []
+    for st in steps:
+        if isinstance(st, str):
+            ref.interp.reset()
+            res.append(None)
+        else:
+            res.append([np.ascontiguousarray(o).tobytes()
+                        for o in ref.run(st)])
+    return res
+
+
+def check(name, want, result, ranges=None):
+    """Our result for a case equals TFLM's outputs (want, per step);
+    ranges: {output index: (first byte, end byte)} compared instead of
+    the whole output."""
+    st, got = result
+    assert st == "OK", "%s: ours %s %s" % (name, st, got)
+    assert len(got) == len(want), name
+    for j, (w, g) in enumerate(zip(want, got)):
+        if w is None:
+            continue
+        assert len(g) == len(w), "%s step %d: %d outputs, TFLM %d" % (
+            name, j, len(g), len(w))
+        for i, (a, b) in enumerate(zip(w, g)):
+            if ranges and i in ranges:
+                lo, hi = ranges[i]
+                a, b = a[lo:hi], b[lo:hi]
+            assert a == b, "%s step %d output %d differs:\n ours %s\n" \
+                " TFLM %s" % (name, j, i, b.hex()[:200], a.hex()[:200])
