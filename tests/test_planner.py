@@ -84,3 +84,27 @@ def test_reshape_output_shares_input_buffer():
     op = [o for o in m.operators if o.name == "RESHAPE"][0]
     assert root[op.outputs[0]] == root[op.inputs[0]]
     assert op.outputs[0] not in buffers
+
+
+def test_variable_lives_to_the_last_operator():
+    """A variable (state) tensor read by the first of three operators
+    keeps its bytes to the end, so that later operators' tensors cannot
+    overwrite the state before the next invoke (a bug a keyword-shaped
+    model showed); an ordinary tensor dies at its last reader."""
+    from host_tools import opgen
+    from host_tools.conformance import gen_recurrent as gr
+    import random
+    ts = gr.svdf_tensors(random.Random(4), 2, "int8")
+    x, wf, wt, bias, state, y, opts = ts
+    m = opgen.Model()
+    m.add_op("SVDF", [x, wf, wt, bias, state], [y], opts)
+    z = opgen.Tensor(y.shape, scale=y.scale, zero_point=y.zero_point)
+    m.add_op("RELU", [y], [z])
+    m.add_op("RELU", [z], [opgen.Tensor(y.shape, scale=y.scale,
+                                        zero_point=y.zero_point)])
+    model = Model(m.build())
+    life = planner.lifetimes(model)
+    assert life[4] == [0, 2]  # the state
+    assert life[5] == [0, 1]  # y: dies at op 1
+    _, buffers, _ = planner.plan_model(model)
+    check_no_overlap(list(buffers.values()))

@@ -2,7 +2,9 @@
 
 * generated models (host_tools/conformance/gen_recurrent.py): int8 with
   int16 state, int8 with int8 state (any zero point: the state starts at
-  it and reset() restores it) and float32, each run through 6 invokes in
+  it and reset() restores it), float32, and models shaped like TFLM's
+  keyword benchmark (int16 features, QUANTIZE, two SVDF layers, FULLY_
+  CONNECTED, SOFTMAX to int16, QUANTIZE to int32), each run through 6 invokes in
   a row on one interpreter, reset(), the first input again and one more;
   every output bit-exact with TFLM's (invoke under heap_lock, models at
   every alignment). The conformance suite runs single invokes of the
@@ -33,6 +35,8 @@ def _inputs(rng, x):
     g = np.random.default_rng(rng.getrandbits(32))
     if x.dtype == "float32":
         return [(g.standard_normal(x.shape) * 2).astype(np.float32)]
+    if x.dtype == "int16":
+        return [g.integers(-6000, 6000, size=x.shape).astype(np.int16)]
     return [g.integers(-128, 128, size=x.shape).astype(np.int8)]
 
 
@@ -47,21 +51,26 @@ def _model(tensors, n_ops=1):
 
 
 def generated(kind, n=CASES):
-    """[(name, model, steps)] for kind 'int16', 'int8' or 'float32'."""
+    """[(name, model, steps)] for kind 'int16', 'int8', 'float32' or
+    'keyword' (gen_recurrent.keyword_model)."""
     out = []
     for i in range(n):
         rng = random.Random("svdf:%s:%d" % (kind, i))
-        ts = gr.svdf_tensors(rng, 1 + i % 4,
-                             "float32" if kind == "float32" else "int8",
-                             narrow=kind == "int8")
-        x = ts[0]
+        if kind == "keyword":
+            raw = gr.keyword_model(rng, 1 + i % 4)
+            x = T(opgen.parse(raw).subgraphs[0].tensors[0].shape, "int16")
+        else:
+            ts = gr.svdf_tensors(rng, 1 + i % 4,
+                                 "float32" if kind == "float32" else "int8",
+                                 narrow=kind == "int8")
+            raw, x = _model(ts), ts[0]
         steps = [_inputs(rng, x) for _ in range(6)]
         steps += [RESET, steps[0], _inputs(rng, x)]
-        out.append(("SVDF %s #%d" % (kind, i), _model(ts), steps))
+        out.append(("SVDF %s #%d" % (kind, i), raw, steps))
     return out
 
 
-@pytest.mark.parametrize("kind", ["int16", "int8", "float32"])
+@pytest.mark.parametrize("kind", ["int16", "int8", "float32", "keyword"])
 def test_sequences_match_tflm(kind, tmp_path):
     """Every invoke of every sequence equals TFLM's outputs; TFLM's own
     outputs show the state at work (they change with history) and the
@@ -190,3 +199,10 @@ def test_valid_hand_model_matches_tflm(tmp_path):
              for _ in range(5)]
     check("hand int8", run_tflm(raw, steps),
           run_ours([(raw, steps)], tmp_path)[0])
+
+
+def test_macs():
+    """SVDF's MACs: batch x filters x (inputs + memory): the valid hand
+    model (batch 1, 3 inputs, 4 filters, memory 4) has 1 * 4 * 7."""
+    from host_tools import macs
+    assert macs.total(reject_cases()[0][1]) == 28

@@ -16,6 +16,9 @@ state, a variable tensor [batch, memory * filters], and the output
 - float32: fused activation NONE, RELU, RELU6 or
   RELU_N1_TO_1 (int8 SVDF ignores the activation: any is written).
 
+1 model in 6 is keyword_model(): QUANTIZE, SVDF, FULLY_CONNECTED and
+SOFTMAX in the 16x8 arrangement of TFLM's keyword benchmark.
+
 A single invoke starts from a state of zeros (int8: the zero point), so a
 model may hold 1 to 3 SVDF operators in a row over the same input, the
 same weights and the same state tensor: each sees the state its
@@ -105,8 +108,78 @@ def svdf_tensors(rng, size, dtype=None, narrow=None):
     return x, wf, wt, bias, state, y, opts
 
 
+def _svdf_layer(rng, x, units, narrow):
+    """An int8 SVDF layer over the int8 tensor x [batch, n]: (its
+    tensors list, output tensor), scales chosen so that values vary."""
+    batch, n_in = x.shape
+    rank = rng.randint(1, 2)
+    mem = rng.randint(2, 8)
+    filters = units * rank
+    smax = 127 if narrow else 32767
+    wf_s = rand.scale(rng, 1e-3, 1e-2)
+    st_s = _near(rng, x.scale * wf_s * 60 * 50 * math.sqrt(n_in) / smax,
+                 0.3)
+    wt_s = rand.scale(rng, 1e-3, 1e-2) if narrow else \
+        rand.scale(rng, 1e-5, 1e-4)
+    sdt = "int8" if narrow else "int16"
+    wt = T([filters, mem], sdt, scale=wt_s, zero_point=0,
+           data=_weights(rng, [filters, mem]) if narrow else
+           _values(rng, "int16", [filters, mem]))
+    out_s = _near(rng, st_s * smax / 3 * wt_s * (60 if narrow else 16000)
+                  * math.sqrt(mem * rank) / 100, 0.3)
+    ts = [x, T([filters, n_in], scale=wf_s, zero_point=0,
+               data=_weights(rng, [filters, n_in])), wt,
+          T([units], "int32", scale=float(np.float32(st_s) *
+                                          np.float32(wt_s)),
+            zero_point=0, data=_bias(rng, units)),
+          T([batch, mem * filters], sdt, scale=st_s,
+            zero_point=rand.zero_point(rng) if narrow else 0,
+            is_variable=True)]
+    y = T([batch, units], scale=out_s, zero_point=rand.zero_point(rng))
+    return ts, y, {"rank": rank, "activation": "RELU"}
+
+
+def keyword_model(rng, size):
+    """A model shaped like TFLM's keyword benchmark (keyword_scrambled):
+    int16 audio features -> QUANTIZE to int8 -> SVDF (int8 state) ->
+    FULLY_CONNECTED -> SVDF (int16 state) -> FULLY_CONNECTED -> SOFTMAX
+    with an int16 output -> QUANTIZE to int32."""
+    n_in = rng.randint(4, 8 * size + 8)
+    f = T([1, n_in], "int16", scale=rand.scale(rng, 1e-4, 1e-3),
+          zero_point=0)
+    x = T([1, n_in], scale=_near(rng, f.scale * 200, 0.3),
+          zero_point=rand.zero_point(rng))
+    m = opgen.Model()
+    m.add_op("QUANTIZE", [f], [x])
+    classes = rng.randint(2, 4)
+    for narrow in (True, False):
+        units = rng.randint(2, 4 * size + 2)
+        ts, y, opts = _svdf_layer(rng, x, units, narrow)
+        m.add_op("SVDF", ts, [y], opts)
+        w_s = rand.scale(rng, 1e-3, 1e-2)
+        n_out = classes if not narrow else rng.randint(2, 4 * size + 2)
+        z = T([1, n_out], scale=_near(rng, y.scale * w_s * 60 * 40 *
+                                      math.sqrt(units) / 100, 0.3),
+              zero_point=rand.zero_point(rng))
+        m.add_op("FULLY_CONNECTED", [
+            y, T([n_out, units], scale=w_s, zero_point=0,
+                 data=_weights(rng, [n_out, units])),
+            T([n_out], "int32", scale=float(np.float32(y.scale) *
+                                            np.float32(w_s)),
+              zero_point=0, data=_bias(rng, n_out))], [z])
+        x = z
+    p = T([1, classes], "int16", scale=1 / 65536, zero_point=-32768)
+    m.add_op("SOFTMAX", [x], [p], {"beta": 1.0})
+    m.add_op("QUANTIZE", [p], [T([1, classes], "int32", scale=2 / 65536,
+                                 zero_point=0)])
+    return m.build()
+
+
 def gen_svdf(rng, size):
-    """An SVDF model: 1 to 3 operators sharing input, weights and state."""
+    """An SVDF model: 1 to 3 operators sharing input, weights and state,
+    or 1 time in 6 keyword_model()."""
+    if rng.random() < 1 / 6:
+        return keyword_model(rng, size)
     x, wf, wt, bias, state, y, opts = svdf_tensors(rng, size)
     n_ops = rng.choice((1, 1, 2, 3))
     m = opgen.Model()

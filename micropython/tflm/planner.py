@@ -120,7 +120,7 @@ def lifetimes(model):
             if i not in life:
                 raise ModelError("%s reads %s before any operator produces "
                                  "it" % (op.label(), tensors[i].label()))
-            life[i][1] = op.index
+            life[i][1] = max(life[i][1], op.index)  # variables: to the end
         for i in op.outputs:
             t = tensors[i] if i >= 0 else None
             if t is None or t.is_const or (i in life and not t.is_variable):
