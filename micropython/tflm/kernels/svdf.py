@@ -63,9 +63,9 @@ def _f32(op, a, b, c):
     """(float)(a * b / c) of three float32 scales, as (m, e) (TFLM
     computes it in float32: two roundings to 24 bits). Raises
     PrepareError when a result leaves float32's normal range."""
-    x = quant.div(quant.mul(quant.from_f32(a), quant.from_f32(b), 24),
-                  quant.from_f32(c), 24)
-    for v in (x,):
+    p = quant.mul(quant.from_f32(a), quant.from_f32(b), 24)
+    x = quant.div(p, quant.from_f32(c), 24)
+    for v in (p, x):
         if v[0] and not -149 <= v[1] <= 104:
             raise PrepareError("%s: scale %r * %r / %r is outside float32's"
                                " normal range" % (op.label(), a, b, c))
@@ -164,6 +164,9 @@ def prepare(op, ins, outs, ctx):
                                                    bias.scale))
     m1, s1 = quant.quantize_multiplier(_f32(op, x.scale, wf.scale, s.scale))
     m2, s2 = quant.quantize_multiplier(_f32(op, s.scale, wt.scale, y.scale))
+    if s1 > 30 or s2 > 30:  # TFLM shifts by that much: undefined in C
+        raise PrepareError("%s: requantization multiplier too large (shift "
+                           "%d)" % (label, max(s1, s2)))
     g = persistent(ctx, "i", 16)
     for k, v in enumerate((batch, n_in, filters, units, memory, rank,
                            x.zero_point, s.zero_point, size, -smax - 1,
