@@ -44,33 +44,31 @@ def target(board=None, arch=None):
     return arch, arch
 
 
-# kernels/ modules only float32 tensors use (imported lazily by the
-# kernels that also take float32)
-FLOAT_MODULES = ("conv_f32", "pool_f32", "f32", "f32_math", "float_ops")
-
-
-def _kernel_deps(name, seen, floats=True):
+def _kernel_deps(name, seen, types=None):
     """Adds kernel module name and the kernels/ modules it imports
-    (`from . import x`, `from .x import y`) to seen, transitively;
-    floats=False leaves out FLOAT_MODULES that are imported inside a
-    function (lazily, for float32 tensors: the model has none)."""
+    (`from . import x`, `from .x import y`) to seen, transitively. An
+    import inside a function that kernels._LAZY declares for a tensor
+    type is followed only when `types` (a set of TensorType codes, None:
+    all) holds that type."""
+    from tflm import kernels
     if name in seen:
         return
     seen.add(name)
     path = os.path.join(PKG_DIR, "tflm", "kernels", name + ".py")
     with open(path) as f:
         src = f.read()
+    lazy = kernels.lazy(name)
     for ind, a, b in re.findall(
             r"^(\s*)from \.(?:\s+import\s+(\w+)|(\w+)\s+import)", src, re.M):
         dep = a or b
-        if ind and not floats and dep in FLOAT_MODULES:
+        if ind and types is not None and any(m == dep for _, m in lazy) \
+                and not any(m == dep and t in types for t, m in lazy):
             continue
         if os.path.exists(os.path.join(PKG_DIR, "tflm", "kernels",
                                        dep + ".py")):
-            _kernel_deps(dep, seen, floats)
+            _kernel_deps(dep, seen, types)
 
 
-FLOAT32 = 0  # TensorType
 
 # imported only by a model with a CUSTOM operator (tflm.register_op)
 CUSTOM_OP_MODULES = ("custom.py", "flexbuffers.py")
@@ -91,13 +89,13 @@ def needed_modules(model_paths, flash=False):
     for path in model_paths:
         with open(path, "rb") as f:
             m = Model(f.read())
-        floats = any(t.type == FLOAT32 for t in m.tensors)
+        types = {t.type for t in m.tensors}
         for op in m.operators:
             mod = kernels.module_name(op.code) if op.custom_code is None \
                 else kernels.custom_module_name(op.custom_code)
             custom = custom or op.custom_code is not None
             if mod:
-                _kernel_deps(mod, names, floats)
+                _kernel_deps(mod, names, types)
     out = set()
     for _, rel in package_sources():
         parts = rel.split("/")

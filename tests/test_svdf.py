@@ -3,10 +3,10 @@
 * generated models (host_tools/conformance/gen_recurrent.py): int8 with
   int16 state, int8 with int8 state (any zero point: the state starts at
   it and reset() restores it), float32, and models shaped like TFLM's
-  keyword benchmark (int16 features, QUANTIZE, two SVDF layers, FULLY_
-  CONNECTED, SOFTMAX to int16, QUANTIZE to int32), each run through 6 invokes in
-  a row on one interpreter, reset(), the first input again and one more;
-  every output bit-exact with TFLM's (invoke under heap_lock, models at
+  keyword benchmark (int16 features, QUANTIZE, two SVDF layers,
+  FULLY_CONNECTED, SOFTMAX to int16, QUANTIZE to int32), each run
+  through 6 invokes in a row on one interpreter, reset(), the first
+  input again and one more; every output bit-exact with TFLM's (invoke under heap_lock, models at
   every alignment). The conformance suite runs single invokes of the
   same generator, chains of SVDF operators over one state included;
 * a float32 case small enough to compute by hand: the state's history

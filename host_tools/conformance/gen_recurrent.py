@@ -190,7 +190,72 @@ def gen_svdf(rng, size):
     return m.build()
 
 
-GENERATORS = {"SVDF": gen_svdf}
+def lstm_tensors(rng, size):
+    """The 24 inputs (Tensor or -1), the output and the options of a
+    seeded int8 UNIDIRECTIONAL_SEQUENCE_LSTM, quantized as TFLite's
+    converter does it for int8 with an int16 cell state: per-tensor
+    symmetric weights (1 in 10 with a zero point), int32 biases at input
+    scale * weight scale, a power-of-two cell state scale, the output at
+    the hidden state's scale and zero point. Weight scales are chosen so
+    that the gates' inputs (Q3.12) span a few units, 1 time in 5 far
+    larger or smaller."""
+    major = rng.random() < 0.3
+    batch = rng.randint(1, 1 + (size >= 2) + (size >= 4))
+    steps = rng.randint(1, 2 * size + 1)
+    n_in = rng.randint(1, 4 * size + 2)
+    n = rng.randint(1, 4 * size + 2)
+    x_s, x_z = rand.scale(rng, 1e-3, 0.5), rand.zero_point(rng)
+    # the hidden state is tanh(c) * o in [-1, 1]: a scale near 1/128
+    h_s = _near(rng, 1 / 128, 1.0) if rng.random() < 0.8 else \
+        rand.scale(rng, 1e-3, 0.1)
+    h_z = rand.zero_point(rng)
+    c_s = 2.0 ** -rng.randint(8, 15)
+    x_shape = [steps, batch, n_in] if major else [batch, steps, n_in]
+    ins = [T(x_shape, scale=x_s, zero_point=x_z)]
+
+    def w_scale(src_s, depth):
+        k = math.exp(rng.uniform(-1, 1)) if rng.random() < 0.8 else \
+            math.exp(rng.uniform(-4, 4))
+        return float(np.float32(k * 2.0 / (src_s * 60 * 40 *
+                                           math.sqrt(depth))))
+
+    w_in = [w_scale(x_s, n_in) for _ in range(4)]
+    w_rec = [w_scale(h_s, n) for _ in range(4)]
+    # weight zero points: 0 as converters write them, now and then not
+    # (TFLM's integer FullyConnected subtracts them)
+    wz = [0 if rng.random() < 0.9 else rand.zero_point(rng, -20, 20)
+          for _ in range(8)]
+    for s_, z in zip(w_in, wz):
+        ins.append(T([n, n_in], scale=s_, zero_point=z,
+                     data=_weights(rng, [n, n_in])))
+    for s_, z in zip(w_rec, wz[4:]):
+        ins.append(T([n, n], scale=s_, zero_point=z,
+                     data=_weights(rng, [n, n])))
+    ins += [-1, -1, -1]
+    for s_ in w_in:
+        ins.append(T([n], "int32", scale=float(np.float32(x_s) *
+                                               np.float32(s_)),
+                     zero_point=0, data=_bias(rng, n)))
+    ins += [-1, -1]
+    ins.append(T([batch, n], scale=h_s, zero_point=h_z, is_variable=True))
+    ins.append(T([batch, n], "int16", scale=c_s, zero_point=0,
+                 is_variable=True))
+    ins += [-1, -1, -1, -1]
+    y = T(x_shape[:2] + [n], scale=h_s, zero_point=h_z)
+    clip = 0.0 if rng.random() < 0.6 else float(np.float32(
+        rng.choice((0.5, 1.0, 3.0, 10.0, 100.0)) * rng.uniform(0.5, 2)))
+    opts = {"fused_activation_function": "TANH", "cell_clip": clip,
+            "time_major": major}
+    return ins, y, opts
+
+
+def gen_lstm(rng, size):
+    """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM (lstm_tensors)."""
+    ins, y, opts = lstm_tensors(rng, size)
+    return opgen.single_op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], opts)
+
+
+GENERATORS = {"SVDF": gen_svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": gen_lstm}
 
 # Our runtime has kernels for every model these make.
 STRICT = set(GENERATORS)

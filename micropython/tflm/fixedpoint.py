@@ -123,32 +123,6 @@ def store_i8(buf, n: int, out, off: int, qp):
 
 
 @micropython.viper
-def store_i16(buf, n: int, out, off: int, qp):
-    """The int16 out[off + i] = clamp(buf[i] + zp, lo, hi) for i < n,
-    written as little-endian byte pairs (any alignment); buf, qp as
-    store_i8's."""
-    p = ptr32(buf)
-    o = ptr8(out)
-    q = ptr32(qp)
-    one: int = 1
-    S: int = one << 31
-    zp: int = (q[0] ^ S) - S
-    lo: int = (q[1] ^ S) - S
-    hi: int = (q[2] ^ S) - S
-    i: int = 0
-    while i < n:
-        v: int = ((p[i] ^ S) - S) + zp
-        if v < lo:
-            v = lo
-        if v > hi:
-            v = hi
-        j: int = 2 * (off + i)
-        o[j] = v
-        o[j + 1] = v >> 8
-        i += 1
-
-
-@micropython.viper
 def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
                 shifts, qp, out, off: int, wide: int):
     """Fused requantize + store of n int32 accumulators, channel-minor:

@@ -81,6 +81,7 @@ _RESHAPE = const(22)
 _SOFTMAX = const(25)
 _SQUEEZE = const(43)
 _SVDF = const(27)
+_UNIDIRECTIONAL_SEQUENCE_LSTM = const(44)
 _UINT8 = const(3)
 
 # Counts a microcontroller model never approaches (tens to hundreds); they
@@ -330,9 +331,11 @@ def _check_operator(m, op):
         if not supported or i < 0 or not m.tensors[i].is_variable:
             continue
         t = m.tensors[i]
-        if not (op.code == _SVDF and k == 4):
+        if not (op.code == _SVDF and k == 4 or
+                op.code == _UNIDIRECTIONAL_SEQUENCE_LSTM and k in (18, 19)):
             # TFLM gives variables their own memory, reset at
-            # construction; only SVDF's state input keeps state here.
+            # construction; only SVDF's and the LSTM's state inputs
+            # keep state here.
             raise ModelError("%s%s uses %s, a variable (state) tensor, "
                              "where no supported kernel keeps state"
                              % (label, _at(op), t.label()))

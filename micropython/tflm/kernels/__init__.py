@@ -46,6 +46,7 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 _ADD = const(0)
 _EXPAND_DIMS = const(70)
 _FLOAT32 = const(0)
+_INT16 = const(7)
 _INT32 = const(2)
 _INT8 = const(9)
 _RESHAPE = const(22)
@@ -83,8 +84,8 @@ _KERNELS = (
     " CONCATENATION:concatenation PAD:pad PADV2:pad DEQUANTIZE:dequantize"
     # type conversion: int8, int16, int32, uint32, float32 (bool input)
     " CAST:cast"
-    # state in a variable tensor
-    " SVDF:svdf"
+    # state in variable tensors
+    " SVDF:svdf UNIDIRECTIONAL_SEQUENCE_LSTM:lstm"
 )
 
 # TFLM's Signal library (audio front-end), CUSTOM operators by name
@@ -108,10 +109,10 @@ INPLACE_CODES = (_ADD, _SUB)
 
 
 # Modules that a kernel module imports inside its prepare, for one tensor
-# type, as " module:type:imported" words (type f: FLOAT32, i: INT32). The
-# interpreter imports them before it parses the model when the model has
-# tensors of that type, so that their code, which stays in RAM, is not
-# made amid construction's objects (a board's heap never moves an
+# type, as " module:type:imported" words (type f: FLOAT32, i: INT32, h:
+# INT16). The interpreter imports them before it parses the model when
+# the model has tensors of that type, so that their code, which stays in
+# RAM, is not made amid construction's objects (a board's heap never moves an
 # object). tests/test_board_heap.py checks this table against the
 # kernels' sources.
 _LAZY = (
@@ -123,7 +124,7 @@ _LAZY = (
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
-    " svdf:f:f32"
+    " svdf:f:f32 softmax:h:quantize"
 )
 
 
@@ -174,8 +175,8 @@ def lazy(name):
     i = _LAZY.find(key)
     while i >= 0:
         rest = _after(_LAZY[i:], key)
-        out.append((_FLOAT32 if rest.startswith("f") else _INT32,
-                    rest[2:]))
+        out.append((_FLOAT32 if rest.startswith("f") else
+                    _INT16 if rest.startswith("h") else _INT32, rest[2:]))
         i = _LAZY.find(key, i + 1)
     return out
 

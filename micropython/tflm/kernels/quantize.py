@@ -38,7 +38,7 @@ from micropython import const
 from ..context import persistent
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i16, store_i8
+from ..fixedpoint import scale_i32, store_i8
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -274,6 +274,34 @@ def _gather16(x, off: int, n: int, buf, zp: int):
         pb[i] = ((v ^ 0x8000) - 0x8000) - zp
         i += 1
         j += 2
+
+
+@micropython.viper
+def store_i16(buf, n: int, out, off: int, qp):
+    """The int16 out[off + i] = clamp(buf[i] + zp, lo, hi) for i < n,
+    written as little-endian byte pairs (any alignment); buf, qp as
+    fixedpoint.store_i8's. (Here rather than in fixedpoint, whose
+    machine code every int8 model loads; SOFTMAX's int16 output uses it
+    too.)"""
+    p = ptr32(buf)
+    o = ptr8(out)
+    q = ptr32(qp)
+    one: int = 1
+    S: int = one << 31
+    zp: int = (q[0] ^ S) - S
+    lo: int = (q[1] ^ S) - S
+    hi: int = (q[2] ^ S) - S
+    i: int = 0
+    while i < n:
+        v: int = ((p[i] ^ S) - S) + zp
+        if v < lo:
+            v = lo
+        if v > hi:
+            v = hi
+        j: int = 2 * (off + i)
+        o[j] = v
+        o[j + 1] = v >> 8
+        i += 1
 
 
 @micropython.viper

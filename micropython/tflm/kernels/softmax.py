@@ -15,7 +15,7 @@ sums R[d], takes GetReciprocal of the sum (gemmlowp Newton-Raphson, in
 word-size independent viper), and writes
     clamp(RoundingDivideByPOT(SRDHM(E[d], reciprocal), exponent) - 128)
 through fixedpoint.scale_i32 / store_i8 (int16: exponent 8 lower, minus
-32768, store_i16). Excluded elements have E[d] = 0
+32768, quantize.store_i16). Excluded elements have E[d] = 0
 and so give -128, as TFLM's explicit branch does.
 """
 
@@ -27,7 +27,7 @@ from micropython import const
 from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i16, store_i8
+from ..fixedpoint import scale_i32, store_i8
 from . import conv_util
 from .gemmlowp import exp_neg, rdbpot as _rdbpot, srdhm as _srdhm
 
@@ -140,10 +140,12 @@ def prepare(op, ins, outs, ctx):
     m = array("i", [0])
     s = array("i", [0])
     qp = array("i", [-32768, -32768, 32767] if wide else [-128, -128, 127])
+    store = store_i8
+    if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)
+        from .quantize import store_i16 as store
     return _eval, (x.data, y.data, x.size // depth if depth else 0, depth,
                    st, e_tab, r_tab, ctx.scratch,
-                   ctx.scratch_len, m, s, qp,
-                   store_i16 if wide else store_i8)
+                   ctx.scratch_len, m, s, qp, store)
 
 
 def _eval(state):

@@ -1,0 +1,122 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (tflm/kernels/lstm.py, int8 with an int16
+cell state) against TFLM.
+
+* generated models (host_tools/conformance/gen_recurrent.lstm_tensors:
+  batch-major and time-major, 1-9 time steps, cell clip or none, cell
+  state scales 2**-8 .. 2**-15), each run through 5 invokes in a row on
+  one interpreter (the hidden and cell states carry over), reset() (both
+  back to their zero points), the first input again and one more; every
+  output bit-exact with TFLM's, invoke under heap_lock. The conformance
+  suite runs single invokes of the same generator;
+* the sigmoid table (TFLM's sigmoid_table_uint16) against its
+  definition, sigmoid(i / 24) in 0.16 format, to within TFLM's own
+  rounding (at most 1.2 off, increasing, 32768 at 0);
+* what TFLM refuses or cannot run, refused at load naming the op and
+  the input: peephole, projection or layer-norm inputs, a missing input
+  gate (CIFG), a cell gate activation other than TANH, a state that is
+  not a variable, float32.
+"""
+
+import math
+import random
+
+import numpy as np
+
+from host_tools import opgen
+from host_tools.conformance import gen_recurrent as gr
+from sequences import RESET, check, run_ours, run_tflm
+
+T = opgen.Tensor
+CASES = 24
+
+
+def _steps(rng, shape):
+    g = np.random.default_rng(rng.getrandbits(32))
+    steps = [[g.integers(-128, 128, size=shape).astype(np.int8)]
+             for _ in range(5)]
+    return steps + [RESET, steps[0],
+                    [g.integers(-128, 128, size=shape).astype(np.int8)]]
+
+
+def _model(ins, y, opts):
+    return opgen.single_op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], opts)
+
+
+def test_sequences_match_tflm(tmp_path):
+    """Every invoke of every sequence equals TFLM's outputs; TFLM's own
+    show the state at work (the second input alone gives other outputs
+    in most models) and the reset (the first input gives the first
+    outputs again)."""
+    cases = []
+    for i in range(CASES):
+        rng = random.Random("lstm:%d" % i)
+        ins, y, opts = gr.lstm_tensors(rng, 1 + i % 4)
+        cases.append(("LSTM #%d" % i, _model(ins, y, opts),
+                      _steps(rng, ins[0].shape)))
+    want = [run_tflm(raw, steps) for _, raw, steps in cases]
+    changed = 0
+    for (name, raw, steps), w in zip(cases, want):
+        k = steps.index(RESET)
+        assert w[k + 1] == w[0], name
+        changed += w[1] != run_tflm(raw, [steps[1]])[0]
+    assert changed >= len(cases) // 2, "the state rarely matters"
+    got = run_ours([(raw, steps) for _, raw, steps in cases], tmp_path)
+    for (name, _, _), w, res in zip(cases, want, got):
+        check(name, w, res)
+
+
+def test_sigmoid_table():
+    """lstm._SIGMOID is sigmoid(i / 24) * 65536 as TFLM tabulates it."""
+    import struct
+    from tflm.kernels import lstm
+    t = struct.unpack("<256H", lstm._SIGMOID)
+    assert t[0] == 32768 and t[255] == 65535
+    assert all(a <= b for a, b in zip(t, t[1:]))
+    for i, v in enumerate(t):
+        assert abs(v - 65536 / (1 + math.exp(-i / 24))) < 1.2, i
+
+
+def reject_cases():
+    """[(name, model, words the error must contain)]."""
+    rng = random.Random("lstm-reject")
+    ins, y, opts = gr.lstm_tensors(rng, 2)
+    n = ins[18].shape[1]
+    cases = [("valid", _model(ins, y, opts), None)]
+    peep = list(ins)
+    peep[10] = T([n], scale=0.01, zero_point=0, data=np.ones(n, np.int8))
+    cases.append(("peephole", _model(peep, y, opts),
+                  ["UNIDIRECTIONAL_SEQUENCE_LSTM", "input 10", "peephole"]))
+    cifg = list(ins)
+    cifg[1] = cifg[5] = cifg[12] = -1
+    cases.append(("cifg", _model(cifg, y, opts), ["input 1", "missing"]))
+    cases.append(("relu cell gate", _model(ins, y, dict(
+        opts, fused_activation_function="RELU")), ["activation 1"]))
+    novar = list(ins)
+    novar[19] = T(ins[19].shape, "int16", scale=ins[19].scale,
+                  zero_point=0)
+    cases.append(("state not variable", _model(novar, y, opts),
+                  ["not a variable"]))
+    fl = [t if t == -1 else T(t.shape, "float32", is_variable=t.is_variable,
+                              data=None if t.data is None else
+                              np.zeros(t.shape, np.float32))
+          for t in ins]
+    cases.append(("float32", _model(fl, T(y.shape, "float32"), opts),
+                  ["float32", "int8 LSTMs are supported"]))
+    return cases
+
+
+def test_rejections(tmp_path):
+    """Each bad model is refused at load naming what is wrong; the valid
+    one loads and runs."""
+    cases = reject_cases()
+    x = np.zeros(opgen.parse(cases[0][1]).subgraphs[0].tensors[0].shape,
+                 np.int8)
+    got = run_ours([(raw, [[x]] if words is None else [])
+                    for _, raw, words in cases], tmp_path)
+    for (name, _, words), (st, msg) in zip(cases, got):
+        if words is None:
+            assert st == "OK", (name, msg)
+            continue
+        assert st == "ERR", (name, st, msg)
+        for w in words:
+            assert w in msg, (name, w, msg)
