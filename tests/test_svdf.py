@@ -7,8 +7,9 @@
   FULLY_CONNECTED, SOFTMAX to int16, QUANTIZE to int32), each run
   through 6 invokes in a row on one interpreter, reset(), the first
   input again and one more; every output bit-exact with TFLM's (invoke
-  under heap_lock, models at every alignment). The conformance suite runs single invokes of the
-  same generator, chains of SVDF operators over one state included;
+  under heap_lock, models at every alignment). The conformance suite
+  runs single invokes of the same generator, chains of SVDF operators
+  over one state included;
 * a float32 case small enough to compute by hand: the state's history
   over three invokes gives 300.5, 230.5, 223.5;
 * what TFLM would crash on or refuses, refused at load with the
