@@ -382,8 +382,10 @@ def ref_get_reciprocal(x):
     return sat(r, 1), 12 - clz
 
 
-def test_softmax_reciprocal(tmp_path):
-    """The viper GetReciprocal equals a plain reference on many sums."""
+@pytest.mark.parametrize("bits", [8, 16])
+def test_softmax_reciprocal(tmp_path, bits):
+    """The viper GetReciprocal equals a plain reference on many sums, with
+    the exponent for an int8 or an int16 output (31 - bits)."""
     rng = np.random.default_rng(5)
     sums = [1 << 19, (1 << 19) + 1, (1 << 28) - 1, (1 << 20), (1 << 27)]
     sums += [int(v) for v in rng.integers(1 << 19, 1 << 28, 3000)]
@@ -394,19 +396,20 @@ def test_softmax_reciprocal(tmp_path):
         "from array import array\n"
         "from tflm.kernels import softmax\n"
         "a = array('i', open(%r, 'rb').read())\n"
-        "st = array('i', [0, 0, 1515870810, -1010580540])\n"
+        "st = array('i', [0, 0, 1515870810, -1010580540, %d])\n"
         "m = array('i', [0]); s = array('i', [0])\n"
         "res = array('i', bytes(8 * len(a)))\n"
         "for i in range(len(a)):\n"
         "    st[0] = a[i]\n"
         "    softmax._reciprocal(st, m, s)\n"
         "    res[2 * i] = m[0]; res[2 * i + 1] = s[0]\n"
-        "open(%r, 'wb').write(res)\n" % (str(path), str(tmp_path / "o")),
+        "open(%r, 'wb').write(res)\n" % (str(path), 12 + 31 - bits,
+                                         str(tmp_path / "o")),
         tmp_path)
     got = np.frombuffer((tmp_path / "o").read_bytes(), np.int32)
     for i, x in enumerate(sums):
         raw, nbou = ref_get_reciprocal(x)
-        assert (got[2 * i], got[2 * i + 1]) == (raw, -(nbou + 23)), x
+        assert (got[2 * i], got[2 * i + 1]) == (raw, -(nbou + 31 - bits)), x
 
 
 # --- QUANTIZE / DEQUANTIZE ------------------------------------------------

@@ -614,3 +614,22 @@ def test_last_line_of_defence(tmp_path):
                              "op 0 (ADD)"), out
     assert out[3].startswith("ArenaError: allocating the arena (its largest "
                              "tensor alone) needs 16777216 bytes: "), out
+
+
+def test_option_types_table_matches_its_constants():
+    """verify._OPTION_TYPES (a bytes literal, cheaper than a dict on a
+    board) holds the (operator, options type) pairs its comment names,
+    with the values of the module's constants (which
+    tests/test_schema_consts.py checks against the official schema)."""
+    import re
+    path = verify.__file__
+    with open(path) as f:
+        src = f.read()
+    consts = {k: int(v) for k, v in
+              re.findall(r"^(_[A-Z0-9_]+) = const\((\d+)\)", src, re.M)}
+    block = src[src.index("byte pairs, in this order:"):
+                src.index("_OPTION_TYPES = (")]
+    pairs = re.findall(r"#   (_[A-Z0-9_]+) (_[A-Z0-9_]+)", block)
+    assert len(pairs) == 15
+    want = bytes(v for a, b in pairs for v in (consts[a], consts[b]))
+    assert verify._OPTION_TYPES == want

@@ -130,23 +130,30 @@ _EXPAND_DIMS_OPTIONS = const(52)
 _QUANTIZE_OPTIONS = const(89)
 _SPACE_TO_DEPTH_OPTIONS = const(19)
 _DEPTH_TO_SPACE_OPTIONS = const(94)
-OPTION_TYPES = {
-    _CONV_2D: _CONV2D_OPTIONS,
-    _DEPTHWISE_CONV_2D: _DEPTHWISE_CONV2D_OPTIONS,
-    _AVERAGE_POOL_2D: _POOL2D_OPTIONS,
-    _MAX_POOL_2D: _POOL2D_OPTIONS,
-    _FULLY_CONNECTED: _FULLY_CONNECTED_OPTIONS,
-    _SOFTMAX: _SOFTMAX_OPTIONS,
-    _ADD: _ADD_OPTIONS,
-    _DIV: _DIV_OPTIONS,
-    _RESHAPE: _RESHAPE_OPTIONS,
-    _SQUEEZE: _SQUEEZE_OPTIONS,
-    _DEQUANTIZE: _DEQUANTIZE_OPTIONS,
-    _EXPAND_DIMS: _EXPAND_DIMS_OPTIONS,
-    _QUANTIZE: _QUANTIZE_OPTIONS,
-    _DEPTH_TO_SPACE: _DEPTH_TO_SPACE_OPTIONS,
-    _SPACE_TO_DEPTH: _SPACE_TO_DEPTH_OPTIONS,
-}
+# The options table type the kernels of these operators read: a bytes
+# literal stays in the .mpy (ROMFS) on a board, where a dict costs a few
+# hundred bytes of RAM.
+# (BuiltinOperator, BuiltinOptions) byte pairs, in this order:
+#   _CONV_2D _CONV2D_OPTIONS
+#   _DEPTHWISE_CONV_2D _DEPTHWISE_CONV2D_OPTIONS
+#   _AVERAGE_POOL_2D _POOL2D_OPTIONS
+#   _MAX_POOL_2D _POOL2D_OPTIONS
+#   _FULLY_CONNECTED _FULLY_CONNECTED_OPTIONS
+#   _SOFTMAX _SOFTMAX_OPTIONS
+#   _ADD _ADD_OPTIONS
+#   _DIV _DIV_OPTIONS
+#   _RESHAPE _RESHAPE_OPTIONS
+#   _SQUEEZE _SQUEEZE_OPTIONS
+#   _DEQUANTIZE _DEQUANTIZE_OPTIONS
+#   _EXPAND_DIMS _EXPAND_DIMS_OPTIONS
+#   _QUANTIZE _QUANTIZE_OPTIONS
+#   _DEPTH_TO_SPACE _DEPTH_TO_SPACE_OPTIONS
+#   _SPACE_TO_DEPTH _SPACE_TO_DEPTH_OPTIONS
+# (tests/test_verifier.py checks them against the constants above).
+_OPTION_TYPES = (
+    b"\x03\x01\x04\x02\x01\x05\x11\x05\x09\x08\x19\x09\x00\x0b\x2a\x1d"
+    b"\x16\x11\x2b\x1e\x06\x26\x46\x34\x72\x59\x05\x5e\x1a\x13"
+)
 
 _INT32_MIN = const(-(1 << 31))
 _INT32_MAX = const((1 << 31) - 1)
@@ -351,9 +358,15 @@ def _check_operator(m, op):
             raise ModelError("%s%s writes %s, which is also one of its "
                              "inputs" % (label, _at(op),
                                          m.tensors[i].label()))
-    want = OPTION_TYPES.get(op.code) if op.custom_code is None else None
-    if want is None:
+    if op.custom_code is not None:
         return
+    table = _OPTION_TYPES
+    k = 0
+    while k < len(table) and table[k] != op.code:
+        k += 2
+    if k >= len(table):
+        return
+    want = table[k + 1]
     if op.options_type not in (0, want):
         raise ModelError("%s%s has builtin options of type %d; its kernel "
                          "reads type %d" % (label, _at(op), op.options_type,

@@ -40,7 +40,7 @@ naming the op and the tensor: other types (TFLM fails at eval) and
 different element counts (TFLM would read or write past a buffer).
 CastOptions (in_data_type, out_data_type) are not read: TFLM's kernel
 does not read them either (the tensors' types decide) and runs a CAST
-whose options table has another type, so verify.OPTION_TYPES has no CAST
+whose options table has another type, so verify._OPTION_TYPES has no CAST
 entry. (TFLM's ParseCast does refuse a type code it does not know there;
 not checked here.)
 
