@@ -3,7 +3,9 @@
 CONV_2D: output elements x KH x KW x CIN (filter [OC, KH, KW, CIN]);
 DEPTHWISE_CONV_2D: output elements x KH x KW; FULLY_CONNECTED: output
 elements x depth (weights [units, depth]); SVDF: batch x filters x
-(input size + memory), its feature and time matmuls. Taps that fall into
+(input size + memory), its feature and time matmuls;
+UNIDIRECTIONAL_SEQUENCE_LSTM: batch x time x 4 gates x state x (input +
+state), its gates' two fully connected layers. Taps that fall into
 the padding are counted too (the usual convention; the kernels skip
 them). Other operators count 0.
 """
@@ -15,17 +17,25 @@ _CONV_2D, _DEPTHWISE, _FC = (schema.builtin_code(n) for n in (
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"))
 _CONV = (_CONV_2D, _DEPTHWISE, _FC)
 _SVDF = schema.builtin_code("SVDF")
+_LSTM = schema.builtin_code("UNIDIRECTIONAL_SEQUENCE_LSTM")
 
 
 def op_macs(model, op):
     """MACs of one model.Operator of a model.Model (0 if not a conv /
-    depthwise / fully connected / SVDF operator)."""
+    depthwise / fully connected / SVDF / LSTM operator)."""
     t = model.tensors
     if op.code == _SVDF and op.custom_code is None and \
             len(op.inputs) >= 3 and min(op.inputs[:3]) >= 0:
         x, wt = t[op.inputs[0]], t[op.inputs[2]]
         if len(x.shape) == 2 and len(wt.shape) == 2:
             return x.shape[0] * wt.shape[0] * (x.shape[1] + wt.shape[1])
+        return 0
+    if op.code == _LSTM and op.custom_code is None and \
+            len(op.inputs) > 18 and min(op.inputs[0], op.inputs[18]) >= 0:
+        x, h = t[op.inputs[0]], t[op.inputs[18]]
+        if len(x.shape) == 3 and len(h.shape) == 2:
+            steps = x.shape[0] * x.shape[1]  # batch x time, either order
+            return steps * 4 * h.shape[1] * (x.shape[2] + h.shape[1])
         return 0
     if op.code not in _CONV or op.custom_code is not None:
         return 0

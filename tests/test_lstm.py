@@ -120,3 +120,13 @@ def test_rejections(tmp_path):
         assert st == "ERR", (name, st, msg)
         for w in words:
             assert w in msg, (name, w, msg)
+
+
+def test_macs():
+    """The LSTM's MACs: batch x time x 4 gates x state x (input + state),
+    here from the valid reject case's own shapes."""
+    from host_tools import macs
+    ins, y, opts = gr.lstm_tensors(random.Random("lstm-reject"), 2)
+    a, b, d = ins[0].shape
+    n = ins[18].shape[1]
+    assert macs.total(reject_cases()[0][1]) == a * b * 4 * n * (d + n) > 0
