@@ -173,3 +173,21 @@ def check(name, want, result, ranges=None):
                 a, b = a[lo:hi], b[lo:hi]
             assert a == b, "%s step %d output %d differs:\n ours %s\n" \
                 " TFLM %s" % (name, j, i, b.hex()[:200], a.hex()[:200])
+
+
+def check_stateful(cases, tmp_path):
+    """cases: [(name, model, steps)] of a stateful operator, each sequence
+    with one RESET. TFLM's own outputs must show the state at work (the
+    second input given to a fresh interpreter gives other outputs in at
+    least half of the models) and the reset (the first input gives the
+    first outputs again); then every invoke of ours must equal TFLM's."""
+    want = [run_tflm(raw, steps) for _, raw, steps in cases]
+    changed = 0
+    for (name, raw, steps), w in zip(cases, want):
+        k = steps.index(RESET)
+        assert w[k + 1] == w[0], name
+        changed += w[1] != run_tflm(raw, [steps[1]])[0]
+    assert changed >= len(cases) // 2, "the state rarely matters"
+    got = run_ours([(raw, steps) for _, raw, steps in cases], tmp_path)
+    for (name, _, _), w, res in zip(cases, want, got):
+        check(name, w, res)

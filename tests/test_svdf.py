@@ -26,7 +26,7 @@ import pytest
 
 from host_tools import opgen
 from host_tools.conformance import gen_recurrent as gr
-from sequences import RESET, check, run_ours, run_tflm
+from sequences import RESET, check, check_stateful, run_ours, run_tflm
 
 T = opgen.Tensor
 CASES = 16  # generated models per kind
@@ -39,16 +39,6 @@ def _inputs(rng, x):
     if x.dtype == "int16":
         return [g.integers(-6000, 6000, size=x.shape).astype(np.int16)]
     return [g.integers(-128, 128, size=x.shape).astype(np.int8)]
-
-
-def _model(tensors, n_ops=1):
-    x, wf, wt, bias, state, y, opts = tensors
-    m = opgen.Model()
-    for k in range(n_ops):
-        out = y if k == 0 else T(y.shape, y.dtype, scale=y.scale,
-                                 zero_point=y.zero_point)
-        m.add_op("SVDF", [x, wf, wt, bias, state], [out], opts)
-    return m.build()
 
 
 def generated(kind, n=CASES):
@@ -64,7 +54,7 @@ def generated(kind, n=CASES):
             ts = gr.svdf_tensors(rng, 1 + i % 4,
                                  "float32" if kind == "float32" else "int8",
                                  narrow=kind == "int8")
-            raw, x = _model(ts), ts[0]
+            raw, x = gr.svdf_model(ts), ts[0]
         steps = [_inputs(rng, x) for _ in range(6)]
         steps += [RESET, steps[0], _inputs(rng, x)]
         out.append(("SVDF %s #%d" % (kind, i), raw, steps))
@@ -74,20 +64,9 @@ def generated(kind, n=CASES):
 @pytest.mark.parametrize("kind", ["int16", "int8", "float32", "keyword"])
 def test_sequences_match_tflm(kind, tmp_path):
     """Every invoke of every sequence equals TFLM's outputs; TFLM's own
-    outputs show the state at work (they change with history) and the
-    reset (the first input gives the first output again)."""
-    cases = generated(kind)
-    want = [run_tflm(raw, steps) for _, raw, steps in cases]
-    changed = 0
-    for (name, raw, steps), w in zip(cases, want):
-        k = steps.index(RESET)
-        assert w[k + 1] == w[0], name
-        # the second input, given to a fresh interpreter
-        changed += w[1] != run_tflm(raw, [steps[1]])[0]
-    assert changed >= len(cases) // 2, "the state rarely matters"
-    got = run_ours([(raw, steps) for _, raw, steps in cases], tmp_path)
-    for (name, _, _), w, res in zip(cases, want, got):
-        check(name, w, res)
+    outputs show the state at work and the reset
+    (sequences.check_stateful)."""
+    check_stateful(generated(kind), tmp_path)
 
 
 def _hand_model(act="NONE"):
@@ -97,7 +76,8 @@ def _hand_model(act="NONE"):
     b = T([1], "float32", data=np.array([0.5], np.float32))
     s = T([1, 3], "float32", is_variable=True)
     y = T([1, 1], "float32")
-    return _model((x, wf, wt, b, s, y, {"rank": 1, "activation": act}))
+    return gr.svdf_model((x, wf, wt, b, s, y,
+                          {"rank": 1, "activation": act}))
 
 
 def test_hand_computed_float(tmp_path):
@@ -160,7 +140,7 @@ def reject_cases():
         bias=T([2], "int32", scale=1.0, zero_point=0, data=[1, 2]))),
         ["SVDF", "bias", "scale"]))
     x = T([1, 2], "float32")
-    cases.append(("float tanh", _model((
+    cases.append(("float tanh", gr.svdf_model((
         x, T([1, 2], "float32", data=np.ones((1, 2), np.float32)),
         T([1, 3], "float32", data=np.ones((1, 3), np.float32)),
         T([1], "float32", data=np.ones(1, np.float32)),

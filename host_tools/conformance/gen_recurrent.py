@@ -180,8 +180,13 @@ def gen_svdf(rng, size):
     or 1 time in 6 keyword_model()."""
     if rng.random() < 1 / 6:
         return keyword_model(rng, size)
-    x, wf, wt, bias, state, y, opts = svdf_tensors(rng, size)
-    n_ops = rng.choice((1, 1, 2, 3))
+    return svdf_model(svdf_tensors(rng, size), rng.choice((1, 1, 2, 3)))
+
+
+def svdf_model(tensors, n_ops=1):
+    """A model of n_ops SVDF operators over svdf_tensors()'s input,
+    weights and state, each with its own output (graph outputs)."""
+    x, wf, wt, bias, state, y, opts = tensors
     m = opgen.Model()
     for k in range(n_ops):
         out = y if k == 0 else T(y.shape, y.dtype, scale=y.scale,

@@ -348,8 +348,8 @@ def _check_operator(m, op):
                              % (label, _at(op), t.label()))
         if t.is_const:
             raise ModelError("%s%s: variable tensor %s has constant data "
-                             "(TFLM ignores it)" % (label, _at(op),
-                                                    t.label()))
+                             "(TFLM gives it fresh memory instead: not "
+                             "supported)" % (label, _at(op), t.label()))
     for i in op.outputs:
         if i < 0:
             raise ModelError("%s%s has output index %d: only optional "

@@ -16,7 +16,8 @@ weights [n_state, n_input]; 5-8 recurrent-to-... weights [n_state,
 n_state]; 12-15 the four gate biases [n_state] (int32); 18 the hidden
 state [batch, n_state] (int8) and 19 the cell state [batch, n_state]
 (int16), both variable tensors (they carry over between invokes;
-interp.reset() sets them to their zero points); peephole (9-11),
+interp.reset() sets the hidden state to its zero point and the cell
+state to 0, as TFLM's ResetVariableTensors); peephole (9-11),
 projection (16, 17) and layer norm (20-23) inputs must be absent, as
 TFLM requires. Output 0: [batch, time, n_state] (the hidden state after
 each step).
@@ -29,7 +30,8 @@ for the forget, input, cell and output gates in turn:
 each FC being TFLM's integer FullyConnected to int16 at scale 2**-12
 (MultiplyByQuantizedMultiplier of the int32 sum, clamped to int16), act
 TFLM's int16 Logistic (forget, input, output) or Tanh with shift 0 (the
-cell gate; the options' activation must be TANH); then
+cell gate, with the options' TANH; with any other activation TFLM's
+release build applies none, and neither does this); then
 
     c = sat16(Mul(forget, c) + Mul(input, cell_gate)), clipped to
         +-quantized cell_clip when cell_clip > 0
@@ -123,9 +125,6 @@ def _check(op, ins, outs):
     if op.options_type != _UNIDIRECTIONAL_SEQUENCE_LSTM_OPTIONS:
         raise PrepareError("%s has no UnidirectionalSequenceLSTMOptions"
                            % label)
-    if op.opt_byte(0, 0) != _ACT_TANH:
-        raise PrepareError("%s: cell gate activation %d is not supported "
-                           "(TANH)" % (label, op.opt_byte(0, 0)))
     x, h, c, y = ins[0], ins[18], ins[19], outs[0]
     if x.type != _INT8:
         raise PrepareError("%s: input %s is %s: int8 LSTMs are supported"
@@ -183,15 +182,21 @@ def _check(op, ins, outs):
 
 
 def _log2_round(scale):
-    """TFLM's CheckedLog2: round(log2(scale)) (half away from zero),
-    exactly: scale = m * 2**e lies past 2**(k + 1/2) when m**2 * 2**(2e)
-    passes 2**(2k + 1)."""
+    """TFLM's CheckedLog2: round(log2(scale)) (half away from zero).
+    TFLM computes it as logf(x) * (1 / logf(2)) in float32, which can
+    round either way within a few ulps of 2**(k + 1/2): a scale within
+    2**-14 (relative) of one is refused (ModelError); elsewhere the exact
+    answer is TFLM's. scale = m * 2**e is past 2**(k + 1/2) when
+    m**2 >= 2**(2k + 1 - 2e)."""
     m, e = quant.from_f32(scale)
     k = quant.bitlen(m) - 1 + e  # 2**k <= scale < 2**(k + 1)
-    # scale >= 2**(k + 1/2)  <=>  m**2 >= 2**(2k + 1 - 2e)
-    s = 2 * k + 1 - 2 * e
-    up = m * m >= (1 << s) if s >= 0 else True
-    return k + 1 if up else k
+    sq = m * m << 14
+    half = 1 << (2 * k + 1 - 2 * e + 14)
+    if abs(sq - half) <= half >> 13:
+        raise ModelError("cell state scale %r is too close to 2**%d.5, "
+                         "where TFLM's float log2 may round either way"
+                         % (scale, k))
+    return k + 1 if sq >= half else k
 
 
 def prepare(op, ins, outs, ctx):
@@ -224,7 +229,9 @@ def prepare(op, ins, outs, ctx):
         # double quotient, truncated); p[8] holds that plus 1, 0: no clip
         clip = op.opt_float(1, 0.0)
         qclip = 0
-        if clip > 0:
+        if clip > 3e38:  # +inf (or FLT_MAX): the quotient caps at 32767
+            qclip = 32768
+        elif clip > 0:
             r = quant.div(quant.from_f32(clip), cs)
             qclip = r[0] >> -r[1] if r[1] < 0 else r[0] << r[1]
             qclip = min(qclip, 32767) + 1
@@ -245,12 +252,16 @@ def prepare(op, ins, outs, ctx):
             raise PrepareError("%s: cell state scale %r is too large"
                                % (label, c.scale))
         mult, shift = 3 << shift, 0
-    elif shift > 30:
-        shift = 31  # every input rounds to 0 or -1
+    elif shift > 31:  # TFLM shifts an int32 by that much: undefined
+        raise PrepareError("%s: cell state scale %r is too small"
+                           % (label, c.scale))
     for j, v in enumerate((batch, steps, n_in, n, 1 if major else 0,
                            -x.zero_point, -h.zero_point, h.zero_point,
                            qclip, mult, shift)):
         p[j] = v
+    # the cell gate's activation: TANH; any other leaves the gate as it
+    # is (TFLM's release build passes its TFLITE_ASSERT_FALSE)
+    tanh_gate = op.opt_byte(0, 0) == _ACT_TANH
     rows = batch if major else 1
     words = rows * n
     fc = persistent(ctx, "i", 7)
@@ -264,12 +275,12 @@ def prepare(op, ins, outs, ctx):
     w_offsets = tuple(-ins[i].zero_point for i in order)
     pairs = tuple(p[j:j + 1] for j in range(_P_PAIRS, _P_SIZE))
     return _eval, (x.data, h.data, c.data, y.data, p, fc, bufs, biases,
-                   weights, w_offsets, pairs, _SIGMOID)
+                   weights, w_offsets, pairs, _SIGMOID, tanh_gate)
 
 
 def _eval(st):
     # (no tuple is built here: a, b = c, d of 4 or more names makes one)
-    x, h, c, y, p, fc, bufs, biases, weights, w_off, pairs, tab = st
+    x, h, c, y, p, fc, bufs, biases, weights, w_off, pairs, tab, tg = st
     batch = p[0]
     steps = p[1]
     n_in = p[2]
@@ -306,10 +317,10 @@ def _eval(st):
                 _fc(h, weights[2 * k + 1], biases[k], t1, fc)
                 scale_i32(t1, words, pairs[4 * k + 2], pairs[4 * k + 3], 0)
                 _gate_sum(g, t1, words)
-                if k == 2:
-                    _tanh(g, words, tab, 3, 0)
-                else:
+                if k != 2:
                     _sigmoid(g, words, tab)
+                elif tg:
+                    _tanh(g, words, tab, 3, 0)
             # c = sat16(forget * c + input * cell gate), clipped
             _load16(c, so, t1, words)
             _mul(gf, t1, t1, words)

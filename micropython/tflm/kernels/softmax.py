@@ -134,9 +134,18 @@ def prepare(op, ins, outs, ctx):
     mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
     e_tab, r_tab = _tables(mult, shift, diff_min, ctx)
     depth = x.shape[-1]
+    if wide and depth > 4095:
+        # each exp term is at most 2**19: a longer row can overflow the
+        # int32 sum (undefined in TFLM's C)
+        raise PrepareError("%s: an int16 SOFTMAX over %d values can "
+                           "overflow TFLM's int32 sum (at most 4095)"
+                           % (label, depth))
     # Row state: [sum, max, 48/17 and -32/17 in Q2.29 (raw constants that
-    # viper cannot hold as literals), 12 + 31 - output bits].
-    st = array("i", [0, 0, 1515870810, -1010580540, 27 if wide else 35])
+    # viper cannot hold as literals), 12 + 31 - output bits, the sum's
+    # cap: 2**28 for int8 (TFLM's exponent check aborts beyond), none
+    # for int16 (its exponent stays in range)].
+    st = array("i", [0, 0, 1515870810, -1010580540, 27 if wide else 35,
+                     0x7FFFFFFF if wide else 0x10000000])
     m = array("i", [0])
     s = array("i", [0])
     qp = array("i", [-32768, -32768, 32767] if wide else [-128, -128, 127])
@@ -172,7 +181,8 @@ def _eval(state):
 @micropython.viper
 def _row_sum(x, off: int, depth: int, r_tab, st):
     """st[1] = max of the row (biased by +128), st[0] = sum of R[max - x],
-    capped at 2**28 (beyond which TFLM's exponent check aborts)."""
+    capped at st[5] (2**28 for an int8 output, beyond which TFLM's
+    exponent check aborts)."""
     px = ptr8(x)
     pr = ptr32(r_tab)
     s = ptr32(st)
@@ -185,11 +195,12 @@ def _row_sum(x, off: int, depth: int, r_tab, st):
             mx = v
         i += 1
     total: int = 0
+    cap: int = s[5]
     i = off
     while i < end:
         total += pr[mx - (px[i] ^ 0x80)]
-        if total > 0x10000000:
-            total = 0x10000000
+        if total > cap:
+            total = cap
         i += 1
     s[0] = total
     s[1] = mx

@@ -6,7 +6,8 @@ Follows tensorflow/lite/micro/kernels/svdf.cc and svdf_common.cc
 Tensors: input [batch, input_size], weights_feature [filters,
 input_size], weights_time [filters, memory], bias [units], the
 activation state [batch, memory * filters] (a variable tensor: it lives
-across invokes, interp.reset() sets it back to its zero point) and the
+across invokes; interp.reset() sets it back as TFLM does: an int8 state
+to its zero point, others to 0) and the
 output [batch, units]; filters = units * rank (SVDFOptions.rank). Each
 invoke:
 
@@ -24,8 +25,10 @@ invoke:
    for RELU6, 1 for RELU_N1_TO_1; NONE passes inf and NaN).
 
 int32 sums wrap as TFLM's do on its two's-complement targets. The
-effective scales are float32 products and quotients, as in PrepareSvdf:
-(float)(in_s * wf_s / state_s) and (float)(state_s * wt_s / out_s).
+effective scales are in_s * wf_s / state_s and state_s * wt_s / out_s in
+double, as the PyPI tflite-micro's PrepareSvdf computes them (the
+mirror's source casts a float32 result; the oracle does not), and so is
+the bias-scale check.
 float32 arithmetic is bit-exact integer emulation (f32.dot / f32.vec):
 the sums run in TFLM's order.
 
@@ -43,7 +46,7 @@ from micropython import const
 
 from .. import quant
 from ..context import persistent
-from ..errors import PrepareError
+from ..errors import ModelError, PrepareError
 from ..fixedpoint import scale_i32, store_i8
 from .conv_util import bias_words
 from .signal_util import aligned, io, want
@@ -59,17 +62,13 @@ _ACT_RELU6 = const(3)
 _TOL = (0x14F8B588E368F1, -69)
 
 
-def _f32(op, a, b, c):
-    """(float)(a * b / c) of three float32 scales, as (m, e) (TFLM
-    computes it in float32: two roundings to 24 bits). Raises
-    PrepareError when a result leaves float32's normal range."""
-    p = quant.mul(quant.from_f32(a), quant.from_f32(b), 24)
-    x = quant.div(p, quant.from_f32(c), 24)
-    for v in (p, x):
-        if v[0] and not -149 <= v[1] <= 104:
-            raise PrepareError("%s: scale %r * %r / %r is outside float32's"
-                               " normal range" % (op.label(), a, b, c))
-    return x
+def _scale(a, b, c):
+    """(double)a * (double)b / (double)c of three float32 scales, as (m, e):
+    the PyPI tflite-micro build computes PrepareSvdf's effective scales
+    in double (its float32-looking source notwithstanding: checked
+    against its outputs)."""
+    return quant.div(quant.mul(quant.from_f32(a), quant.from_f32(b)),
+                     quant.from_f32(c))
 
 
 def _near(a, b):
@@ -112,6 +111,10 @@ def _check(op, ins, outs):
             "inputs, %d filters, %d units, memory %d" % (
                 label, x.shape, wf.shape, wt.shape, bias.shape, s.shape,
                 y.shape, batch, n_in, filters, units, memory))
+    if batch * filters * n_in == 0 or memory == 0:
+        raise PrepareError("%s: empty tensors (batch %d, %d inputs, %d "
+                           "filters, memory %d)" % (label, batch, n_in,
+                                                    filters, memory))
     if not s.is_variable:
         raise PrepareError("%s: state %s is not a variable tensor"
                            % (label, s.label()))
@@ -119,8 +122,6 @@ def _check(op, ins, outs):
         if not t.is_const:
             raise PrepareError("%s: %s must be constant" % (label,
                                                            t.label()))
-    if batch * filters == 0 or memory == 0:
-        raise PrepareError("%s: empty tensors" % label)
     return x, wf, wt, bias, s, y, rank, act, (batch, n_in, filters,
                                               units, memory)
 
@@ -147,7 +148,7 @@ def prepare(op, ins, outs, ctx):
                            "both int16 or both int8 are supported"
                            % (label, wt.label(), wt.dtype, s.label(),
                               s.dtype))
-    for t in (x, wf, wt, bias, s, y):
+    for t in (x, wf, wt, s, y):
         if not t.scales:
             raise PrepareError("%s: %s has no quantization"
                                % (label, t.label()))
@@ -157,13 +158,19 @@ def prepare(op, ins, outs, ctx):
         if not -hi - 1 <= t.zero_point <= hi:
             raise PrepareError("%s: %s zero point %d is outside its type"
                                % (label, t.label(), t.zero_point))
-    prod = quant.mul(quant.from_f32(s.scale), quant.from_f32(wt.scale), 24)
-    if not _near(quant.from_f32(bias.scale), prod):
+    # |bias scale - state scale * weights_time scale| < 1e-5, in double
+    # (a bias without quantization has scale 0, as in TFLM)
+    prod = quant.mul(quant.from_f32(s.scale), quant.from_f32(wt.scale))
+    try:
+        m1, s1 = quant.quantize_multiplier(_scale(x.scale, wf.scale, s.scale))
+        m2, s2 = quant.quantize_multiplier(_scale(s.scale, wt.scale, y.scale))
+        ok = _near(quant.from_f32(bias.scale), prod)
+    except ModelError as e:
+        raise PrepareError("%s: %s" % (label, e))
+    if not ok:
         raise PrepareError("%s: bias %s scale %r is not state scale * "
                            "weights_time scale" % (label, bias.label(),
                                                    bias.scale))
-    m1, s1 = quant.quantize_multiplier(_f32(op, x.scale, wf.scale, s.scale))
-    m2, s2 = quant.quantize_multiplier(_f32(op, s.scale, wt.scale, y.scale))
     if s1 > 30 or s2 > 30:  # TFLM shifts by that much: undefined in C
         raise PrepareError("%s: requantization multiplier too large (shift "
                            "%d)" % (label, max(s1, s2)))
