@@ -19,15 +19,29 @@ ZERO = (0, 0)
 
 
 def bitlen(n):
-    """Bit length of an integer n >= 0 (MicroPython has no int.bit_length)."""
+    """Bit length of an integer n >= 0 (MicroPython has no int.bit_length).
+    Big numbers lose 24 bits a step; below 2**30 (a small int on every
+    port: no allocation) a binary search finishes."""
     k = 0
-    while n >= 0x10000:
+    while n >= 0x40000000:
+        n >>= 24
+        k += 24
+    if n >> 16:
         n >>= 16
         k += 16
-    while n:
+    if n >> 8:
+        n >>= 8
+        k += 8
+    if n >> 4:
+        n >>= 4
+        k += 4
+    if n >> 2:
+        n >>= 2
+        k += 2
+    if n >> 1:
         n >>= 1
         k += 1
-    return k
+    return k + n
 
 
 def round_bits(num, den, p):
@@ -35,6 +49,19 @@ def round_bits(num, den, p):
 
     Returns (m, e) with 2**(p-1) <= m < 2**p and m * 2**e ~= num / den.
     """
+    if den == 1:  # a product to round (mul): no division
+        e = bitlen(num) - p
+        if e <= 0:
+            return num << -e, e
+        q = num >> e
+        r = num - (q << e)
+        half = 1 << (e - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+            if q >> p:
+                q >>= 1
+                e += 1
+        return q, e
     e = bitlen(num) - bitlen(den) - p
     while True:
         if e < 0:

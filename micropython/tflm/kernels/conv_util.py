@@ -166,8 +166,13 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
         raise PrepareError("%s: filter %s has %d scales but %d zero points"
                            % (op.label(), filt.label(), n_sc,
                               filt.zero_point_count()))
-    mults = persistent(ctx, "i", n_ch)
-    shifts = persistent(ctx, "b", n_ch)  # [-31, 30]: bytes save RAM
+    # The sizing pass (ctx.sizing) needs only the sizes: the multipliers,
+    # most of a board's construction time for a CNN (tens of thousands
+    # of instructions each), are computed in the real pass only, where
+    # a too large one raises the same PrepareError.
+    sizing = getattr(ctx, "sizing", False)
+    mults = persistent(ctx, "i", n_ch, sizing)
+    shifts = persistent(ctx, "b", n_ch, sizing)  # [-31, 30]: bytes save RAM
     top = 0
     in_s, out_s = inp.scale, out.scale  # read once: they are model reads
     try:
@@ -175,10 +180,16 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
         # channel's would keep small objects alive across the big-number
         # garbage of conv_multiplier, scattering them over a board's heap.
         last = ms = None
-        for c in range(n_ch):
+        ia = oa = None
+        if not sizing:
+            ia, oa = quant.from_f32(in_s), quant.from_f32(out_s)
+        for c in range(0 if sizing else n_ch):
             s = scale(c if n_sc > 1 else 0)
             if s != last:
-                ms = quant.conv_multiplier(in_s, s, out_s)
+                # quant.conv_multiplier, with the input and output scales
+                # taken apart once
+                ms = quant.quantize_multiplier(quant.div(quant.mul(
+                    ia, quant.from_f32(s)), oa))
                 last = s
             top = max(top, ms[1])
             if top <= 30:  # shifts are in [-31, 30]: they fit a byte

@@ -51,10 +51,14 @@ def exp_on_negative_values(a):
 
 def _tables(mult, shift, diff_min, ctx=None):
     """E[d], R[d] for d = max - x in 0..255 (256 int32 each, in the
-    arena's persistent part when ctx is given: conv_util.persistent)."""
-    e_tab = conv_util.persistent(ctx, "i", 256)
-    r_tab = conv_util.persistent(ctx, "i", 256)
-    for d in range(256):
+    arena's persistent part when ctx is given: conv_util.persistent).
+    In the sizing pass (ctx.sizing) only their space is asked for: the
+    256 fixed-point exponentials cost a board tens of millions of
+    instructions."""
+    sizing = getattr(ctx, "sizing", False)
+    e_tab = conv_util.persistent(ctx, "i", 256, sizing)
+    r_tab = conv_util.persistent(ctx, "i", 256, sizing)
+    for d in range(0 if sizing else 256):
         if -d < diff_min:
             break
         # MultiplyByQuantizedMultiplierGreaterThanOne(-d, mult, shift);
