@@ -55,8 +55,18 @@ class FlatBuffer:
                 | (b[pos + 3] << 24))
 
     def i32(self, pos):
-        v = self.u32(pos)
-        return v - 0x100000000 if v & 0x80000000 else v
+        self.check(pos, 4, "int32")
+        b = self.mv
+        hi = b[pos + 3]
+        if hi & 0x80:
+            # -(~v + 1) from the complemented bytes: a small negative
+            # value (a vtable's soffset) never becomes a big int (boards'
+            # small ints stop at 2**30)
+            return -((b[pos] ^ 0xFF) | ((b[pos + 1] ^ 0xFF) << 8)
+                     | ((b[pos + 2] ^ 0xFF) << 16)
+                     | ((hi ^ 0xFF) << 24)) - 1
+        return (b[pos] | (b[pos + 1] << 8) | (b[pos + 2] << 16)
+                | (hi << 24))
 
     def u64(self, pos):
         return self.u32(pos) | (self.u32(pos + 4) << 32)
@@ -89,16 +99,33 @@ class Table:
     """
 
     def __init__(self, fb, pos):
-        fb.check(pos, 4, "table")
-        vt = pos - fb.i32(pos)
-        fb.check(vt, 4, "vtable of table at %d" % pos)
-        vlen = fb.u16(vt)
-        tlen = fb.u16(vt + 2)
+        # Byte reads and bounds checks are written out here (no method
+        # calls in the common case): on a Cortex-M0 each call costs
+        # thousands of instructions, and construction makes thousands of
+        # tables. fb.check() runs only to raise its FormatError.
+        b = fb.mv
+        size = fb.size
+        if pos < 0 or pos + 4 > size:
+            fb.check(pos, 4, "table")
+        hi = b[pos + 3]
+        if hi & 0x80:  # soffset < 0: the vtable follows the table
+            vt = pos + ((b[pos] ^ 0xFF) | ((b[pos + 1] ^ 0xFF) << 8)
+                        | ((b[pos + 2] ^ 0xFF) << 16)
+                        | ((hi ^ 0xFF) << 24)) + 1
+        else:
+            vt = pos - (b[pos] | (b[pos + 1] << 8) | (b[pos + 2] << 16)
+                        | (hi << 24))
+        if vt < 0 or vt + 4 > size:
+            fb.check(vt, 4, "vtable of table at %d" % pos)
+        vlen = b[vt] | (b[vt + 1] << 8)
+        tlen = b[vt + 2] | (b[vt + 3] << 8)
         if vlen < 4 or vlen & 1:
             raise FormatError("vtable at offset %d has bad length %d"
                               % (vt, vlen))
-        fb.check(vt, vlen, "vtable")
-        fb.check(pos, tlen, "table")
+        if vt + vlen > size:
+            fb.check(vt, vlen, "vtable")
+        if pos + tlen > size:
+            fb.check(pos, tlen, "table")
         self.fb = fb
         self.pos = pos
         self.vt = vt
@@ -110,7 +137,9 @@ class Table:
         vo = 4 + 2 * i
         if vo >= self.vlen:
             return 0
-        off = self.fb.u16(self.vt + vo)
+        b = self.fb.mv
+        p = self.vt + vo
+        off = b[p] | (b[p + 1] << 8)
         if off == 0:
             return 0
         if off + nbytes > self.tlen:
@@ -121,23 +150,36 @@ class Table:
     def has(self, i):
         return self.field(i, 1) != 0
 
+    # field() has checked that the value lies inside the table, which
+    # lies inside the buffer: the scalar reads below need no more checks.
+
     def u8(self, i, default=0):
         p = self.field(i, 1)
-        return self.fb.u8(p) if p else default
+        return self.fb.mv[p] if p else default
 
     def i8(self, i, default=0):
         p = self.field(i, 1)
         if not p:
             return default
-        return (self.fb.u8(p) ^ 0x80) - 0x80
+        return (self.fb.mv[p] ^ 0x80) - 0x80
 
     def i32(self, i, default=0):
         p = self.field(i, 4)
-        return self.fb.i32(p) if p else default
+        if not p:
+            return default
+        b = self.fb.mv
+        hi = b[p + 3]
+        if hi & 0x80:  # as FlatBuffer.i32: no big int for small negatives
+            return -((b[p] ^ 0xFF) | ((b[p + 1] ^ 0xFF) << 8)
+                     | ((b[p + 2] ^ 0xFF) << 16) | ((hi ^ 0xFF) << 24)) - 1
+        return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (hi << 24)
 
     def u32(self, i, default=0):
         p = self.field(i, 4)
-        return self.fb.u32(p) if p else default
+        if not p:
+            return default
+        b = self.fb.mv
+        return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)
 
     def u64(self, i, default=0):
         p = self.field(i, 8)
