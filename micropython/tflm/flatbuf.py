@@ -165,21 +165,11 @@ class Table:
 
     def i32(self, i, default=0):
         p = self.field(i, 4)
-        if not p:
-            return default
-        b = self.fb.mv
-        hi = b[p + 3]
-        if hi & 0x80:  # as FlatBuffer.i32: no big int for small negatives
-            return -((b[p] ^ 0xFF) | ((b[p + 1] ^ 0xFF) << 8)
-                     | ((b[p + 2] ^ 0xFF) << 16) | ((hi ^ 0xFF) << 24)) - 1
-        return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (hi << 24)
+        return self.fb.i32(p) if p else default
 
     def u32(self, i, default=0):
         p = self.field(i, 4)
-        if not p:
-            return default
-        b = self.fb.mv
-        return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)
+        return self.fb.u32(p) if p else default
 
     def u64(self, i, default=0):
         p = self.field(i, 8)
