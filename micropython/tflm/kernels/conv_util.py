@@ -169,7 +169,9 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
     # The sizing pass (ctx.sizing) needs only the sizes: the multipliers,
     # most of a board's construction time for a CNN (tens of thousands
     # of instructions each), are computed in the real pass only, where
-    # a too large one raises the same PrepareError.
+    # a too large one raises the same PrepareError. (So a model broken
+    # in several ways may report a later operator's sizing-pass error,
+    # or an ArenaError, before this one.)
     sizing = getattr(ctx, "sizing", False)
     mults = persistent(ctx, "i", n_ch, sizing)
     shifts = persistent(ctx, "b", n_ch, sizing)  # [-31, 30]: bytes save RAM
