@@ -25,7 +25,8 @@ from test_kernels_misc import run_cases
 from tflm.model import Model
 
 T = opgen.Tensor
-NP = {"int8": np.int8, "int32": np.int32, "float32": np.float32}
+NP = {"int8": np.int8, "int16": np.int16, "int32": np.int32,
+      "float32": np.float32}
 
 
 def _inputs_for(raw, given=None):

@@ -11,6 +11,8 @@ and int32 (1 time in 5 each), MAXIMUM / MINIMUM in int32 and float32
 infinities).
 """
 
+import math
+
 import numpy as np
 
 from host_tools import opgen
@@ -110,14 +112,43 @@ def int32s(op, rng, size, act=False):
     return raw, [v for k, v in enumerate(vals) if k != c]
 
 
-def _mixed(op, act=True):
-    """op's generator: float32 1 time in 5, int32 1 in 5, else int8."""
+def int16s(op, rng, size):
+    """A 16x8-style int16 model of ADD / SUB: per-tensor scales over
+    1e-5..1e-1 (the two inputs near each other half the time), zero
+    points 0 as converters write them, 1 time in 4 others with offsets
+    inside TFLM's (-32767, 32767), a random fused activation."""
+    a, b, o = shapes(rng, size)
+    c = _const_index(rng)
+
+    def zp():
+        return 0 if rng.random() < 0.75 else rng.randint(-32766, 32766)
+    s1 = rand.scale(rng, 1e-5, 1e-1)
+    s2 = s1 * math.exp(rng.uniform(-1, 1)) if rng.random() < 0.5 else \
+        rand.scale(rng, 1e-5, 1e-1)
+    g = np.random.default_rng(rng.getrandbits(32))
+    ins = []
+    for k, (sh, sc) in enumerate(((a, s1), (b, s2))):
+        data = g.integers(-32768, 32768, size=sh).astype(np.int16) \
+            if k == c else None
+        ins.append(T(sh, "int16", scale=float(np.float32(sc)),
+                     zero_point=zp(), data=data))
+    so = float(np.float32(max(s1, s2) * math.exp(rng.uniform(-1, 1.5))))
+    out = T(o, "int16", scale=so, zero_point=zp())
+    return opgen.single_op(op, ins, [out],
+                           {"activation": rand.activation(rng)})
+
+
+def _mixed(op, act=True, int16=False):
+    """op's generator: float32 1 time in 5, int32 1 in 5, int16 (int16:
+    ADD / SUB) 1 in 8, else int8."""
     def gen(rng, size):
         r = rng.random()
         if r < 0.2:
             return floats(op, rng, size, act)
         if r < 0.4:
             return int32s(op, rng, size, act)
+        if int16 and r < 0.525:
+            return int16s(op, rng, size)
         return quantized(op, rng, size, act)
     return gen
 
@@ -151,7 +182,7 @@ def minmax(op, rng, size):
 
 # ADD's generator is gen_core.py's (quantized("ADD", ...) also works).
 GENERATORS = {
-    "SUB": _mixed("SUB"),
+    "SUB": _mixed("SUB", int16=True),
     "MUL": _mixed("MUL"),
     "SQUARED_DIFFERENCE": _mixed("SQUARED_DIFFERENCE", act=False),
     "MAXIMUM": lambda rng, size: minmax("MAXIMUM", rng, size),

@@ -350,7 +350,7 @@ def _broadcast_shapes(rng, size):
 
 def gen_add(rng, size):
     """ADD: broadcasting shapes of rank <= 4, independent scales and zero
-    points, fused activation; float32 and int32 sometimes."""
+    points, fused activation; float32, int32 and int16 sometimes."""
     a, b, out = _broadcast_shapes(rng, size)
     opts = {"activation": rand.activation(rng, ACTS)}
     if rng.random() < 0.5:
@@ -361,6 +361,9 @@ def gen_add(rng, size):
     if rng.random() < 0.15:  # int32 (the fused activation is ignored)
         from .gen_binary import int32s
         return int32s("ADD", rng, size, act=True)
+    if rng.random() < 0.15:  # int16 (16x8)
+        from .gen_binary import int16s
+        return int16s("ADD", rng, size)
     s1, z1 = _int8_q(rng)
     s2 = _near(rng, s1, 2.0) if rng.random() < 0.5 else rand.scale(rng)
     z2 = rand.zero_point(rng)

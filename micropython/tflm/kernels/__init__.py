@@ -124,7 +124,7 @@ _LAZY = (
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
-    " svdf:f:f32 softmax:h:quantize"
+    " svdf:f:f32 softmax:h:quantize add:h:quantize sub:h:quantize"
 )
 
 

@@ -1,5 +1,5 @@
-"""ADD (and the int8 SUB of sub.py), int8, with NumPy-style broadcasting
-(rank up to 6, see broadcast.py).
+"""ADD (and the SUB of sub.py), int8 and int16 (16x8), with NumPy-style
+broadcasting (rank up to 6, see broadcast.py).
 
 Follows tensorflow/lite/micro/kernels/add.cc, add_common.cc
 (CalculateOpDataAdd), tensorflow/lite/kernels/internal/reference/
@@ -14,6 +14,8 @@ integer_ops/add.h (AddFunc) and reference/broadcast_loop.h
 
 with twice_max = 2 * max(scale1, scale2) and the double multipliers
 scale1 / twice_max, scale2 / twice_max and twice_max / (2**20 * out_scale),
+(int16: 2**15 in place of 2**20, clamped to int16, TFLM's
+AddElementwise / SubElementwise for int16 and the general-scale path),
 reproduced exactly by quant's integer double arithmetic. Eval gathers chunks
 of both operands into the two halves of the shared scratch array and
 requantizes them with fixedpoint.scale_i32 (MultiplyByQuantizedMultiplier
@@ -44,10 +46,11 @@ from . import broadcast
 from .conv_util import scratch_halves, work_buffer
 
 _FLOAT32 = const(0)
+_INT16 = const(7)
 _INT32 = const(2)
 
 _ADD_OPTIONS = const(11)
-_LEFT_SHIFT = const(20)
+_LEFT_SHIFT = const(20)  # int8; int16: 15 (add_common.cc)
 # Element count from which equal-shape ADDs use the lookup-table path:
 # filling the tables costs about as much as 170 elements of the other.
 LUT_MIN = 256
@@ -64,16 +67,32 @@ def smaller_than_one(op, what, d):
     return array("i", [m]), array("i", [s])
 
 
-def multipliers(op, x1, x2, y):
+def int16_io(op, ins, outs):
+    """(x1, x2, y) of a 16x8 ADD / SUB: all int16 with per-tensor
+    quantization, output zero point in int16, input zero points whose
+    offsets TFLM's AddElementwise DCHECKs to lie in (-32767, 32767)."""
+    x1, x2, y = broadcast.binary_io(op, ins, outs)
+    for t in (x1, x2, y):
+        lim = 32768 if t is y else 32767
+        if not t.scales or len(t.scales) != 1 or \
+                not -lim <= t.zero_point < lim:
+            raise PrepareError("%s: int16 %s needs one scale and a zero "
+                               "point in (-32767, 32767)"
+                               % (op.label(), t.label()))
+    return x1, x2, y
+
+
+def multipliers(op, x1, x2, y, left_shift=_LEFT_SHIFT):
     """The three (mults, shifts) array pairs of CalculateOpDataAdd (also
-    SUB's: see sub.py). Raises PrepareError where TFLM would abort."""
+    SUB's: see sub.py), for the left shift of the output type (20 for
+    int8, 15 for int16). Raises PrepareError where TFLM would abort."""
     try:
         f1, f2, fo = (quant.from_f32(x1.scale), quant.from_f32(x2.scale),
                       quant.from_f32(y.scale))
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
     twice_max = quant.ldexp(f1 if quant.cmp(f1, f2) >= 0 else f2, 1)
-    out_den = quant.ldexp(fo, _LEFT_SHIFT)
+    out_den = quant.ldexp(fo, left_shift)
     if not out_den[0]:
         raise PrepareError("%s: output scale is zero" % op.label())
     return (smaller_than_one(op, "input 1", quant.div(f1, twice_max)),
@@ -85,8 +104,9 @@ def prepare(op, ins, outs, ctx):
     """Check an ADD op and bind its eval (float32 goes to float_ops,
     int32 to binary_i32).
 
-    ins: two int8 tensors (zero points in int8) whose shapes broadcast to
-    the output's; outs: one int8 tensor. Option: fused activation.
+    ins: two int8 tensors (zero points in int8) or two int16 ones
+    (int16_io) whose shapes broadcast to the output's; outs: one tensor of
+    the same type. Option: fused activation.
     Raises PrepareError (types, shapes, multipliers TFLM would abort on).
     """
     t = ins[0].type if ins and ins[0] is not None else None
@@ -96,8 +116,13 @@ def prepare(op, ins, outs, ctx):
     if t == _INT32:
         from . import binary_i32
         return binary_i32.prepare(op, ins, outs, ctx)
-    x1, x2, y = broadcast.int8_io(op, ins, outs, "int8, int32, float32")
-    qs = multipliers(op, x1, x2, y)
+    if t == _INT16:
+        x1, x2, y = int16_io(op, ins, outs)
+        qs = multipliers(op, x1, x2, y, 15)
+    else:
+        x1, x2, y = broadcast.int8_io(op, ins, outs,
+                                      "int8, int16, int32, float32")
+        qs = multipliers(op, x1, x2, y)
     return prepare_quant(op, x1, x2, y, ctx, qs, _ADD_OPTIONS, False)
 
 
@@ -109,25 +134,32 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
     """
     bc = broadcast.check(op, x1, x2, y)
     act = op.opt_byte(0, 0) if op.options_type == opts_type else 0
-    lo, hi = broadcast.activation_range(op, act, y)
+    wide = y.type == _INT16
+    if wide:
+        lo, hi = broadcast.activation_range(op, act, y, -32768, 32767)
+    else:
+        lo, hi = broadcast.activation_range(op, act, y)
     q1, q2, qo = qs
-    if y.size >= LUT_MIN:
+    if y.size >= LUT_MIN and not wide:
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, lo,
                 hi, 1 if sub else 0]
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
+    store = store_i8
+    if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)
+        from .quantize import store_i16 as store
     st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
-                          _LEFT_SHIFT)
+                          15 if wide else _LEFT_SHIFT, 2 if wide else 1)
     sa, sb, half = scratch_halves(ctx)
     qp = array("i", [y.zero_point, lo, hi])
     return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half, st,
                    q1[0], q1[1], q2[0], q2[1], qo[0], qo[1], qp,
-                   1 if sub else 0)
+                   1 if sub else 0, store)
 
 
 def _eval(state):
     (d1, d2, yd, total, sa, sb, half, st, m1, s1, m2, s2, mo, so,
-     qp, sub) = state
+     qp, sub, store) = state
     broadcast.reset(st)
     off = 0
     while off < total:
@@ -139,7 +171,7 @@ def _eval(state):
         scale_i32(sb, n, m2, s2, 0)
         _sum_into(sa, sb, n, sub)
         scale_i32(sa, n, mo, so, 0)
-        store_i8(sa, n, yd, off, qp)
+        store(sa, n, yd, off, qp)
         off += n
 
 

@@ -56,8 +56,9 @@ def int8_io(op, ins, outs, types="int8, float32"):
     return x1, x2, y
 
 
-def activation_range(op, act, y):
-    """(lo, hi) of fused activation act for int8 output y, as
+def activation_range(op, act, y, qmin=-128, qmax=127):
+    """(lo, hi) of fused activation act for output y (int8, or int16 with
+    qmin / qmax its range), as
     CalculateActivationRangeQuantized (kernel_util.cc), which also fails
     Prepare when round(6 / scale) (RELU6) or round(1 / scale)
     (RELU_N1_TO_1) is outside int32: raises PrepareError then (and when
@@ -73,7 +74,8 @@ def activation_range(op, act, y):
             raise PrepareError("%s: activation bound %r / %s scale %r "
                                "overflows int32" % (op.label(), f, y.label(),
                                                     y.scale))
-        return quant.activation_range(act, y.scale, y.zero_point)
+        return quant.activation_range(act, y.scale, y.zero_point, qmin,
+                                      qmax)
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
 
@@ -176,9 +178,10 @@ def walker(x1, x2, y, broadcast, add1=0, add2=0, shift=0, width=1):
 
     Layout: [n_loops, off1, off2, add1, add2, shift, width, (unused)],
     then per loop (innermost first) [size, counter, stride1, stride2].
-    width is the element size in bytes: 1 (int8: gather() stores
-    (v + add) << shift) or 4 (int32 / float32 bits, little-endian, read
-    byte by byte since model data may be unaligned; stored as they are).
+    width is the element size in bytes: 1 or 2 (int8, int16: gather()
+    stores (v + add) << shift) or 4 (int32 / float32 bits; stored as
+    they are); multi-byte elements are read byte by byte, little-endian,
+    since model data may be unaligned.
     """
     lps = loops(x1.shape, x2.shape, y.shape) if broadcast \
         else [[y.size, 1, 1]]
@@ -204,9 +207,9 @@ def reset(st):
 @micropython.viper
 def gather(a, b, n: int, x1, x2, st):
     """a[i] = (x1[..] + add1) << shift and b[i] = (x2[..] + add2) << shift
-    for the next n output elements (int8 elements, sign-extended), or the
-    4-byte elements' int32 bits as they are (width 4), walking the
-    odometer st (see walker()).
+    for the next n output elements (int8 or, width 2, int16 elements,
+    sign-extended), or the 4-byte elements' int32 bits as they are
+    (width 4), walking the odometer st (see walker()).
     a, b: array('i') (or memoryviews of one) of at least n entries.
     """
     pa = ptr32(a)
@@ -232,6 +235,13 @@ def gather(a, b, n: int, x1, x2, st):
         if w == 1:
             pa[i] = (((p1[o1] ^ 0x80) - 0x80) + z1) << sh
             pb[i] = (((p2[o2] ^ 0x80) - 0x80) + z2) << sh
+        elif w == 2:  # int16, little-endian bytes (any alignment)
+            j2: int = o1 * 2
+            v: int = p1[j2] | (p1[j2 + 1] << 8)
+            pa[i] = (((v ^ 0x8000) - 0x8000) + z1) << sh
+            j2 = o2 * 2
+            v = p2[j2] | (p2[j2 + 1] << 8)
+            pb[i] = (((v ^ 0x8000) - 0x8000) + z2) << sh
         else:
             j: int = o1 * 4
             pa[i] = ((((p1[j + 3] ^ 0x80) - 0x80) << 24) | (p1[j + 2] << 16)

@@ -1,5 +1,5 @@
-"""SUB: int8 with NumPy-style broadcasting; float32 via float_ops, int32
-via binary_i32.
+"""SUB: int8 and int16 (16x8) with NumPy-style broadcasting; float32 via
+float_ops, int32 via binary_i32.
 
 Follows tensorflow/lite/micro/kernels/sub.cc, sub_common.cc
 (CalculateOpDataSub) and reference/sub.h (SubElementwise,
@@ -17,6 +17,7 @@ from micropython import const
 from . import add, broadcast
 
 _FLOAT32 = const(0)
+_INT16 = const(7)
 _INT32 = const(2)
 
 _SUB_OPTIONS = const(28)
@@ -38,7 +39,11 @@ def prepare(op, ins, outs, ctx):
         from . import binary_i32
         act = op.opt_byte(0, 0) if op.options_type == _SUB_OPTIONS else 0
         return binary_i32.prepare(op, ins, outs, ctx, act)
-    x1, x2, y = broadcast.int8_io(op, ins, outs,
-                                 "int8, int32, float32")
-    qs = add.multipliers(op, x1, x2, y)
+    if t == _INT16:
+        x1, x2, y = add.int16_io(op, ins, outs)
+        qs = add.multipliers(op, x1, x2, y, 15)
+    else:
+        x1, x2, y = broadcast.int8_io(op, ins, outs,
+                                     "int8, int16, int32, float32")
+        qs = add.multipliers(op, x1, x2, y)
     return add.prepare_quant(op, x1, x2, y, ctx, qs, _SUB_OPTIONS, True)
