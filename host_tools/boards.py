@@ -183,20 +183,27 @@ def planned_arena(path):
 
 
 def _kernel_order(names=None):
-    """kernels/ modules (all, or names and what they import), each after
-    the kernels/ modules it imports."""
+    """kernels/ modules (all, or names and what they import at module
+    level), each after the kernels/ modules it imports. Modules that
+    names' kernels import lazily (kernels._LAZY, for tensor types) come
+    only when listed in names: build.needed_modules() lists them for a
+    model that has tensors of their type."""
+    from tflm import kernels
     from .build import _kernel_deps
     from .romfs import package_sources
+    lazy = set()
     if names is None:
         names = [rel.split("/")[2][:-3] for _, rel in package_sources()
                  if rel.count("/") == 2 and rel.startswith("tflm/kernels/")
                  and not rel.endswith("__init__.py")]
+    else:
+        lazy = {m for n in names for _, m in kernels.lazy(n)} - set(names)
     order = []
     for n in sorted(names):
         deps = set()
-        _kernel_deps(n, deps)
+        _kernel_deps(n, deps, set() if lazy else None)
         for d in sorted(deps, key=_depth):
-            if d not in order:
+            if d not in order and d not in lazy:
                 order.append(d)
     return order
 

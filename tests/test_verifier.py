@@ -360,7 +360,7 @@ def graph_cases():
     m.add_op("SKIP_GRAM", [t1], [t2])
     unsupported = m.build()
 
-    i16 = opgen.single_op("ADD", [T([1, 4], "int16", scale=0.1),
+    i16 = opgen.single_op("MUL", [T([1, 4], "int16", scale=0.1),
                                   T([1, 4], "int16", scale=0.1)],
                           [T([1, 4], "int16", scale=0.1)])
     fc = fc_model()
@@ -386,7 +386,7 @@ def graph_cases():
         "unsupported_listed_at_once": (unsupported, "UnsupportedOpError",
                                        ["op 0 (LSH_PROJECTION)",
                                         "op 1 (SKIP_GRAM)"]),
-        "add_int16": (i16, "PrepareError", ["op 0 (ADD)", "int16"]),
+        "mul_int16": (i16, "PrepareError", ["op 0 (MUL)", "int16"]),
         "fc_weights_not_constant": (fc.build(), "PrepareError",
                                     ["op 0 (FULLY_CONNECTED)", "constant"]),
     }
@@ -633,3 +633,4 @@ def test_option_types_table_matches_its_constants():
     assert len(pairs) == 15
     want = bytes(v for a, b in pairs for v in (consts[a], consts[b]))
     assert verify._OPTION_TYPES == want
+
