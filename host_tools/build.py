@@ -77,15 +77,17 @@ CUSTOM_OP_MODULES = ("custom.py", "flexbuffers.py")
 def needed_modules(model_paths, flash=False):
     """Package paths ('tflm/kernels/conv.py', ...) that running these
     models imports: every module outside kernels/ (custom.py and
-    flexbuffers.py only for a model with a custom operator, flashimage.py
-    only with flash=True: models in an rp2 flash image),
+    flexbuffers.py only for a model with a custom operator, audio.py only
+    for one with TFLM's Signal operators (the audio front-end), whose
+    helpers it holds, flashimage.py only with flash=True: models in an
+    rp2 flash image),
     kernels/__init__.py, and the kernel modules of their operators
     (kernels are imported only when a model uses them). Unsupported
     operators are ignored here."""
     from tflm import kernels
     from tflm.model import Model
     names = set()
-    custom = False
+    custom = audio = False
     for path in model_paths:
         with open(path, "rb") as f:
             m = Model(f.read())
@@ -94,6 +96,7 @@ def needed_modules(model_paths, flash=False):
             mod = kernels.module_name(op.code) if op.custom_code is None \
                 else kernels.custom_module_name(op.custom_code)
             custom = custom or op.custom_code is not None
+            audio = audio or (op.custom_code is not None and mod is not None)
             if mod:
                 _kernel_deps(mod, names, types)
     out = set()
@@ -102,6 +105,8 @@ def needed_modules(model_paths, flash=False):
         if parts[-1] in CUSTOM_OP_MODULES and not custom:
             continue
         if parts[-1] == "flashimage.py" and not flash:
+            continue
+        if rel == "tflm/audio.py" and not audio:
             continue
         if len(parts) < 3 or parts[-1] == "__init__.py" or \
                 parts[-1][:-3] in names:

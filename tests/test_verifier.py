@@ -634,3 +634,57 @@ def test_option_types_table_matches_its_constants():
     want = bytes(v for a, b in pairs for v in (consts[a], consts[b]))
     assert verify._OPTION_TYPES == want
 
+
+
+def test_quantization_byte_scan_agrees_with_the_value_check():
+    """check_quantization's scan of the model bytes (no object per entry)
+    accepts exactly what its value-by-value check accepts (forced here by
+    assigning the tensor's scales and zero points, which then win): random
+    scales (0, -0.0, negative, subnormal, inf, NaN, huge) and int64 zero
+    points (at and beyond every type's limits, beyond int32) on int8,
+    uint8, int16 and int32 tensors, per-tensor and per-channel, with
+    matching and mismatched counts."""
+    import random
+    import struct
+    from tflm.model import Model
+    rng = random.Random(7)
+    specials = [0.0, -0.0, -1.0, 1e-45, float("inf"), float("nan"),
+                -float("nan"), 3.4e38, 1.0, 0.5]
+    lims = {"int8": (-128, 127), "uint8": (0, 255),
+            "int16": (-32768, 32767), "int32": (-2**31, 2**31 - 1)}
+    seen = set()
+    for _ in range(400):
+        dt = rng.choice(sorted(lims))
+        n = rng.choice((1, 1, 3))
+        scales = [rng.choice(specials) if rng.random() < 0.2 else
+                  rng.uniform(1e-4, 10) for _ in range(n)]
+        lo, hi = lims[dt]
+        zps = [rng.choice((lo, hi, lo - 1, hi + 1, 0, -1, -2**40, 2**40))
+               if rng.random() < 0.3 else
+               rng.randint(max(lo, -100), min(hi, 100))
+               for _ in range(rng.choice((n, n, n + 1)))]
+        raw = opgen.single_op("RESHAPE", [T([n, 2], dt)], [T([n, 2], dt)])
+        # any quantization, written with the schema's object API
+        # (opgen.Tensor refuses the bad ones)
+        mt = opgen.parse(raw)
+        q = opgen.s.QuantizationParametersT()
+        q.scale = [struct.unpack("<f", struct.pack("<f", x))[0]
+                   for x in scales]
+        q.zeroPoint = zps
+        mt.subgraphs[0].tensors[0].quantization = q
+        b = flatbuffers.Builder(1024)
+        b.Finish(mt.Pack(b), file_identifier=b"TFL3")
+        data = bytes(b.Output())
+        got = []
+        for by_value in (False, True):
+            t = Model(data, check=False).tensors[0]
+            if by_value:
+                t.scales, t.zero_points = t.scales, t.zero_points
+            try:
+                verify.check_quantization(t)
+                got.append("ok")
+            except ModelError as e:
+                got.append(str(e))
+        assert got[0] == got[1], (dt, scales, zps)
+        seen.add(got[0] == "ok")
+    assert seen == {True, False}

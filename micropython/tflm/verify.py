@@ -58,6 +58,7 @@ back, and vtables hold no references).
 from micropython import const
 
 from . import kernels
+from .flatbuf import Table
 from .errors import (ArenaError, FormatError, ModelError, PrepareError,
                      tensor_label)
 
@@ -287,34 +288,72 @@ def check_quantization(t):
     within the range of the tensor's type (int8, uint8, int16; int32 for
     the others), per-channel counts equal the size of
     quantized_dimension. Raises ModelError."""
-    scales, zps = t.scales, t.zero_points
-    for s in scales:
-        # s - s is NaN for inf and NaN (no float32-rounded FLT_MAX
-        # literal needed: a board's float parser may round it to inf).
-        if not (s > 0.0 and s - s == 0.0):
-            raise ModelError("%s%s has quantization scale %r: scales must "
-                             "be finite and positive" % (t.label(), _at(t),
-                                                         s))
-    if len(zps) != len(scales):
-        raise ModelError("%s%s has %d quantization scales and %d zero "
-                         "points" % (t.label(), _at(t), len(scales),
-                                     len(zps)))
-    # TFLM keeps zero points as int32 and its kernels compute with any
-    # of them, wrongly where the zero point is outside the type's range
-    # (an int8 MEAN then gives 127 or -128 depending on the word size):
-    # such a model is rejected here, naming the tensor.
     ty = t.type
     lo, hi = ((-128, 127) if ty == _INT8 else
               (0, 255) if ty == _UINT8 else
               (-32768, 32767) if ty == _INT16 else
               (_INT32_MIN, _INT32_MAX))
-    for z in zps:
-        if not lo <= z <= hi:
-            raise ModelError("%s%s has zero point %d, outside %s's range "
-                             "[%d, %d]" % (t.label(), _at(t), z,
-                                           t.dtype if hi < _INT32_MAX
-                                           else "int32", lo, hi))
-    n = len(scales)
+    # First a scan of the model's bytes that makes no float or int64 per
+    # entry (a CNN has thousands of per-channel entries: seconds on a
+    # board); a tensor it does not pass (or one changed by hand) is
+    # checked value by value below, which names what is wrong.
+    n = -1
+    fb = t._fb
+    if fb is not None and not t._assigned("scales") and \
+            not t._assigned("zero_points"):
+        q = Table(fb, t.pos).table(4)
+        s0, n = (0, 0) if q is None else q.vector(2, 4)
+        z0, nz = (0, 0) if q is None else q.vector(3, 8)
+        b = fb.mv
+        if nz != n:
+            n = nz = -1
+        for p in range(s0, s0 + 4 * n, 4):
+            # finite and > 0: sign clear, exponent not all ones, not 0
+            b3 = b[p + 3]
+            if b3 & 0x80 or (b3 == 0x7F and b[p + 2] & 0x80) or \
+                    not (b3 | b[p + 2] | b[p + 1] | b[p]):
+                n = nz = -1
+                break
+        for p in range(z0, z0 + 8 * nz, 8):
+            b3 = b[p + 3]
+            ext = 0xFF if b3 & 0x80 else 0
+            if b[p + 4] != ext or b[p + 5] != ext or b[p + 6] != ext or \
+                    b[p + 7] != ext:
+                n = -1  # beyond int32
+                break
+            if ext:  # as flatbuf's i32: no big int for a small -z
+                z = -((b[p] ^ 0xFF) | ((b[p + 1] ^ 0xFF) << 8)
+                      | ((b[p + 2] ^ 0xFF) << 16) | ((b3 ^ 0xFF) << 24)) - 1
+            else:
+                z = b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b3 << 24)
+            if not lo <= z <= hi:
+                n = -1
+                break
+    if n < 0:
+        scales, zps = t.scales, t.zero_points
+        for s in scales:
+            # s - s is NaN for inf and NaN (no float32-rounded FLT_MAX
+            # literal needed: a board's float parser may round it to inf)
+            if not (s > 0.0 and s - s == 0.0):
+                raise ModelError("%s%s has quantization scale %r: scales "
+                                 "must be finite and positive"
+                                 % (t.label(), _at(t), s))
+        if len(zps) != len(scales):
+            raise ModelError("%s%s has %d quantization scales and %d zero "
+                             "points" % (t.label(), _at(t), len(scales),
+                                         len(zps)))
+        # TFLM keeps zero points as int32 and its kernels compute with
+        # any of them, wrongly where the zero point is outside the type's
+        # range (an int8 MEAN then gives 127 or -128 depending on the
+        # word size): such a model is rejected here, naming the tensor.
+        for z in zps:
+            if not lo <= z <= hi:
+                raise ModelError("%s%s has zero point %d, outside %s's "
+                                 "range [%d, %d]"
+                                 % (t.label(), _at(t), z,
+                                    t.dtype if hi < _INT32_MAX
+                                    else "int32", lo, hi))
+        n = len(scales)
     if n > 1:
         qd, shape = t.quantized_dimension, t.shape
         ok = 0 <= qd < len(shape) and shape[qd] == n
