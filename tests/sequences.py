@@ -191,3 +191,18 @@ def check_stateful(cases, tmp_path):
     got = run_ours([(raw, steps) for _, raw, steps in cases], tmp_path)
     for (name, _, _), w, res in zip(cases, want, got):
         check(name, w, res)
+
+
+def check_rejections(cases, x, tmp_path):
+    """cases: [(name, model, words)]: with words None the model must load
+    and run on input x; otherwise loading must raise a TFLMError whose
+    message contains every word."""
+    got = run_ours([(raw, [[x]] if words is None else [])
+                    for _, raw, words in cases], tmp_path)
+    for (name, _, words), (st, msg) in zip(cases, got):
+        if words is None:
+            assert st == "OK", (name, msg)
+            continue
+        assert st == "ERR", (name, st, msg)
+        for w in words:
+            assert w in msg, (name, w, msg)
