@@ -24,9 +24,10 @@ TFLite's Python Interpreter / PyPI tflite_micro runtime:
     allocate_tensors(): nothing to do (the arena is planned at
         construction), accepted for compatibility
     reset(): zeroes the model's state, as TFLM's
-        MicroInterpreter::Reset: variable tensors (SVDF's state: the
-        zero point of an int8 one, else zeros) and what stateful kernels
-        keep (the noise estimate of SignalFilterBankSpectralSubtraction)
+        MicroInterpreter::Reset: variable tensors (SVDF's and the
+        LSTM's state: the zero point of an int8 one, else zeros) and
+        what stateful kernels keep (the noise estimate of
+        SignalFilterBankSpectralSubtraction)
 
 Values: set_* take what Tensor.set takes (a buffer, array, list of the
 tensor's integers; floats are quantized as by Tensor.set_float);

@@ -327,7 +327,8 @@ def _eval(st):
             scale_i32(t1, words, pairs[16], pairs[17], 0)
             _mul(gi, gc, t2, words)
             scale_i32(t2, words, pairs[18], pairs[19], 0)
-            _cell(t1, t2, c, so, words, p)
+            _gate_sum(t1, t2, words)  # each product clamped, then summed
+            _cell(t1, c, so, words, p)
             # h = tanh(c) * output, int8 at the hidden zero point
             _load16(c, so, t1, words)
             _tanh(t1, words, tab, p[9], p[10])
@@ -495,12 +496,10 @@ def _load16(src, off: int, out, n: int):
 
 
 @micropython.viper
-def _cell(a, b, c, off: int, n: int, p):
-    """c[off + i] = clip(sat16(clamp16(a[i]) + clamp16(b[i]))): the new
-    cell state from the two products (each MulElementwise clamps to
-    int16), clipped to +-p[8] when p[8] > 0."""
+def _cell(a, c, off: int, n: int, p):
+    """c[off + i] = a[i] (the new cell state, _gate_sum of the two
+    MulElementwise products), clipped to +-p[8] - 1 when p[8] > 0."""
     pa = ptr32(a)
-    pb = ptr32(b)
     pc = ptr16(c)
     clip: int = ptr32(p)[8] - 1  # -1: no clipping
     one: int = 1
@@ -508,20 +507,6 @@ def _cell(a, b, c, off: int, n: int, p):
     i: int = 0
     while i < n:
         x: int = (pa[i] ^ S) - S
-        z: int = (pb[i] ^ S) - S
-        if x > 32767:
-            x = 32767
-        if x < -32768:
-            x = -32768
-        if z > 32767:
-            z = 32767
-        if z < -32768:
-            z = -32768
-        x += z
-        if x > 32767:
-            x = 32767
-        if x < -32768:
-            x = -32768
         if clip >= 0:
             if x > clip:
                 x = clip

@@ -224,7 +224,7 @@ def _prepare_float(op, ctx, x, wf, wt, bias, s, y, rank, act, dims):
     pv[2], pv[3] = 3, 0  # b: qd[3], 1.0
     pv[5] = 1
     pv[7] = units
-    st = (x.data, f32.words(wf, ctx), f32.words(wt, ctx),
+    st = (f32.words(x, ctx), f32.words(wf, ctx), f32.words(wt, ctx),
           f32.words(bias, ctx), s.data, y.data, pd, qd, pv, qv,
           ctx.work(batch * filters), batch, n_in, filters, units, memory,
           rank, act, f32.dot, f32.vec)
