@@ -152,13 +152,15 @@ def test_lazy_imports_are_declared():
 
 
 # Package cost ratchet (issue 14 asks for <= 24 KB on armv6m, import tflm
-# plus person_detect's kernels; today about 39 KB: 17.3 KB of objects made by
-# `import tflm`, 7.4 KB by the kernel modules, 14.3 KB of their armv6m
-# machine code). GC heap, 64-bit / 32-bit unix port: (tflm, kernels);
-# armv6m machine code: (tflm, kernels). Bytes, about 3% above today's.
+# plus person_detect's kernels; today about 41 KB: 17.3 KB of objects made by
+# `import tflm`, 7.8 KB by the kernel modules, 16.4 KB of their armv6m
+# machine code, of which DEPTHWISE_CONV_2D's plane kernel, 2.5x faster on
+# an M0 than the one before, is 1.7 KB more). GC heap, 64-bit / 32-bit
+# unix port: (tflm, kernels); armv6m machine code: (tflm, kernels). Bytes,
+# about 3% above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": (31300, 12700), "x86": (17800, 7650), "armv6m": (208, 14700)},
+        "x64": (31300, 13300), "x86": (17800, 8000), "armv6m": (208, 16900)},
 }
 
 

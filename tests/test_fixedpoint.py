@@ -3,7 +3,7 @@
 import numpy as np
 
 from conftest import run_mp
-from tflm.fixedpoint import mbqm_ref
+from tflm.kernels.gemmlowp import mbqm_ref
 
 
 def mbqm_int64(x, m, shift):
@@ -54,7 +54,7 @@ def test_viper_scale_i32_on_unix_port(tmp_path):
     code = """
 from array import array
 import micropython
-from tflm.fixedpoint import scale_i32
+from tflm.kernels.rescale import scale_i32
 def load(name):
     a = array('i')
     with open(%r + '/' + name, 'rb') as f:

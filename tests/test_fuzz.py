@@ -180,7 +180,7 @@ FC_CASES = (
 def _fc_models():
     from host_tools import opgen
     from tflm import quant
-    from tflm.fixedpoint import mbqm_ref
+    from tflm.kernels.gemmlowp import mbqm_ref
     T = opgen.Tensor
     for xs, ws, ys, zin, wv, want in FC_CASES:
         acc = wv * (11 - zin)

@@ -255,9 +255,15 @@ def f32(v):
     return float(np.float32(v))
 
 
-def random_case(rng, kind):
-    """A random valid conv / depthwise case (dict)."""
-    while True:
+def random_case(rng, kind, geo=None):
+    """A random valid conv / depthwise case (dict). geo: (B, H, W, KH, KW,
+    sh, sw, dh, dw, padding) instead of random ones."""
+    while geo is not None:
+        B, H, W, KH, KW, sh, sw, dh, dwf, padding = geo
+        OH = out_size(padding, H, KH, sh, dh)
+        OW = out_size(padding, W, KW, sw, dwf)
+        break
+    while geo is None:
         B = int(rng.choice([1, 1, 1, 2]))
         H = int(rng.integers(1, 10))
         W = int(rng.integers(1, 10))
@@ -408,7 +414,7 @@ def test_random_against_tflm_and_numpy(tmp_path):
     paths = set((c["kind"], ln.split()[3]) for c, ln in zip(
         cases, (ln for ln in out.splitlines() if ln.startswith("TIME"))))
     assert paths == {(CONV, "_eval_1x1"), (CONV, "_eval_any"),
-                     (DW, "_eval_m1"), (DW, "_eval_any")}, paths
+                     (DW, "_eval_k3"), (DW, "_eval_any")}, paths
     bad = []
     for k, c in enumerate(cases):
         got = np.frombuffer((tmp_path / ("o%d.bin" % k)).read_bytes(),
@@ -417,6 +423,40 @@ def test_random_against_tflm_and_numpy(tmp_path):
             bad.append((k, c["kind"], c["x"].shape, c["w"].shape,
                         int((got != c["ref"]).sum())))
     assert not bad, bad
+
+
+def test_depthwise_plane_tiles(tmp_path):
+    """DEPTHWISE_CONV_2D copies the input plane of each channel in tiles
+    of at most 2 KB (depthwise_conv._tile): wide and tall inputs take
+    several tiles, in columns and in rows, with padding at every edge and
+    dilation; bit-exact with TFLM."""
+    rng = np.random.default_rng(5)
+    geos = [(1, 4, 1500, 3, 3, 1, 1, 1, 1, 0),   # column tiles
+            (1, 70, 60, 3, 3, 2, 1, 1, 1, 0),    # row tiles, stride 2
+            (2, 40, 90, 5, 4, 1, 2, 2, 1, 0),    # generic, dilation
+            (1, 9, 700, 10, 8, 2, 2, 1, 1, 0),   # micro_speech-like
+            (1, 30, 30, 3, 3, 1, 1, 1, 3, 1)]    # 3x3, dilated across
+    lines = []
+    cases = []
+    for k, g in enumerate(geos):
+        c = random_case(rng, DW, g)
+        while c["bias"] is None:
+            c = random_case(rng, DW, g)
+        cases.append(c)
+        tflm_out = run_tflm(build_model(c), c["x"])
+        assert np.array_equal(tflm_out, ref_op(c)), k
+        c["ref"] = tflm_out
+        mpath = tmp_path / ("t%d.tflite" % k)
+        mpath.write_bytes(build_model(c))
+        ipath = tmp_path / ("t%d.bin" % k)
+        ipath.write_bytes(c["x"].tobytes())
+        lines.append("t%d %s 0 %s %s 1" % (k, mpath, ipath,
+                                           tmp_path / ("u%d.bin" % k)))
+    run_micropython(tmp_path, lines)
+    for k, c in enumerate(cases):
+        got = np.frombuffer((tmp_path / ("u%d.bin" % k)).read_bytes(),
+                            np.int8).reshape(c["out_shape"])
+        assert np.array_equal(got, c["ref"]), k
 
 
 def test_prepare_rejects(tmp_path):
@@ -429,9 +469,9 @@ def test_prepare_rejects(tmp_path):
         mpath = tmp_path / ("bad%d.tflite" % kind)
         mpath.write_bytes(build_model(c))
         whats = ["outshape", "intype", "rank", "nscales", "bias", "stride",
-                 "padding", "act", "scratch"]
-        if kind == DW:
-            whats.append("dm")
+                 "padding", "act"]
+        # DEPTHWISE_CONV_2D asks for a work buffer, not ctx.scratch
+        whats.append("dm" if kind == DW else "scratch")
         for what in whats:
             lines.append("bad %s_%d %s %s" % (what, kind, mpath, what))
     out = run_micropython(tmp_path, lines)

@@ -178,7 +178,7 @@ def test_mean_int8_hand(tmp_path):
 def test_mean_multiplier_truncates(tmp_path):
     """MEAN folds 1/count into the multiplier with an int64 division that
     truncates: (m << k) / 365. Here a rounded-up multiplier would give -34
-    (found by search with fixedpoint.mbqm_ref)."""
+    (found by search with gemmlowp.mbqm_ref)."""
     x = np.full(365, -78, np.int8)
     x[:60] = -79  # sum -28530
     raw = opgen.single_op("MEAN", [q8([1, 365], 0.3, 0),

@@ -19,7 +19,7 @@ from micropython import const
 
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import mbqm_ref
+from .gemmlowp import mbqm_ref
 from . import lut
 from .lut_math import f32_bits, f32_div
 

@@ -18,7 +18,7 @@ scale1 / twice_max, scale2 / twice_max and twice_max / (2**20 * out_scale),
 AddElementwise / SubElementwise for int16 and the general-scale path),
 reproduced exactly by quant's integer double arithmetic. Eval gathers chunks
 of both operands into the two halves of the shared scratch array and
-requantizes them with fixedpoint.scale_i32 (MultiplyByQuantizedMultiplier
+requantizes them with rescale.scale_i32 (MultiplyByQuantizedMultiplier
 with a shift <= 0 is exactly the SmallerThanOneExp variant).
 
 Outputs of at least LUT_MIN elements take a faster path (_add_lut): a
@@ -41,7 +41,7 @@ from micropython import const
 
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from .rescale import scale_i32, store_i8
 from . import broadcast
 from .conv_util import scratch_halves, work_buffer
 

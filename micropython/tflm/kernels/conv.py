@@ -115,14 +115,15 @@ def _eval_any(st):
 # call).
 
 @micropython.viper
-def _conv_1x1(acc: int, va: int, wa: int, st):
+def _conv_1x1(va: int, wa: int, acc: int, st):
     """1x1 filter, no padding, one group: a matrix product per pixel.
 
     sum f * v = sum wu * v - 128 * sum v. Each pixel's v = u + off are
     gathered into the window array, then for each filter the inner
-    loop is sum wu * v, 8-way unrolled. acc, va, wa are the hot locals
-    (the first locals get registers); callers pass 0. va / wa are
-    addresses of the current window word / filter byte.
+    loop is sum wu * v, 8-way unrolled. va, wa (addresses of the current
+    window word / filter byte) are the hot locals: in .mpy armv6m code
+    only the first two locals get registers, and the sum of 8 products
+    is added to acc once; callers pass 0.
     """
     p = ptr32(int(ptr32(st[0])) + 4 * _QP)
     one: int = 1

@@ -29,6 +29,28 @@ from . import conv_util
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[0]: one kept block for both.
 _QP = const(3)
+# Bytes of a plane tile (see _dwp): at most _PLANE_MAX, and at most an eighth
+# of the op's input + output bytes (at least _PLANE_MIN), so that where the
+# op is the arena's peak its work buffer adds little; a tile one output
+# pixel big may be larger.
+_PLANE_MAX = const(2048)
+_PLANE_MIN = const(512)
+# requant's fast path (fixedpoint.requant_i8b): |x| <= 2**20
+_FAST = const(1 << 20)
+
+
+def _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw):
+    """(rows, columns) of output pixels per tile, the bytes of a plane
+    row and of the plane: the plane of a whole output row when it fits in
+    cap bytes, as many rows as fit."""
+    eh = (kh - 1) * dh + 1
+    ew = (kw - 1) * dw + 1
+    tw = ow
+    if (ow - 1) * sw + ew > cap // eh:
+        tw = max(1, (cap // eh - ew) // sw + 1)
+    pw = (tw - 1) * sw + ew
+    th = max(1, min(oh, (cap // pw - eh) // sh + 1))
+    return th, tw, pw, ((th - 1) * sh + eh) * pw
 
 
 def prepare(op, ins, outs, ctx):
@@ -39,7 +61,10 @@ def prepare(op, ins, outs, ctx):
     padding (0), stride_w (1), stride_h (2), depth_multiplier (3),
     fused_activation_function (4), dilation_w_factor (5),
     dilation_h_factor (6). Raises PrepareError for wrong types, ranks,
-    shapes, options or quantization.
+    shapes, options or quantization. Asks the context for one work
+    buffer: an input plane tile (at most 2 KB and an eighth of the input
+    and output bytes, unless one output pixel needs more), KH*KW + OC
+    words.
     """
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_depthwise
@@ -68,48 +93,72 @@ def prepare(op, ins, outs, ctx):
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
                                                 True, ctx)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
-    conv_util.check_scratch(op, ctx, oc)
-    off = -inp.zero_point - 128
-    # Accumulators of up to nb output pixels are requantized per call.
-    nb = ctx.scratch_len // oc
+    oh, ow = out.shape[1], out.shape[2]
+    cap = min(_PLANE_MAX, max(_PLANE_MIN, (inp.nbytes + out.nbytes) >> 3))
+    th, tw, pww, plane = _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)
+    pwords = (plane + 3) >> 2
+    words = pwords + kh * kw + oc
+    work = conv_util.work_buffer(ctx, words)
+    # OC words after the plane and the weights: an accumulator beyond the
+    # fast path goes to word oc of ax for requant_i8b (work is a bytes
+    # view, or an array('i') in kernel tests)
+    mv = memoryview(work)
+    k = pwords + kh * kw
+    ax = mv[k if len(mv) == words else 4 * k:]
+    k3 = kh == 3 and kw == 3 and dw == 1
     # qp first: one kept block (see _QP)
-    p = array("i", list(qp) + [b, h, w, c, out.shape[1], out.shape[2], oc,
-                               kh, kw, dm, sh, sw, dh, dw, ph, pw, off, nb])
-    k = conv_util.keep
-    st = (k(ctx, p), inp.data, filt.data, bias_w, out.data,
-          mults, shifts, ctx.scratch)
-    return (_eval_m1 if dm == 1 else _eval_any), st
+    p = array("i", list(qp) + [b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw,
+                               dh, dw, ph, pw, inp.zero_point, th, tw, pww,
+                               pwords])
+    st = (conv_util.keep(ctx, p), inp.data, filt.data, bias_w, out.data,
+          mults, shifts, work, ax)
+    return (_eval_k3 if k3 else _eval_any), st
+
+
+def _eval_k3(st):
+    _dwp(0, 0, st, 1)
 
 
 def _eval_any(st):
-    _dw(0, 0, 0, st, 0)
-
-
-def _eval_m1(st):
-    _dw(0, 0, 0, st, 1)
+    _dwp(0, 0, st, 0)
 
 
 # Parameter slots of st[0], after its first _QP words (the qp of
 # requant_i8b: output zero point, activation min and max):
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 DM, 10 SH, 11 SW,
-# 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 NB
-# (output pixels per requantization batch).
+# 12 DH, 13 DW, 14 PH, 15 PW, 16 ZP (input zero point), 17 TH, 18 TW
+# (output rows and columns per tile), 19 PWW (bytes per plane row),
+# 20 PWORDS (words of the plane in the work buffer).
 
 @micropython.viper
-def _dw(sa: int, xa: int, wa: int, st, m1: int):
-    """One output pixel at a time: accumulators start at the bias, then
-    each in-image tap adds filter[tap, oc] * v[tap, oc // DM] for all
-    output channels in one pass (input, filter and accumulators are
-    contiguous along channels). m1: DM == 1, a 4-way unrolled loop.
-    The accumulators of NB consecutive output pixels are kept side by side
-    in the scratch array and requantized by one requant_i8b call.
+def _dwp(acc: int, xa: int, st, k3: int):
+    """The output in tiles of TH x TW pixels; per tile and input channel
+    c, the input plane the tile reads is copied into the work buffer as
+    bytes x ^ 0x80 = x + 128 (taps in the padding hold zp + 128), so that
+    every output channel oc of c sums with no bounds checks:
 
-    sa, xa, wa are the hot locals (addresses of the current accumulator,
-    input byte and filter byte); callers pass 0.
+        acc = bias[oc] - (zp + 128) * sum(w) + sum over taps of
+              w[tap, oc] * plane[tap]        (= TFLM's accumulator)
+
+    then requantizes and stores it (fixedpoint.requant_i8b's arithmetic,
+    inline; requant_i8b itself for accumulators beyond its fast path).
+    k3: a 3x3 filter without horizontal dilation, its 9 weights held in
+    locals; otherwise the weights of oc are copied into the work buffer
+    as int32 words after the plane.
+
+    acc and xa (the plane address of the current pixel's first tap) are
+    the hot locals (viper keeps the first locals in registers): callers
+    pass 0.
     """
-    p = ptr32(int(ptr32(st[0])) + 4 * _QP)
+    qp = ptr32(st[0])
+    p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
+    zo: int = (qp[0] ^ S) - S
+    lo: int = (qp[1] ^ S) - S
+    hi: int = (qp[2] ^ S) - S
+    hl: int = hi - lo
     B: int = p[0]
     H: int = p[1]
     W: int = p[2]
@@ -126,113 +175,238 @@ def _dw(sa: int, xa: int, wa: int, st, m1: int):
     DW: int = p[13]
     PH: int = p[14]
     PW: int = p[15]
-    off: int = (p[16] ^ S) - S
+    zc: int = ((p[16] ^ S) - S) + 128  # zp + 128, the padding's byte
+    TH: int = p[17]
+    TW: int = p[18]
+    PWW: int = p[19]
     x0: int = int(ptr8(st[1]))
-    w0: int = int(ptr8(st[2]))
+    f0: int = int(ptr8(st[2]))
     bp = ptr32(st[3])
-    out = st[4]
-    mults = st[5]
-    shifts = st[6]
-    qp = st[0]
-    scratch = st[7]
-    sp = ptr32(scratch)
-    sbase: int = int(sp)
-    cap: int = p[17] * OC  # accumulators per batch
-    pb: int = 0  # first accumulator of the current pixel
-    dm4: int = 4 * DM
-    dwc: int = DW * C  # input step between horizontal taps
-    xrow: int = DH * W * C  # input step between vertical taps
-    wrow: int = KW * OC  # filter step between rows
-    o: int = 0
+    o = ptr8(st[4])
+    pm = ptr32(st[5])
+    ps = ptr8(st[6])
+    wk = st[7]
+    pl: int = int(ptr8(wk))  # the plane
+    wb: int = pl + 4 * p[20]  # oc's weights as int32 (not k3)
+    ax = st[8]
+    eh: int = (KH - 1) * DH + 1
+    ew: int = (KW - 1) * DW + 1
+    rs: int = DH * PWW  # plane step between filter rows
+    ntap: int = KH * KW
+    # R = max |x - zp| over int8 x: the accumulator's bound per weight
+    rz: int = zc
+    if rz < 255 - zc:
+        rz = 255 - zc
+    bw: int = _FAST + 1  # |x - zp| * |w| summed over the taps
+    if ntap < 1024:
+        bw = rz * 128 * ntap
+    w0: int = 0
+    w1: int = 0
+    w2: int = 0
+    w3: int = 0
+    w4: int = 0
+    w5: int = 0
+    w6: int = 0
+    w7: int = 0
+    w8: int = 0
     b: int = 0
     while b < B:
-        oy: int = 0
-        while oy < OH:
-            iy0: int = oy * SH - PH
-            kyl: int = 0
-            while kyl < KH and iy0 + kyl * DH < 0:
-                kyl += 1
-            kyh: int = kyl
-            while kyh < KH and iy0 + kyh * DH < H:
-                kyh += 1
-            ox: int = 0
-            while ox < OW:
-                ix0: int = ox * SW - PW
-                kxl: int = 0
-                while kxl < KW and ix0 + kxl * DW < 0:
-                    kxl += 1
-                kxh: int = kxl
-                while kxh < KW and ix0 + kxh * DW < W:
-                    kxh += 1
-                s0: int = sbase + 4 * pb
-                se: int = s0 + 4 * OC  # end of the accumulators
-                s4: int = s0 + 4 * (OC & ~3)  # end of the unrolled part
-                k: int = 0
-                while k < OC:
-                    sp[pb + k] = bp[k]
-                    k += 1
-                # First in-image tap of channel 0, and its filter.
-                xr: int = x0 + ((b * H + iy0 + kyl * DH) * W
-                                + ix0 + kxl * DW) * C
-                wr: int = w0 + (kyl * KW + kxl) * OC
-                ky: int = kyl
-                while ky < kyh:
-                    xt: int = xr
-                    wt: int = wr
-                    kx: int = kxl
-                    while kx < kxh:
-                        sa = s0
-                        xa = xt
-                        wa = wt
-                        if m1:
-                            while sa < s4:
-                                ptr32(sa)[0] += (
-                                    ((ptr8(wa)[0] ^ 0x80) - 0x80)
-                                    * ((ptr8(xa)[0] ^ 0x80) + off))
-                                ptr32(sa)[1] += (
-                                    ((ptr8(wa)[1] ^ 0x80) - 0x80)
-                                    * ((ptr8(xa)[1] ^ 0x80) + off))
-                                ptr32(sa)[2] += (
-                                    ((ptr8(wa)[2] ^ 0x80) - 0x80)
-                                    * ((ptr8(xa)[2] ^ 0x80) + off))
-                                ptr32(sa)[3] += (
-                                    ((ptr8(wa)[3] ^ 0x80) - 0x80)
-                                    * ((ptr8(xa)[3] ^ 0x80) + off))
-                                sa += 16
-                                xa += 4
-                                wa += 4
-                            while sa < se:
-                                ptr32(sa)[0] += (
-                                    ((ptr8(wa)[0] ^ 0x80) - 0x80)
-                                    * ((ptr8(xa)[0] ^ 0x80) + off))
-                                sa += 4
-                                xa += 1
-                                wa += 1
+        oy0: int = 0
+        while oy0 < OH:
+            oy1: int = oy0 + TH
+            if oy1 > OH:
+                oy1 = OH
+            ox0: int = 0
+            while ox0 < OW:
+                ox1: int = ox0 + TW
+                if ox1 > OW:
+                    ox1 = OW
+                rows: int = (oy1 - oy0 - 1) * SH + eh
+                cols: int = (ox1 - ox0 - 1) * SW + ew
+                iy0: int = oy0 * SH - PH
+                ix0: int = ox0 * SW - PW
+                # columns [jl, jh) of a plane row are in the image
+                jl: int = 0 - ix0
+                if jl < 0:
+                    jl = 0
+                if jl > cols:
+                    jl = cols
+                jh: int = W - ix0
+                if jh > cols:
+                    jh = cols
+                if jh < jl:
+                    jh = jl
+                c: int = 0
+                while c < C:
+                    # the plane of input channel c for this tile
+                    r: int = 0
+                    while r < rows:
+                        iy: int = iy0 + r
+                        d: int = pl + r * PWW
+                        # [0, ja) and [jb, cols) hold the padding's
+                        # byte, [ja, jb) the image's
+                        ja: int = cols
+                        jb: int = cols
+                        if 0 <= iy < H:
+                            ja = jl
+                            jb = jh
+                        j: int = 0
+                        while j < cols:
+                            if j == ja:
+                                xa = x0 + (((b * H + iy) * W + ix0 + j) * C
+                                           + c)
+                                acc = d + j
+                                d += jb
+                                while acc < d:
+                                    ptr8(acc)[0] = ptr8(xa)[0] ^ 0x80
+                                    acc += 1
+                                    xa += C
+                                d -= jb
+                                j = jb
+                                if j >= cols:
+                                    break
+                            ptr8(d)[j] = zc
+                            j += 1
+                        r += 1
+                    mm: int = 0
+                    while mm < DM:
+                        oc: int = c * DM + mm
+                        # requantization of oc, x the accumulator: when
+                        # |x << ls| <= 2**20 for every input (bound:
+                        # |bias| + R * 128 * taps) and e <= 21,
+                        # requant_i8b's fast path with RoundingDivideByPOT
+                        # folded in, and ls folded into weights and bias;
+                        # otherwise (chk) that fast path for the values
+                        # within it when ls == 0 and e <= 21,
+                        # requant_i8b for the others.
+                        m: int = pm[oc]
+                        m0: int = m & 0x7FF
+                        m1: int = (m >> 11) & 0x7FF
+                        m2: int = m >> 22
+                        sh_: int = (ps[oc] ^ 0x80) - 0x80
+                        ls: int = 0
+                        e: int = 0
+                        if sh_ > 0:
+                            ls = sh_
                         else:
-                            while sa < se:
-                                v: int = (ptr8(xa)[0] ^ 0x80) + off
-                                sm: int = sa + dm4
-                                while sa < sm:
-                                    ptr32(sa)[0] += (
-                                        ((ptr8(wa)[0] ^ 0x80) - 0x80) * v)
-                                    sa += 4
-                                    wa += 1
-                                xa += 1
-                        xt += dwc
-                        wt += OC
-                        kx += 1
-                    xr += xrow
-                    wr += wrow
-                    ky += 1
-                pb += OC
-                o += OC
-                if pb >= cap:
-                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb, 0)
-                    pb = 0
-                ox += 1
-            oy += 1
+                            e = 0 - sh_
+                        bo: int = (bp[oc] ^ S) - S
+                        ab: int = bo
+                        if ab < 0:
+                            ab = 0 - ab
+                        chk: int = 1
+                        lim: int = 0
+                        if e <= 21:
+                            if (uint(ab) < uint(_FAST)
+                                    and ab + bw <= (_FAST >> ls)):
+                                chk = 0
+                            elif ls == 0:
+                                lim = _FAST
+                        kc: int = 256
+                        sm: int = 0
+                        se: int = 9 + e
+                        if e > 21:
+                            kc = 0  # only x == 0 takes the fast path
+                        elif e:
+                            kc = 256 + (one << (8 + e))
+                            sm = -512
+                        if chk:
+                            ls = 0
+                        # the weights of oc (<< ls) as int32 words after
+                        # the plane, and their sum
+                        sw_: int = 0
+                        fa: int = f0 + oc
+                        t: int = 0
+                        while t < ntap:
+                            v: int = ((ptr8(fa)[0] ^ 0x80) - 0x80) << ls
+                            ptr32(wb)[t] = v
+                            sw_ += v
+                            fa += OC
+                            t += 1
+                        if k3:  # in locals (sign-extended again: ptr32
+                            # loads zero-extend on 64-bit)
+                            w0 = (ptr32(wb)[0] ^ S) - S
+                            w1 = (ptr32(wb)[1] ^ S) - S
+                            w2 = (ptr32(wb)[2] ^ S) - S
+                            w3 = (ptr32(wb)[3] ^ S) - S
+                            w4 = (ptr32(wb)[4] ^ S) - S
+                            w5 = (ptr32(wb)[5] ^ S) - S
+                            w6 = (ptr32(wb)[6] ^ S) - S
+                            w7 = (ptr32(wb)[7] ^ S) - S
+                            w8 = (ptr32(wb)[8] ^ S) - S
+                        bi: int = (bo << ls) - zc * sw_
+                        oy: int = oy0
+                        while oy < oy1:
+                            xa = pl + (oy - oy0) * SH * PWW
+                            oo: int = ((b * OH + oy) * OW + ox0) * OC + oc
+                            oe: int = oo + (ox1 - ox0) * OC
+                            while oo < oe:
+                                acc = bi
+                                if k3:
+                                    acc += w0 * ptr8(xa)[0]
+                                    acc += w1 * ptr8(xa)[1]
+                                    acc += w2 * ptr8(xa)[2]
+                                    xa += rs
+                                    acc += w3 * ptr8(xa)[0]
+                                    acc += w4 * ptr8(xa)[1]
+                                    acc += w5 * ptr8(xa)[2]
+                                    xa += rs
+                                    acc += w6 * ptr8(xa)[0]
+                                    acc += w7 * ptr8(xa)[1]
+                                    acc += w8 * ptr8(xa)[2]
+                                    xa += SW - rs - rs
+                                else:
+                                    px: int = xa
+                                    wa: int = wb
+                                    ky: int = 0
+                                    while ky < KH:
+                                        xe: int = xa + ew
+                                        if DW == 1:
+                                            while xa + 4 <= xe:
+                                                acc += (ptr32(wa)[0]
+                                                        * ptr8(xa)[0])
+                                                acc += (ptr32(wa)[1]
+                                                        * ptr8(xa)[1])
+                                                acc += (ptr32(wa)[2]
+                                                        * ptr8(xa)[2])
+                                                acc += (ptr32(wa)[3]
+                                                        * ptr8(xa)[3])
+                                                xa += 4
+                                                wa += 16
+                                        while xa < xe:
+                                            acc += ptr32(wa)[0] * ptr8(xa)[0]
+                                            xa += DW
+                                            wa += 4
+                                        ky += 1
+                                        xa = px + ky * rs
+                                    xa = px + SW
+                                    # ptr32 loads zero-extend on 64-bit
+                                    acc = ((acc & M) ^ S) - S
+                                if chk and (uint(acc + lim)
+                                            > uint(lim + lim)):
+                                    # beyond the fast path: requant_i8b
+                                    # for channel oc alone
+                                    ptr32(ax)[oc] = acc
+                                    requant_i8b(0, oc, 0, ax, oc + 1, oc + 1,
+                                                st[5], st[6], st[0], st[4],
+                                                oo - oc, 0)
+                                else:
+                                    t = (acc * m0) >> 11
+                                    t = (acc * m1 + t) >> 11
+                                    acc = (acc * m2 + t + kc
+                                           + ((acc >> 31) & sm)) >> se
+                                    acc += zo
+                                    if uint(acc - lo) > uint(hl):  # clamp
+                                        if acc < lo:
+                                            acc = lo
+                                        else:
+                                            acc = hi
+                                    o[oo] = acc
+                                oo += OC
+                            oy += 1
+                        mm += 1
+                    c += 1
+                ox0 = ox1
+            oy0 = oy1
         b += 1
-    if pb:
-        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
-                    o - pb, 0)
+

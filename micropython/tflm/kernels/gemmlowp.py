@@ -47,6 +47,14 @@ def rdbpot(x, e):
     return w32((x >> e) + (1 if (x & mask) > thr else 0))
 
 
+def mbqm_ref(x, m, shift):
+    """Reference MultiplyByQuantizedMultiplier (common.cc, double
+    rounding) in plain Python ints: x int32, m multiplier in [0, 2**31),
+    shift in [-31, 30]. Returns int32. Prepare time and tests only;
+    invoke() uses fixedpoint.requant_i8b / rescale.scale_i32."""
+    return rdbpot(srdhm(w32(x << max(shift, 0)), m), max(-shift, 0))
+
+
 def pot(x, e):
     """SaturatingRoundingMultiplyByPOT<e>(int32 x)."""
     if e < 0:

@@ -18,7 +18,7 @@ from micropython import const
 
 from . import check_int8
 from ..errors import PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from .rescale import scale_i32, store_i8
 from .conv_util import keep
 
 _L2NORM_OPTIONS = const(12)

@@ -49,7 +49,7 @@ from micropython import const
 from .. import quant
 from ..context import persistent
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32
+from .rescale import scale_i32
 from .conv_util import bias_words
 
 _INT16 = const(7)

@@ -24,8 +24,7 @@ from micropython import const
 
 from .. import quant
 from ..errors import ModelError
-from ..fixedpoint import mbqm_ref
-from .gemmlowp import _tdiv, exp_neg, pot, rdbpot, srdhm, w16, w32
+from .gemmlowp import _tdiv, exp_neg, mbqm_ref, pot, rdbpot, srdhm, w16, w32
 
 _INT32_MAX = const((1 << 31) - 1)
 

@@ -17,7 +17,7 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from ..fixedpoint import store_i8
+from .rescale import store_i8
 from . import broadcast
 from .conv_util import keep, scratch_halves
 

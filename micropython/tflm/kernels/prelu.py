@@ -13,7 +13,7 @@ QuantizeMultiplier(in_scale * alpha_scale / out_scale), in double (quant).
 The first branch depends only on the input byte: prepare tabulates it.
 Eval walks the broadcast in chunks of the shared scratch array: a viper
 gather writes v * a (or 0) into one half and the tabulated MBQM(v) (or 0)
-into the other, fixedpoint.scale_i32 requantizes the products (MBQM(0) is
+into the other, rescale.scale_i32 requantizes the products (MBQM(0) is
 0), and the halves are summed and stored with the zero point and clamp.
 alpha may be a constant or an activation.
 """
@@ -25,7 +25,8 @@ from micropython import const
 
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import mbqm_ref, scale_i32, store_i8
+from .rescale import scale_i32, store_i8
+from .gemmlowp import mbqm_ref
 from .conv_util import keep
 from .broadcast import broadcast_loops
 

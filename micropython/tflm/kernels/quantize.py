@@ -23,7 +23,7 @@ int32 (Requantize):
     out = clamp(MultiplyByQuantizedMultiplier(val - in_zp, m, shift) + zp)
 with QuantizeMultiplier((double)in_scale / (double)out_scale). An 8-bit
 input has only 256 values: prepare runs them through
-fixedpoint.scale_i32 into a table of output bytes (or int16 pairs) and
+rescale.scale_i32 into a table of output bytes (or int16 pairs) and
 eval maps bytes. An int16 input is requantized in chunks of _CHUNK
 values through a work buffer (gather, scale_i32, store). int16 values
 are read and written as byte pairs (any alignment).
@@ -38,7 +38,7 @@ from micropython import const
 from ..context import persistent
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from .rescale import scale_i32, store_i8
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -280,8 +280,8 @@ def _gather16(x, off: int, n: int, buf, zp: int):
 def store_i16(buf, n: int, out, off: int, qp):
     """The int16 out[off + i] = clamp(buf[i] + zp, lo, hi) for i < n,
     written as little-endian byte pairs (any alignment); buf, qp as
-    fixedpoint.store_i8's. (Here rather than in fixedpoint, whose
-    machine code every int8 model loads; SOFTMAX's int16 output uses it
+    rescale.store_i8's. (Here rather than in rescale, whose machine
+    code every ADD or SOFTMAX model loads; SOFTMAX's int16 output uses it
     too.)"""
     p = ptr32(buf)
     o = ptr8(out)

@@ -14,7 +14,7 @@ code, E[d] = exp_on_negative_values(rescaled -d) (a Q0.31 raw value, 0 when
 sums R[d], takes GetReciprocal of the sum (gemmlowp Newton-Raphson, in
 word-size independent viper), and writes
     clamp(RoundingDivideByPOT(SRDHM(E[d], reciprocal), exponent) - 128)
-through fixedpoint.scale_i32 / store_i8 (int16: exponent 8 lower, minus
+through rescale.scale_i32 / store_i8 (int16: exponent 8 lower, minus
 32768, quantize.store_i16). Excluded elements have E[d] = 0
 and so give -128, as TFLM's explicit branch does.
 """
@@ -27,7 +27,7 @@ from micropython import const
 from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from .rescale import scale_i32, store_i8
 from . import conv_util
 from .gemmlowp import exp_neg, rdbpot as _rdbpot, srdhm as _srdhm
 

@@ -34,7 +34,8 @@ from micropython import const
 
 from .. import quant
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import requant_i8b, scale_i32
+from ..fixedpoint import requant_i8b
+from .rescale import scale_i32
 from ..model import Operator
 from . import add, broadcast
 from .conv_util import keep, scratch_halves

@@ -47,7 +47,7 @@ from micropython import const
 from .. import quant
 from ..context import persistent
 from ..errors import ModelError, PrepareError
-from ..fixedpoint import scale_i32, store_i8
+from .rescale import scale_i32, store_i8
 from .conv_util import bias_words
 from .signal_util import aligned, io, want
 
