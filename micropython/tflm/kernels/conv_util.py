@@ -268,16 +268,17 @@ def wrap32(v):
     return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
-def work_buffer(ctx, n):
+def work_buffer(ctx, n, untouched=False):
     """A buffer of at least n int32 words that this op uses during its
     own eval only (CONV_2D gathers an output pixel's input window into
     it, ADD its lookup tables): ctx.work(n), a scratch buffer that the
     interpreter plans into the arena's head (context.KernelContext.work),
-    read by eval with viper pointers. A context without work() (kernel
-    tests) gets a fresh array('i')."""
+    read by eval with viper pointers. untouched: prepare neither reads
+    nor writes it (the sizing pass then allocates nothing for it). A
+    context without work() (kernel tests) gets a fresh array('i')."""
     w = getattr(ctx, "work", None)
     if w is not None:
-        return w(n)
+        return w(n, untouched)
     return zeros("i", max(n, 1))
 
 

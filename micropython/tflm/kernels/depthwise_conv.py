@@ -96,22 +96,16 @@ def prepare(op, ins, outs, ctx):
     oh, ow = out.shape[1], out.shape[2]
     cap = min(_PLANE_MAX, max(_PLANE_MIN, (inp.nbytes + out.nbytes) >> 3))
     th, tw, pww, plane = _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)
-    pwords = (plane + 3) >> 2
-    words = pwords + kh * kw + oc
-    work = conv_util.work_buffer(ctx, words)
-    # OC words after the plane and the weights: an accumulator beyond the
-    # fast path goes to word oc of ax for requant_i8b (work is a bytes
-    # view, or an array('i') in kernel tests)
-    mv = memoryview(work)
-    k = pwords + kh * kw
-    ax = mv[k if len(mv) == words else 4 * k:]
+    # work: OC words (word oc: an accumulator beyond the fast path, for
+    # requant_i8b), KH*KW words (a filter's weights), the plane
+    work = conv_util.work_buffer(ctx, oc + kh * kw + ((plane + 3) >> 2),
+                                 True)
     k3 = kh == 3 and kw == 3 and dw == 1
     # qp first: one kept block (see _QP)
     p = array("i", list(qp) + [b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw,
-                               dh, dw, ph, pw, inp.zero_point, th, tw, pww,
-                               pwords])
+                               dh, dw, ph, pw, inp.zero_point, th, tw, pww])
     st = (conv_util.keep(ctx, p), inp.data, filt.data, bias_w, out.data,
-          mults, shifts, work, ax)
+          mults, shifts, work)
     return (_eval_k3 if k3 else _eval_any), st
 
 
@@ -127,8 +121,7 @@ def _eval_any(st):
 # requant_i8b: output zero point, activation min and max):
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 DM, 10 SH, 11 SW,
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 ZP (input zero point), 17 TH, 18 TW
-# (output rows and columns per tile), 19 PWW (bytes per plane row),
-# 20 PWORDS (words of the plane in the work buffer).
+# (output rows and columns per tile), 19 PWW (bytes per plane row).
 
 @micropython.viper
 def _dwp(acc: int, xa: int, st, k3: int):
@@ -142,9 +135,9 @@ def _dwp(acc: int, xa: int, st, k3: int):
 
     then requantizes and stores it (fixedpoint.requant_i8b's arithmetic,
     inline; requant_i8b itself for accumulators beyond its fast path).
-    k3: a 3x3 filter without horizontal dilation, its 9 weights held in
-    locals; otherwise the weights of oc are copied into the work buffer
-    as int32 words after the plane.
+    The weights of oc (<< ls, see below) are copied into the work buffer
+    as int32 words; k3 (a 3x3 filter without horizontal dilation) holds
+    them in locals too.
 
     acc and xa (the plane address of the current pixel's first tap) are
     the hot locals (viper keeps the first locals in registers): callers
@@ -186,9 +179,8 @@ def _dwp(acc: int, xa: int, st, k3: int):
     pm = ptr32(st[5])
     ps = ptr8(st[6])
     wk = st[7]
-    pl: int = int(ptr8(wk))  # the plane
-    wb: int = pl + 4 * p[20]  # oc's weights as int32 (not k3)
-    ax = st[8]
+    wb: int = int(ptr8(wk)) + 4 * OC  # oc's weights as int32
+    pl: int = wb + 4 * KH * KW  # the plane
     eh: int = (KH - 1) * DH + 1
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
@@ -312,8 +304,8 @@ def _dwp(acc: int, xa: int, st, k3: int):
                             sm = -512
                         if chk:
                             ls = 0
-                        # the weights of oc (<< ls) as int32 words after
-                        # the plane, and their sum
+                        # the weights of oc (<< ls) as int32 words, and
+                        # their sum
                         sw_: int = 0
                         fa: int = f0 + oc
                         t: int = 0
@@ -386,8 +378,8 @@ def _dwp(acc: int, xa: int, st, k3: int):
                                             > uint(lim + lim)):
                                     # beyond the fast path: requant_i8b
                                     # for channel oc alone
-                                    ptr32(ax)[oc] = acc
-                                    requant_i8b(0, oc, 0, ax, oc + 1, oc + 1,
+                                    ptr32(wk)[oc] = acc
+                                    requant_i8b(0, oc, 0, wk, oc + 1, oc + 1,
                                                 st[5], st[6], st[0], st[4],
                                                 oo - oc, 0)
                                 else:
