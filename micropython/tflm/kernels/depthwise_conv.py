@@ -184,6 +184,7 @@ def _dwp(acc: int, xa: int, st, k3: int):
     eh: int = (KH - 1) * DH + 1
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
+    bk: int = SW - rs - rs  # from a pixel's third filter row to the next pixel
     ntap: int = KH * KW
     # R = max |x - zp| over int8 x: the accumulator's bound per weight
     rz: int = zc
@@ -346,7 +347,7 @@ def _dwp(acc: int, xa: int, st, k3: int):
                                     acc += w6 * ptr8(xa)[0]
                                     acc += w7 * ptr8(xa)[1]
                                     acc += w8 * ptr8(xa)[2]
-                                    xa += SW - rs - rs
+                                    xa += bk
                                 else:
                                     px: int = xa
                                     wa: int = wb
