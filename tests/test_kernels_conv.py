@@ -459,6 +459,43 @@ def test_depthwise_plane_tiles(tmp_path):
         assert np.array_equal(got, c["ref"]), k
 
 
+def test_zero_point_sum_wraps_as_int32(tmp_path):
+    """MBQM(acc) + output zero point is an int32 sum in TFLM, which wraps:
+    with a multiplier within 100 of 2**31 and shift 12, acc = 2**19 gives
+    MBQM near -2**31, and adding zero point -100 wraps to a large
+    positive value (clamped to 127), where an unwrapped sum clamps to
+    -128 (64-bit ports; found by a reviewer). CONV_2D and
+    DEPTHWISE_CONV_2D, against TFLM."""
+    in_s, f_s = f32(0.9066351056098938), f32(0.9563778042793274)
+    out_s = f32(0.8670856952667236 / 4096)
+    x = np.array([127, 126, 0, -128], np.int8).reshape(1, 1, 4, 1)
+    lines, cases = [], []
+    for kind in (CONV, DW):
+        for out_zp in (-100, -5, 0):
+            c = dict(kind=kind, x=x, w=np.full((1, 1, 1, 1), 127, np.int8),
+                     bias=np.array([(1 << 19) - 16129], np.int32),
+                     in_zp=0, out_zp=out_zp, in_scale=in_s, f_scales=[f_s],
+                     out_scale=out_s, qdim=0 if kind == CONV else 3,
+                     sh=1, sw=1, dh=1, dw=1, padding=1, act=0,
+                     out_shape=(1, 1, 4, 1), dm=0 if kind == CONV else 1)
+            mb = build_model(c)
+            c["ref"] = run_tflm(mb, x)
+            k = len(cases)
+            cases.append(c)
+            (tmp_path / ("z%d.tflite" % k)).write_bytes(mb)
+            (tmp_path / ("z%d.bin" % k)).write_bytes(x.tobytes())
+            lines.append("z%d %s 0 %s %s 0" % (
+                k, tmp_path / ("z%d.tflite" % k), tmp_path / ("z%d.bin" % k),
+                tmp_path / ("y%d.bin" % k)))
+    # the case is the one described: TFLM's wrapped sum clamps to 127
+    assert cases[0]["ref"].ravel()[0] == 127, cases[0]["ref"]
+    run_micropython(tmp_path, lines)
+    for k, c in enumerate(cases):
+        got = np.frombuffer((tmp_path / ("y%d.bin" % k)).read_bytes(),
+                            np.int8).reshape(c["out_shape"])
+        assert np.array_equal(got, c["ref"]), (k, got, c["ref"])
+
+
 def test_prepare_rejects(tmp_path):
     rng = np.random.default_rng(7)
     lines = []

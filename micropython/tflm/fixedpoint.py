@@ -65,6 +65,7 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
     lo: int = (q[1] ^ S) - S
     hi: int = (q[2] ^ S) - S
     hl: int = hi - lo
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     c: int = i  # the first channel: callers pass 0 (see above)
     while c < nch:
         m: int = pm[c]  # in [0, 2**31): no sign extension needed
@@ -130,6 +131,10 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
                     x = (x >> e) + 1
                 else:
                     x = x >> e
+                # MBQM may be near +-2**31 here: TFLM's x + zp is an int32
+                # sum that wraps (64-bit ports would not), so x becomes
+                # wrap(x + zp) - zp
+                x = (((x + zp + S) & M) - S) - zp
             x += zp
             if uint(x - lo) > uint(hl):  # clamp to [lo, hi]
                 if x < lo:

@@ -266,12 +266,13 @@ def _dwp(acc: int, xa: int, st, k3: int):
                         oc: int = c * DM + mm
                         # requantization of oc, x the accumulator: when
                         # |x << ls| <= 2**20 for every input (bound:
-                        # |bias| + R * 128 * taps) and e <= 21,
-                        # requant_i8b's fast path with RoundingDivideByPOT
-                        # folded in, and ls folded into weights and bias;
-                        # otherwise (chk) that fast path for the values
-                        # within it when ls == 0 and e <= 21,
-                        # requant_i8b for the others.
+                        # |bias| + R * 128 * taps), requant_i8b's fast
+                        # path with RoundingDivideByPOT folded in, and ls
+                        # folded into weights and bias; otherwise (chk)
+                        # that fast path for the values within it when
+                        # ls == 0, requant_i8b for the others (which
+                        # also wraps x to int32 on 64-bit ports: the 3x3
+                        # path's x is exact, never wrapped).
                         m: int = pm[oc]
                         m0: int = m & 0x7FF
                         m1: int = (m >> 11) & 0x7FF
@@ -289,17 +290,19 @@ def _dwp(acc: int, xa: int, st, k3: int):
                             ab = 0 - ab
                         chk: int = 1
                         lim: int = 0
-                        if e <= 21:
-                            if (uint(ab) < uint(_FAST)
-                                    and ab + bw <= (_FAST >> ls)):
-                                chk = 0
-                            elif ls == 0:
-                                lim = _FAST
+                        if (uint(ab) < uint(_FAST)
+                                and ab + bw <= (_FAST >> ls)):
+                            chk = 0
+                        elif ls == 0:
+                            lim = _FAST
                         kc: int = 256
                         sm: int = 0
                         se: int = 9 + e
-                        if e > 21:
-                            kc = 0  # only x == 0 takes the fast path
+                        if e > 21:  # the fast path's result is 0
+                            m0 = 0
+                            m1 = 0
+                            m2 = 0
+                            kc = 0
                         elif e:
                             kc = 256 + (one << (8 + e))
                             sm = -512

@@ -291,13 +291,17 @@ def store_i16(buf, n: int, out, off: int, qp):
     zp: int = (q[0] ^ S) - S
     lo: int = (q[1] ^ S) - S
     hi: int = (q[2] ^ S) - S
+    hl: int = hi - lo
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     i: int = 0
     while i < n:
         v: int = ((p[i] ^ S) - S) + zp
-        if v < lo:
-            v = lo
-        if v > hi:
-            v = hi
+        if uint(v - lo) > uint(hl):  # clamp to [lo, hi]
+            v = ((v + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if v < lo:
+                v = lo
+            else:
+                v = hi
         j: int = 2 * (off + i)
         o[j] = v
         o[j + 1] = v >> 8

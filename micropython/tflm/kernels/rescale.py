@@ -71,7 +71,8 @@ def scale_i32(buf, n: int, mults, shifts, per_channel: int):
 
 @micropython.viper
 def store_i8(buf, n: int, out, off: int, qp):
-    """out[off + i] = clamp(buf[i] + zp, lo, hi) as int8, for i < n.
+    """out[off + i] = clamp(buf[i] + zp, lo, hi) as int8, for i < n (the
+    sum wrapped to int32 first, as C computes it).
 
     buf: array('i'); out: writable bytes-like; qp: array('i') holding
     (zp, lo, hi) at indices 0..2.
@@ -84,12 +85,16 @@ def store_i8(buf, n: int, out, off: int, qp):
     zp: int = (q[0] ^ S) - S
     lo: int = (q[1] ^ S) - S
     hi: int = (q[2] ^ S) - S
+    hl: int = hi - lo
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     i: int = 0
     while i < n:
         v: int = ((p[i] ^ S) - S) + zp
-        if v < lo:
-            v = lo
-        if v > hi:
-            v = hi
+        if uint(v - lo) > uint(hl):  # clamp to [lo, hi]
+            v = ((v + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if v < lo:
+                v = lo
+            else:
+                v = hi
         o[off + i] = v
         i += 1
