@@ -174,6 +174,18 @@ def test_mul_double_product(tmp_path):
     assert errs == [None] * len(cases)
 
 
+def test_mul_zero_point_sum_wraps_as_int32(tmp_path):
+    """MBQM(product) + output zero point is an int32 sum in TFLM, which
+    wraps: with s1 * s2 / so = 2**17 * (1 - 2.3e-9) (multiplier 2**31 - 5,
+    shift 17), the product 128 * 128 shifts to -2**31 and its MBQM plus
+    zero point -128 wraps to a large positive value, clamped to 127 (an
+    unwrapped sum on a 64-bit port gives -128)."""
+    s1, s2 = 1.391228199005127, 0.7187893390655518
+    cases = [_grid_case("MUL", s1, s2, 2.0 ** -17, (0, 0, -128))]
+    errs = run_cases(cases, tmp_path)
+    assert errs == [None] * len(cases)
+
+
 # --- hand-checked cases (after TFLM's *_test.cc) ---------------------------
 
 def _f32_sqdiff(a, b):

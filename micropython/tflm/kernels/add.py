@@ -262,6 +262,7 @@ def _add_lut(x: int, i: int, t: int, st):
     tab = ptr32(st[4])
     one: int = 1
     S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     R: int = one << 30
     fill_tables(st[3], st[4], 20)
     n: int = q[0]
@@ -299,10 +300,12 @@ def _add_lut(x: int, i: int, t: int, st):
         else:
             x = x >> e
         x += zp
-        if x < lo:
-            x = lo
-        if x > hi:
-            x = hi
+        if x < lo or x > hi:
+            x = ((x + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if x < lo:
+                x = lo
+            else:
+                x = hi
         po[off + i] = x
         i += 1
 

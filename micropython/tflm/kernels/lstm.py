@@ -524,14 +524,17 @@ def _hidden(a, h, off: int, y, yoff: int, n: int, p):
     py = ptr8(y)
     one: int = 1
     S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     zp: int = (ptr32(p)[7] ^ S) - S
     i: int = 0
     while i < n:
         v: int = ((pa[i] ^ S) - S) + zp
-        if v > 127:
-            v = 127
-        if v < -128:
-            v = -128
+        if v > 127 or v < -128:
+            v = ((v + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if v > 127:
+                v = 127
+            else:
+                v = -128
         ph[off + i] = v
         py[yoff + i] = v
         i += 1

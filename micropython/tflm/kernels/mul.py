@@ -126,6 +126,7 @@ def _mul_flat(x: int, i: int, t: int, st):
     q = ptr32(st[3])
     one: int = 1
     S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     R: int = one << 30
     n: int = q[0]
     z1: int = (q[1] ^ S) - S
@@ -172,9 +173,11 @@ def _mul_flat(x: int, i: int, t: int, st):
         else:
             x = x >> e
         x += zp
-        if x < lo:
-            x = lo
-        if x > hi:
-            x = hi
+        if x < lo or x > hi:
+            x = ((x + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if x < lo:
+                x = lo
+            else:
+                x = hi
         po[i] = x
         i += 1

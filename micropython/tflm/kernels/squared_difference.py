@@ -155,6 +155,7 @@ def _sqdiff_lut(x: int, i: int, t: int, st):
     tab = ptr32(st[4])
     one: int = 1
     S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     R: int = one << 30
     add.fill_tables(st[3], st[4], 7)  # |x| < 2**15 before MBQM
     n: int = q[0]
@@ -200,10 +201,12 @@ def _sqdiff_lut(x: int, i: int, t: int, st):
         else:
             x = x >> e
         x += zp
-        if x < -128:
-            x = -128
-        if x > 127:
-            x = 127
+        if x < -128 or x > 127:
+            x = ((x + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if x < -128:
+                x = -128
+            else:
+                x = 127
         po[off + i] = x
         i += 1
 
