@@ -4,8 +4,9 @@
 The unix port's time says little about a board: there the figure that
 matters is how many Thumb-1 instructions the viper kernels spend per
 multiply-accumulate. This tool builds a ROMFS image (the package as armv6m
-.mpy and the int8 benchmark models), runs one script on the target with
-that image mounted at /rom, and turns its times into instructions:
+.mpy and the int8 benchmark models), runs one script per model on the
+target with that image mounted at /rom (a fresh heap for each), and turns
+its times into instructions:
 
 - each model: construct, invoke once, then time one plain invoke (the
   whole model) and one invoke(profile=True) (per operator), with
@@ -73,8 +74,11 @@ def zero(interp):
         d = t.data
         for i in range(len(d)):
             d[i] = 0
+rows = None
 for name in NAMES:
-    interp = None
+    # nothing of the previous model may stay alive (its profile rows
+    # would split the heap before the next arena)
+    interp = rows = None
     tflm.unload()
     gc.collect()
     interp = tflm.Interpreter("/rom/%s.tflite" % name)
@@ -107,26 +111,31 @@ def image(models, work, arch="armv6m"):
 
 def run(cmd, models, arch="armv6m", timeout=1800):
     """Runs SCRIPT through cmd (a string with {image} and {script}) with
-    the package compiled for arch; returns the list of per-model records
-    it printed. Raises RuntimeError with the target's output if it fails
-    or prints none."""
+    the package compiled for arch, once per model (each in a fresh heap:
+    what a session did before would otherwise decide whether the next
+    arena finds a large enough block); returns the list of per-model
+    records printed. Raises RuntimeError with the target's output if one
+    fails or prints none."""
+    recs = []
     with tempfile.TemporaryDirectory(prefix="tflm_bench_dev_") as work:
         img = image(models, work, arch)
         script = os.path.join(work, "bench.py")
-        with open(script, "w") as f:
-            f.write("IMAGE = %r\nNAMES = %r\n" % (img, [n for n, _ in models])
-                    + SCRIPT)
-        args = [a.format(image=img, script=script)
-                for a in shlex.split(cmd)]
-        proc = subprocess.run(args, capture_output=True, text=True,
-                              timeout=timeout)
-    recs = [json.loads(ln[2:]) for ln in proc.stdout.splitlines()
-            if ln.startswith("R {")]
-    if len(recs) != len(models):
-        raise RuntimeError("the target printed %d of %d results (exit %d):"
-                           "\n%s%s" % (len(recs), len(models),
-                                       proc.returncode, proc.stdout[-3000:],
+        for name, _ in models:
+            with open(script, "w") as f:
+                f.write("IMAGE = %r\nNAMES = %r\n" % (img, [name]) + SCRIPT)
+            args = [a.format(image=img, script=script)
+                    for a in shlex.split(cmd)]
+            proc = subprocess.run(args, capture_output=True, text=True,
+                                  timeout=timeout)
+            got = [json.loads(ln[2:]) for ln in proc.stdout.splitlines()
+                   if ln.startswith("R {")]
+            if len(got) != 1:
+                raise RuntimeError("the target printed no result for %s "
+                                   "(exit %d):\n%s%s" % (
+                                       name, proc.returncode,
+                                       proc.stdout[-3000:],
                                        proc.stderr[-3000:]))
+            recs += got
     return recs
 
 

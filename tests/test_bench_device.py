@@ -61,5 +61,6 @@ def test_bench_device_bad_model_or_target_is_one_line(tmp_path):
     proc = bench("--cmd", "true {image} {script}", "--models",
                  "micro_speech_quantized")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: the target printed 0 of 1")
+    assert proc.stderr.startswith("error: the target printed no result "
+                                  "for micro_speech_quantized")
     assert not os.listdir(str(tmp_path))
