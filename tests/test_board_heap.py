@@ -156,9 +156,9 @@ def test_lazy_imports_are_declared():
 # `import tflm`, 7.8 KB by the kernel modules, 16.9 KB of their armv6m
 # machine code, of which DEPTHWISE_CONV_2D's plane kernel, 2.5x faster on
 # an M0 than the one before, is 1.7 KB more, and CONV_2D 1x1's inline
-# requantization, 5% off person_detect's instructions, 0.5 KB). GC heap, 64-bit / 32-bit
-# unix port: (tflm, kernels); armv6m machine code: (tflm, kernels). Bytes,
-# about 3% above today's.
+# requantization, 5% off person_detect's instructions, 0.5 KB). GC heap,
+# 64-bit / 32-bit unix port: (tflm, kernels); armv6m machine code: (tflm,
+# kernels). Bytes, about 3% above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         "x64": (31300, 13300), "x86": (17800, 8000), "armv6m": (208, 17450)},
