@@ -32,15 +32,19 @@ COST_SCRIPT = os.path.join(ROOT, "host_tools", "mp_package_cost.py")
 
 
 def modules_file(path, work, name=None):
-    """A file listing the modules model `path` imports, one a line (the
-    unix port from PyPI aborts on an argument over 255 bytes), written
-    as work/<name> (default: the model's file name + '.modules')."""
+    """A file listing the modules model `path` imports on the unix port,
+    one a line (the unix port from PyPI aborts on an argument over 255
+    bytes), written as work/<name> (default: the model's file name +
+    '.modules'). Modules that only Thumb ports import (romfs.THUMB_ONLY)
+    are left out."""
+    from .romfs import THUMB_ONLY
     out = os.path.join(work, name or os.path.basename(path) + ".modules")
     tmp = "%s.%d" % (out, os.getpid())
     with open(tmp, "w") as f:
         f.write("\n".join(sorted(
             rel[:-3].replace("/", ".").replace(".__init__", "")
-            for rel in build.needed_modules([path]))))
+            for rel in build.needed_modules([path])
+            if rel not in THUMB_ONLY)))
     os.replace(tmp, out)  # whole, for a process reading it meanwhile
     return out
 
@@ -165,7 +169,9 @@ def package_cost(image, path, work, native_arch="armv6m"):
       outside its GC heap, so these leave it out;
     - 'tflm_native', 'kernels_native': the RAM that a board of
       `native_arch` spends on the machine code of the same modules
-      (mpy_native.native_ram of their .mpy for that arch).
+      (mpy_native.native_ram of their .mpy for that arch); for a Thumb
+      arch, the machine code modules (romfs.THUMB_ONLY) the model needs in
+      place of their viper twins (their few objects are not measured).
 
     Raises RuntimeError if MicroPython fails."""
     from . import mpy_native, romfs
@@ -183,7 +189,16 @@ def package_cost(image, path, work, native_arch="armv6m"):
             for rel, data in romfs.compile_package(native_arch)}
     ram = _NATIVE[native_arch]
     r["tflm_native"] = sum(ram[m] for m in r["after_tflm"])
-    r["kernels_native"] = sum(ram[m] for m in r["after_kernels"]) - \
+    # the modules the unix port imported, as native_arch imports them:
+    # a Thumb arch takes the machine code (THUMB_ONLY) for the viper
+    # twins (VIPER_TWINS)
+    need = build.needed_modules([path])
+    swap = [rel[:-3].replace("/", ".") for rel in need
+            if not romfs.for_arch(rel, "x64")
+            and romfs.for_arch(rel, native_arch)]
+    kept = [m for m in r["after_kernels"]
+            if romfs.for_arch(m.replace(".", "/") + ".py", native_arch)]
+    r["kernels_native"] = sum(ram[m] for m in kept + swap) - \
         r["tflm_native"]
     return r
 

@@ -68,9 +68,11 @@ def _blocks(n):
     return -(-n // GC_BLOCK) * GC_BLOCK if n else 0
 
 
-def _raw_code(r, out):
+def _raw_code(r, out, codes):
     kind_len = r.uint()
     kind, children, n = kind_len & 3, kind_len & 4, kind_len >> 3
+    if kind == _KIND_ASM:
+        codes.append(bytes(r.b[r.i:r.i + n]))
     r.skip(n)
     if kind != _KIND_BYTECODE:
         ram = _blocks(n)
@@ -99,14 +101,16 @@ def _raw_code(r, out):
         out.append((kind, n, ram))
     if children:
         for _ in range(r.uint()):
-            _raw_code(r, out)
+            _raw_code(r, out, codes)
 
 
-def native_functions(data):
+def native_functions(data, codes=None):
     """[(kind, code bytes, RAM bytes)] for every native, viper or asm
     function in .mpy `data` (bytes), in file order. RAM rounds each
-    allocation up to whole 16-byte GC blocks (32-bit ports). Raises
-    MpyError for anything but a version 6 .mpy."""
+    allocation up to whole 16-byte GC blocks (32-bit ports). codes: a
+    list that gets the machine code (bytes) of each asm function
+    (@micropython.asm_thumb), in file order. Raises MpyError for
+    anything but a version 6 .mpy."""
     r = _Reader(data)
     if r.byte() != ord("M") or r.byte() != 6:
         raise MpyError("not a version 6 .mpy file")
@@ -122,7 +126,7 @@ def native_functions(data):
     for _ in range(n_obj):
         _obj(r)
     out = []
-    _raw_code(r, out)
+    _raw_code(r, out, [] if codes is None else codes)
     return out
 
 

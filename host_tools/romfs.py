@@ -59,6 +59,23 @@ ARCHES = {
 }
 
 
+# Arches that run Thumb code; the modules that compile only for them
+# (@micropython.asm_thumb), which the kernels import there; and their
+# viper twins, which the kernels import everywhere else (a Thumb build
+# leaves those out).
+THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
+THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py")
+VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py")
+
+
+def for_arch(rel, arch):
+    """Does package path rel belong in a build for arch (THUMB_ONLY
+    modules only for Thumb arches, VIPER_TWINS only for the others)?"""
+    thumb = arch in THUMB_ARCHES
+    return not (rel in THUMB_ONLY and not thumb
+                or rel in VIPER_TWINS and thumb)
+
+
 # Native arch numbers in sys.implementation._mpy >> 10 (py/persistentcode.h).
 MPY_ARCH_NAMES = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em",
                   "armv7emsp", "armv7emdp", "xtensa", "xtensawin", "rv32imc",
@@ -259,8 +276,9 @@ def mpy_cross(src, name, arch, dst):
 def compile_package(arch, pkg_dir=None):
     """The package compiled to .mpy for arch: list of (path, bytes) with
     paths like 'tflm/kernels/conv.mpy' (pkg_dir: default micropython/tflm).
-    Raises RuntimeError with mpy-cross's messages for every module that
-    does not compile (e.g. a viper type error)."""
+    Modules that arch does not import are left out (for_arch). Raises
+    RuntimeError with mpy-cross's messages for every module that does not
+    compile (e.g. a viper type error)."""
     if arch not in ARCHES:
         raise ValueError("unknown arch %s (one of %s)"
                          % (arch, ", ".join(ARCHES)))
@@ -268,6 +286,8 @@ def compile_package(arch, pkg_dir=None):
     with tempfile.TemporaryDirectory(prefix="tflm_mpy_") as tmp:
         dst = os.path.join(tmp, "m.mpy")
         for src, rel in package_sources(pkg_dir):
+            if not for_arch(rel, arch):
+                continue
             err = mpy_cross(src, rel, arch, dst)
             if err:
                 errors.append("%s: %s" % (rel, err))

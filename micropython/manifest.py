@@ -4,10 +4,25 @@
 # Frozen, the package's bytecode stays in flash; viper code is compiled
 # for the port's architecture by the build. The version is tflm's
 # __version__ (tests/test_manifest.py checks both).
+#
+# tflm/kernels/thumb.py and thumb_dw.py hold Cortex-M machine code
+# (@micropython.asm_thumb) that only Thumb ports can compile. For a port
+# without it (esp32, RISC-V):
+#     include("path/to/this/repo/micropython/manifest.py", thumb=False)
+# (the kernels' viper loops then run, as they would anyway).
+import os
+
 metadata(
     description="TensorFlow Lite for Microcontrollers runtime in MicroPython: "
     "int8 .tflite models from flash, bit-exact with TFLM.",
     version="0.1.0",
 )
 
-package("tflm")
+options.defaults(thumb=True)
+if options.thumb:
+    package("tflm")
+else:
+    package("tflm", files=sorted(
+        os.path.relpath(os.path.join(d, n), "tflm").replace(os.sep, "/")
+        for d, _, names in os.walk("tflm") for n in names
+        if n.endswith(".py") and not n.startswith("thumb")))

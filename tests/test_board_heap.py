@@ -45,7 +45,7 @@ MODELS = {
     "tiny_ad01_int8/ad01_int8.tflite": (10, 5, 8, 4),
     "micro_speech_quantized/micro_speech_quantized.tflite": (6, 5, 7, 4),
     "hello_world_int8/hello_world_int8.tflite": (6, 4, 5, 3),
-    "hello_world_float/hello_world_float.tflite": (5, 4, 5, 3),
+    "hello_world_float/hello_world_float.tflite": (6, 4, 5, 3),
     "network_tester_model/network_model.tflite": (5, 4, 4, 3),
     "simple_add/simple_add_model.tflite": (4, 3, 6, 4),
     "add_model_int8/add_model.tflite": (4, 3, 5, 3),
@@ -152,16 +152,16 @@ def test_lazy_imports_are_declared():
 
 
 # Package cost ratchet (issue 14 asks for <= 24 KB on armv6m, import tflm
-# plus person_detect's kernels; today about 42 KB: 17.3 KB of objects made by
-# `import tflm`, 7.8 KB by the kernel modules, 16.9 KB of their armv6m
-# machine code, of which DEPTHWISE_CONV_2D's plane kernel, 2.5x faster on
-# an M0 than the one before, is 1.7 KB more, and CONV_2D 1x1's inline
-# requantization, 5% off person_detect's instructions, 0.5 KB). GC heap,
-# 64-bit / 32-bit unix port: (tflm, kernels); armv6m machine code: (tflm,
-# kernels). Bytes, about 3% above today's.
+# plus person_detect's kernels; today about 42 KB: 17.6 KB of objects made
+# by `import tflm`, 8.5 KB by the kernel modules (on the unix port: with
+# the viper loops of mac.py / mac_dw.py, which a Cortex-M board replaces
+# with the machine code of thumb.py / thumb_dw.py), 16 KB of their armv6m
+# machine code, the Thumb loops counted in place of the viper ones). GC
+# heap, 64-bit / 32-bit unix port: (tflm, kernels); armv6m machine code:
+# (tflm, kernels). Bytes, about 3% above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": (31300, 13300), "x86": (17800, 8000), "armv6m": (208, 17450)},
+        "x64": (31300, 14500), "x86": (17800, 8800), "armv6m": (208, 16500)},
 }
 
 

@@ -12,7 +12,23 @@ from conftest import ROOT
 MANIFEST = os.path.join(ROOT, "micropython", "manifest.py")
 
 
-def _evaluate():
+class _Options:
+    """tools/manifestfile.py's IncludeOptions: include()'s keywords, else
+    the manifest's defaults, else None."""
+
+    def __init__(self, **kwargs):
+        self._kwargs, self._defaults = kwargs, {}
+
+    def defaults(self, **kwargs):
+        self._defaults = kwargs
+
+    def __getattr__(self, name):
+        return self._kwargs.get(name, self._defaults.get(name))
+
+
+def _evaluate(**options):
+    """The manifest's calls, run as manifestfile.py runs it: in its own
+    directory, with include()'s keywords as `options`."""
     calls = []
 
     def record(kind):
@@ -20,8 +36,14 @@ def _evaluate():
 
     env = {k: record(k) for k in ("metadata", "package", "module",
                                   "include", "require", "freeze")}
-    with open(MANIFEST) as f:
-        exec(compile(f.read(), MANIFEST, "exec"), env)
+    env["options"] = _Options(**options)
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(MANIFEST))
+    try:
+        with open(MANIFEST) as f:
+            exec(compile(f.read(), MANIFEST, "exec"), env)
+    finally:
+        os.chdir(cwd)
     return calls
 
 
@@ -37,3 +59,19 @@ def test_manifest_names_the_package_and_its_version():
     assert os.path.isfile(os.path.join(path, "kernels", "__init__.py"))
     # only what the device needs: no host code beside the package
     assert [k for k, _, _ in calls] == ["metadata", "package"]
+
+
+def test_manifest_leaves_the_thumb_code_out_when_told():
+    """include(..., thumb=False), for ports without the Thumb inline
+    assembler: every module of the package but kernels/thumb*.py."""
+    pkgs = [(a, kw) for kind, a, kw in _evaluate(thumb=False)
+            if kind == "package"]
+    assert len(pkgs) == 1 and pkgs[0][0] == ("tflm",)
+    files = pkgs[0][1]["files"]
+    base = os.path.join(os.path.dirname(MANIFEST), "tflm")
+    every = sorted(
+        os.path.relpath(os.path.join(d, n), base).replace(os.sep, "/")
+        for d, _, names in os.walk(base) for n in names if n.endswith(".py"))
+    thumb = ["kernels/thumb.py", "kernels/thumb_dw.py"]
+    assert set(thumb) <= set(every) and "kernels/conv.py" in files
+    assert files == [f for f in every if f not in thumb]

@@ -16,7 +16,10 @@ import json
 import binascii
 import micropython
 
-pkg, cases_file, first = sys.argv[1:4]
+try:  # a target without sys.argv gets them prepended (runner.run_target)
+    pkg, cases_file, first = ARGS  # noqa: F821
+except NameError:
+    pkg, cases_file, first = sys.argv[1:4]
 sys.path.insert(0, pkg)
 import tflm  # noqa: E402
 

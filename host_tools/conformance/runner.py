@@ -269,6 +269,59 @@ def run_device(todo, work, tag, timeout=CASE_TIMEOUT):
     _serve(todo, start, "dev", timeout, "micropython")
 
 
+# Set by --target-cmd: run our side on a MicroPython target (run_target)
+TARGET = {"cmd": None, "arch": "armv6m"}
+# Bytes of case files per ROMFS image on a target (with the package)
+TARGET_CASE_BYTES = 400000
+
+
+def run_target(todo, work, tag, cmd, arch, timeout=CASE_TIMEOUT):
+    """Our results (case.dev) from a MicroPython target instead of the
+    unix port: cmd (with {image} and {script}, as bench-device's) runs
+    driver.py with a ROMFS image holding the package compiled for arch,
+    the cases' files and their listing; in chunks that fit an image."""
+    import shlex
+    from .. import romfs
+    todo = sorted(todo, key=lambda c: c.id)
+    package = [(p, d, False) for p, d in romfs.compile_package(arch)]
+    with open(DRIVER) as f:
+        driver = f.read()
+    chunks, size = [[]], 0
+    for c in todo:
+        n = len(c.raw or b"") + sum(len(d) for d in c.input_data)
+        if chunks[-1] and size + n > TARGET_CASE_BYTES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(c)
+        size += n
+    for chunk in chunks:
+        def start(pos, chunk=chunk):
+            files, lines = list(package), []
+            for c in chunk[pos:]:
+                files.append(("c%d.tflite" % c.id, c.raw, True))
+                ins = []
+                for k, d in enumerate(c.input_data):
+                    files.append(("c%d.in%d" % (c.id, k), d, False))
+                    ins.append("/rom/c%d.in%d" % (c.id, k))
+                lines.append("%d\t/rom/c%d.tflite\t%s\n"
+                             % (c.id, c.id, "|".join(ins)))
+            files.append(("cases.txt", "".join(lines).encode(), False))
+            img = os.path.join(work, tag + "_target.img")
+            with open(img, "wb") as f:
+                f.write(romfs.build_image(files)[0])
+            script = os.path.join(work, tag + "_driver.py")
+            with open(script, "w") as f:
+                f.write("ARGS = ('/rom', '/rom/cases.txt', '0')\n"
+                        + driver)
+            args = [a.format(image=img, script=script)
+                    for a in shlex.split(cmd)]
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            return proc, None
+
+        _serve(chunk, start, "dev", timeout * 4, "the target")
+
+
 def run_cases(todo, work, jobs=1, gen_dirs=()):
     """Generate, run both sides and classify every case: J shards, each
     a TFLM worker then a MicroPython process."""
@@ -280,7 +333,9 @@ def run_cases(todo, work, jobs=1, gen_dirs=()):
         tag = "s%d_%d" % (k, part[0].id)
         run_oracle(part, work, tag, gen_dirs)
         ok = [c for c in part if c.ref["r"] == "ok"]
-        if ok:
+        if ok and TARGET["cmd"]:
+            run_target(ok, work, tag, TARGET["cmd"], TARGET["arch"])
+        elif ok:
             run_device(ok, work, tag)
 
     threads = [threading.Thread(target=shard, args=(k,))
@@ -577,6 +632,14 @@ def add_parser(sub):
                    help="size budget 1..4 for --case (default: its own)")
     p.add_argument("--list", action="store_true",
                    help="list the ops that have generators")
+    p.add_argument("--target-cmd", default=None, metavar="CMD",
+                   help="run our side on a MicroPython target instead of "
+                        "the unix port: a command with {image} (a ROMFS "
+                        "image: the package and the cases) and {script}, "
+                        "as bench-device's --cmd (for example "
+                        "$TFLM_ARMV6M_CMD)")
+    p.add_argument("--target-arch", default="armv6m",
+                   help="mpy-cross -march of the target (default armv6m)")
     return p
 
 
@@ -600,6 +663,7 @@ def main(args):
         print("%d corpus entries, %d not passing" % (len(done), len(bad)))
         return 1 if bad else 0
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
+    TARGET["cmd"], TARGET["arch"] = args.target_cmd, args.target_arch
     try:
         status, _, _ = run(args.n, args.seed, ops or None, args.corpus,
                            args.jobs, not args.no_save, case=args.case,

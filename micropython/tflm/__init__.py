@@ -23,7 +23,7 @@ if sys.implementation.name != "micropython":
         def viper(f):
             return f
 
-        native = viper
+        native = asm_thumb = viper
 
         @staticmethod
         def const(x):

@@ -21,10 +21,17 @@ and the correction sum v is computed once per output pixel (and group)
 for all output channels. The v of a pixel's in-image window (a group's
 taps) are gathered once into an int32 array shared by all output
 channels (conv_util.work_buffer), so the inner loop is one filter byte
-xor 0x80 times one word, unrolled 8 ways. For 1x1 filters (no padding:
-every tap is in the image, one group) a pixel's window is its C input
-values. The bias is read where the model has it (conv_util.bias_words):
-no per-channel copy is kept when it is 4-byte aligned.
+xor 0x80 times one word. For 1x1 filters (no padding: every tap is in
+the image, one group) a pixel's window is its C input values. The bias
+is read where the model has it (conv_util.bias_words): no per-channel
+copy is kept when it is 4-byte aligned.
+
+The loops over filters and window run in `mac`'s functions (thumb.py's
+machine code on Cortex-M, mac.py's viper elsewhere: the same results),
+given a block of parameters at the start of the window buffer: `pixels`
+gathers, sums and requantizes a row of 1x1 pixels,
+`dots` sums a window (or one of its rows) for a group's filters. Values
+beyond requant_i8b's fast path come back and go through requant_i8b.
 
 Accumulators use only +, - and *, so they are exact modulo 2**32 on
 every word size; the int32 store truncates them to what TFLM's int32
@@ -40,9 +47,27 @@ from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
 
+# The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
+mac = None
+if conv_util.THUMB:
+    try:
+        from . import thumb as mac
+    except (ImportError, SyntaxError, ValueError):
+        mac = None
+if mac is None:
+    from . import mac
+
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[0]: one kept block for both.
 _QP = const(3)
+# int32 words before the window in the window buffer st[8]: the block
+# that mac.pixels reads (thumb.PX_BLOCK, REL its 33rd word), or mac.dots
+# (its first 9 words, then REL)
+_BLK = const(33)
+_REL = const(32)
+_DBLK = const(10)
+_DREL = const(9)
+
 # requant_i8b's fast path (fixedpoint): |x| <= 2**20
 _FAST = const(1 << 20)
 
@@ -92,20 +117,22 @@ def prepare(op, ins, outs, ctx):
     # that one kept block serves both (see _QP)
     p = array("i", list(qp) + [b, h, w, c, out.shape[1], out.shape[2], oc,
                                kh, kw, cin, sh, sw, dh, dw, ph, pw, off,
-                               oc // groups, nb])
-    win = conv_util.work_buffer(ctx, c if one else kh * kw * cin)
+                               oc // groups, nb, conv_util.WORD // 8])
+    win = conv_util.work_buffer(ctx, _BLK + c if one else
+                                _DBLK + kh * kw * cin)
     k = conv_util.keep
     st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
-          mults, shifts, ctx.scratch, win)
+          mults, shifts, ctx.scratch, win,
+          mac.pixels if one else mac.dots)
     return (_eval_1x1 if one else _eval_any), st
 
 
 def _eval_1x1(st):
-    _conv_1x1(0, 0, 0, st)
+    _conv_1x1(st)
 
 
 def _eval_any(st):
-    _conv_any(0, 0, 0, st)
+    _conv_any(st)
 
 
 # Parameter slots of st[0], after its first _QP words (the qp of
@@ -114,19 +141,15 @@ def _eval_any(st):
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 FPG
 # (filters per group), 18 NB (output pixels per requantization batch: the
 # accumulators of NB consecutive pixels are requantized by one requant_i8b
-# call).
+# call), 19 REL (1 on 64-bit ports: the block's addresses are stored
+# relative to the block, see mac.py).
 
 @micropython.viper
-def _conv_1x1(va: int, wa: int, acc: int, st):
-    """1x1 filter, no padding, one group: a matrix product per pixel.
-
-    sum f * v = sum wu * v - 128 * sum v. Each pixel's v = u + off are
-    gathered into the window array, then for each filter the inner
-    loop is sum wu * v, 8-way unrolled, and the output is requantized
-    inline. va, wa (addresses of the current window word / filter byte)
-    are the hot locals: in .mpy armv6m code only the first two locals get
-    registers, and the sum of 8 products is added to acc once; callers
-    pass 0.
+def _conv_1x1(st):
+    """1x1 filter, no padding, one group: a matrix product per pixel, a
+    row of pixels per call of st[9] (mac.pixels: gather, sums,
+    requantization with requant_i8b's fast path); values beyond that
+    fast path come back after their pixel and go through requant_i8b.
     """
     p = ptr32(int(ptr32(st[0])) + 4 * _QP)
     one: int = 1
@@ -140,113 +163,87 @@ def _conv_1x1(va: int, wa: int, acc: int, st):
     OC: int = p[6]
     SH: int = p[10]
     SW: int = p[11]
-    off: int = (p[16] ^ S) - S
     x0: int = int(ptr8(st[1]))
-    w0: int = int(ptr8(st[2]))
-    bp = ptr32(st[3])
     out = st[4]
-    po = ptr8(out)
+    po: int = int(ptr8(out))
     mults = st[5]
     shifts = st[6]
-    pm = ptr32(mults)
     ps = ptr8(shifts)
     qp = st[0]
     q = ptr32(qp)
-    zo: int = (q[0] ^ S) - S
-    lo: int = (q[1] ^ S) - S
-    hl: int = ((q[2] ^ S) - S) - lo
     scratch = st[7]
     sp = ptr32(scratch)
-    v0: int = int(ptr32(st[8]))
-    ve: int = v0 + 4 * C  # end of the window
-    v8: int = v0 + 4 * (C & ~7)  # end of its unrolled part
-    o: int = 0  # the output offset of the current pixel
-    xstep: int = SW * C
-    xrow: int = SH * W * C
-    xb: int = x0
+    win = st[8]
+    pixels = st[9]
+    blk = ptr32(win)
+    r0: int = 0  # addresses in the block are relative to r0 (mac.py)
+    if p[19]:
+        r0 = int(blk)
+    blk[_REL] = p[19]
+    v0: int = int(blk) + 4 * _BLK
+    blk[0] = v0 - r0
+    blk[1] = v0 + 4 * (C & ~7) - r0
+    blk[2] = v0 + 4 * C - r0
+    blk[4] = C
+    blk[11] = p[16]  # OFF
+    blk[13] = int(ptr32(mults)) - r0
+    blk[14] = 4
+    blk[15] = int(ps) - r0
+    blk[16] = 1
+    blk[17] = q[0]  # ZO, LO, HI
+    blk[18] = q[1]
+    blk[19] = q[2]
+    blk[21] = OC
+    blk[23] = _FAST
+    blk[24] = 2 * _FAST
+    blk[25] = int(ptr8(st[2])) - r0
+    blk[26] = int(ptr32(st[3])) - r0
+    blk[27] = int(sp) - r0
+    blk[28] = OC
+    o: int = 0  # the output offset of the current row
     b: int = 0
     while b < B:
         oy: int = 0
         while oy < OH:
-            xpix: int = xb + oy * xrow
-            ox: int = 0
-            while ox < OW:
-                # Gather v, and -128 * sum v, shared by all filters.
-                acc = 0
-                va = v0
-                wa = xpix  # walks the input here
-                while va < ve:
-                    v: int = (ptr8(wa)[0] ^ 0x80) + off
-                    ptr32(va)[0] = v
-                    acc += v
-                    va += 4
-                    wa += 1
-                base: int = 0 - acc * 128
-                wa = w0
+            blk[9] = x0 + ((b * H + oy * SH) * W) * C - r0
+            blk[10] = SW * C
+            blk[12] = OW
+            blk[20] = po + o - r0
+            blk[22] = 0
+            while int(pixels(win, 0)):
+                # a pixel with values beyond the fast path: those
+                # through requant_i8b, from their accumulators
+                qo: int = ((blk[20] ^ S) - S) + r0 - po - OC
                 k: int = 0
                 while k < OC:
-                    acc = ((bp[k] ^ S) - S) + base
-                    va = v0
-                    while va < v8:
-                        acc += ((ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                                + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
-                                + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
-                                + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
-                                + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
-                                + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
-                                + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
-                                + (ptr8(wa)[7] ^ 0x80) * ptr32(va)[7])
-                        va += 32
-                        wa += 8
-                    while va < ve:
-                        acc += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                        va += 4
-                        wa += 1
-                    # requantize: fixedpoint.requant_i8b's fast path
-                    # inline (ls == 0, e <= 21, |acc| <= 2**20: nearly
-                    # always), else requant_i8b for filter k alone
-                    m: int = pm[k]
                     e: int = 0 - ((ps[k] ^ 0x80) - 0x80)
-                    if (uint(e) <= uint(21)
-                            and uint(acc + _FAST) <= uint(2 * _FAST)):
-                        t: int = (acc * (m & 0x7FF)) >> 11
-                        t = (acc * ((m >> 11) & 0x7FF) + t) >> 11
-                        if e:
-                            acc = (acc * (m >> 22) + t + 256 + (one << (8 + e))
-                                   + ((acc >> 31) & -512)) >> (9 + e)
-                        else:
-                            acc = (acc * (m >> 22) + t + 256) >> 9
-                        acc += zo
-                        if uint(acc - lo) > uint(hl):  # clamp
-                            if acc < lo:
-                                acc = lo
-                            else:
-                                acc = lo + hl
-                        po[o + k] = acc
-                    else:
-                        sp[k] = acc
+                    acc: int = (sp[k] ^ S) - S
+                    if not (uint(e) <= uint(21) and
+                            uint(acc + _FAST) <= uint(2 * _FAST)):
                         requant_i8b(0, k, 0, scratch, k + 1, k + 1, mults,
-                                    shifts, qp, out, o, 0)
+                                    shifts, qp, out, qo, 0)
                     k += 1
-                o += OC
-                xpix += xstep
-                ox += 1
+                blk[22] = 0
+                if blk[12] == 0:
+                    break
+            o += OW * OC
             oy += 1
-        xb += H * W * C
         b += 1
 
 
 @micropython.viper
-def _conv_any(acc: int, va: int, wa: int, st):
+def _conv_any(st):
     """Any filter size, stride, dilation, padding and group count.
 
     For each output pixel the in-image tap window [kyl, kyh) x [kxl, kxh)
     is found once, so the loops have no bounds checks. For each group
     the window's v = x - input_zero_point are gathered into the window
-    array (compact: rows of nkx * CIN), then each of the group's filters
-    is a dot product with it: one loop over all taps when the window
-    spans whole filter rows (nkx == KW: those filter bytes are
-    contiguous), else one loop per row.
+    array (compact: rows of nkx * CIN), then st[9] (mac.dots)
+    sums it with each of the group's filters: in one call when the
+    window spans whole filter rows (nkx == KW: those filter bytes are
+    contiguous), else one call per row, the first starting from the bias
+    and the others from the sums so far. The accumulators of NB pixels
+    are requantized by one requant_i8b call.
     """
     p = ptr32(int(ptr32(st[0])) + 4 * _QP)
     one: int = 1
@@ -271,20 +268,28 @@ def _conv_any(acc: int, va: int, wa: int, st):
     FPG: int = p[17]
     x0: int = int(ptr8(st[1]))
     w0: int = int(ptr8(st[2]))
-    bp = ptr32(st[3])
+    bp: int = int(ptr32(st[3]))
     out = st[4]
     mults = st[5]
     shifts = st[6]
     qp = st[0]
     scratch = st[7]
-    sp = ptr32(scratch)
-    v0: int = int(ptr32(st[8]))
+    sp: int = int(ptr32(scratch))
+    win = st[8]
+    dots = st[9]
+    blk = ptr32(win)
+    r0: int = 0  # addresses in the block are relative to r0 (mac.py)
+    if p[19]:
+        r0 = int(blk)
+    blk[_DREL] = p[19]
+    v0: int = int(blk) + 4 * _DBLK
     cap: int = p[18] * OC  # accumulators per batch
     pb: int = 0  # first accumulator of the current pixel
     dwc: int = DW * C  # input step between horizontal taps
     xrow: int = DH * W * C  # input step between vertical taps
     wrow: int = KW * CIN  # filter step between rows
     wsize: int = KH * KW * CIN  # one output channel's filter
+    blk[4] = wsize
     o: int = 0
     b: int = 0
     while b < B:
@@ -314,86 +319,52 @@ def _conv_any(acc: int, va: int, wa: int, st):
                 wk: int = w0 + (kyl * KW + kxl) * CIN
                 rowlen: int = nkx * CIN
                 n: int = nky * rowlen  # window size
-                full: int = 0
-                if nkx == KW:
-                    full = 1
+                rows: int = nky  # calls of dots per group
+                if nkx == KW or n == 0:  # whole filter rows: one call
+                    rowlen = n  # (none: the bias alone)
+                    rows = 1
                 k: int = 0
                 while k < OC:
                     # Gather this group's v, and sum v.
-                    acc = 0
-                    va = v0
+                    s: int = 0
+                    va: int = v0
                     xr: int = xg
                     ky: int = 0
                     while ky < nky:
                         xk: int = xr
                         kx: int = 0
                         while kx < nkx:
-                            wa = xk  # walks the input here
-                            xe: int = wa + CIN
-                            while wa < xe:
-                                v: int = (ptr8(wa)[0] ^ 0x80) + off
+                            xa: int = xk
+                            xe: int = xa + CIN
+                            while xa < xe:
+                                v: int = (ptr8(xa)[0] ^ 0x80) + off
                                 ptr32(va)[0] = v
-                                acc += v
+                                s += v
                                 va += 4
-                                wa += 1
+                                xa += 1
                             xk += dwc
                             kx += 1
                         xr += xrow
                         ky += 1
-                    base: int = 0 - acc * 128
-                    gend: int = k + FPG
-                    while k < gend:
-                        acc = bp[k] + base
-                        va = v0
-                        if full:
-                            wa = wk
-                            ve: int = v0 + 4 * n
-                            v8: int = v0 + 4 * (n & ~7)
-                            while va < v8:
-                                acc += ((ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                                        + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
-                                        + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
-                                        + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
-                                        + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
-                                        + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
-                                        + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
-                                        + (ptr8(wa)[7] ^ 0x80)
-                                        * ptr32(va)[7])
-                                va += 32
-                                wa += 8
-                            while va < ve:
-                                acc += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                                va += 4
-                                wa += 1
-                        else:
-                            wr: int = wk
-                            ky = 0
-                            while ky < nky:
-                                wa = wr
-                                ve = va + 4 * rowlen
-                                v8 = va + 4 * (rowlen & ~7)
-                                while va < v8:
-                                    acc += (
-                                        (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                                        + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
-                                        + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
-                                        + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
-                                        + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
-                                        + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
-                                        + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
-                                        + (ptr8(wa)[7] ^ 0x80)
-                                        * ptr32(va)[7])
-                                    va += 32
-                                    wa += 8
-                                while va < ve:
-                                    acc += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                                    va += 4
-                                    wa += 1
-                                wr += wrow
-                                ky += 1
-                        sp[pb + k] = acc
-                        wk += wsize
-                        k += 1
+                    # the group's FPG sums, row by row: the first from
+                    # the bias and -128 * sum v, the others from there
+                    blk[5] = bp + 4 * k - r0
+                    blk[6] = 0 - s * 128
+                    r: int = 0
+                    while r < rows:
+                        va = v0 + 4 * r * rowlen
+                        blk[0] = va - r0
+                        blk[1] = va + 4 * (rowlen & ~7) - r0
+                        blk[2] = va + 4 * rowlen - r0
+                        blk[3] = wk + r * wrow - r0
+                        blk[7] = sp + 4 * (pb + k) - r0
+                        blk[8] = FPG
+                        dots(win, 0)
+                        blk[5] = sp + 4 * (pb + k) - r0
+                        blk[6] = 0
+                        r += 1
+                    wk += FPG * wsize
+                    k += FPG
                     xg += CIN
                 pb += OC
                 o += OC

@@ -36,6 +36,16 @@ from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from . import conv_util
 
+# The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
+mac = None
+if conv_util.THUMB:
+    try:
+        from . import thumb_dw as mac
+    except (ImportError, SyntaxError, ValueError):
+        mac = None
+if mac is None:
+    from . import mac_dw as mac
+
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[0]: one kept block for both.
 _QP = const(3)
@@ -47,6 +57,10 @@ _PLANE_MAX = const(2048)
 _PLANE_MIN = const(512)
 # requant's fast path (fixedpoint.requant_i8b): |x| <= 2**20
 _FAST = const(1 << 20)
+# int32 words of the blocks of mac.dw (thumb_dw.DW_BLOCK) and, after
+# it, mac.plane (PL_BLOCK), in the work buffer
+_DWB = const(45)
+_PLB = const(32)
 
 
 def _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw):
@@ -107,61 +121,56 @@ def prepare(op, ins, outs, ctx):
     cap = min(_PLANE_MAX, max(_PLANE_MIN, (inp.nbytes + out.nbytes) >> 3))
     th, tw, pww, plane = _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)
     # work: OC words (word oc: an accumulator beyond the fast path, for
-    # requant_i8b), KH*KW words (a filter's weights), the plane
-    work = conv_util.work_buffer(ctx, oc + kh * kw + ((plane + 3) >> 2),
-                                 True)
-    k3 = kh == 3 and kw == 3 and dw == 1
+    # requant_i8b), KH*KW words (a filter's weights), the _DWB words of
+    # the blocks of mac.dw and mac.plane, the plane
+    work = conv_util.work_buffer(ctx, oc + kh * kw + _DWB
+                                 + ((plane + 3) >> 2), True)
+    k3 = kh == 3 and kw == 3 and dw == 1  # mac.dw3: no dilation_w
     # qp first: one kept block (see _QP)
     p = array("i", list(qp) + [b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw,
-                               dh, dw, ph, pw, inp.zero_point, th, tw, pww])
+                               dh, dw, ph, pw, inp.zero_point, th, tw, pww,
+                               conv_util.WORD // 8])
     st = (conv_util.keep(ctx, p), inp.data, filt.data, bias_w, out.data,
-          mults, shifts, work)
+          mults, shifts, work, mac.dw3 if k3 else mac.dw, mac.plane)
     return (_eval_k3 if k3 else _eval_any), st
 
 
 def _eval_k3(st):
-    _dwp(0, 0, st, 1)
+    _dwp(st)
 
 
 def _eval_any(st):
-    _dwp(0, 0, st, 0)
+    _dwp(st)
 
 
 # Parameter slots of st[0], after its first _QP words (the qp of
 # requant_i8b: output zero point, activation min and max):
 # 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 DM, 10 SH, 11 SW,
 # 12 DH, 13 DW, 14 PH, 15 PW, 16 ZP (input zero point), 17 TH, 18 TW
-# (output rows and columns per tile), 19 PWW (bytes per plane row).
+# (output rows and columns per tile), 19 PWW (bytes per plane row), 20
+# REL (1 on 64-bit ports: addresses in the blocks are relative to them,
+# see mac.py).
 
 @micropython.viper
-def _dwp(acc: int, xa: int, st, k3: int):
+def _dwp(st):
     """The output in tiles of TH x TW pixels; per tile and input channel
-    c, the input plane the tile reads is copied into the work buffer as
-    bytes x ^ 0x80 = x + 128 (taps in the padding hold zp + 128), so that
-    every output channel oc of c sums with no bounds checks:
+    c, st[9] (mac.plane) copies the input plane the tile reads into the
+    work buffer as bytes x ^ 0x80 = x + 128 (taps in the padding hold
+    zp + 128), then for every output channel oc of c st[8] (mac.dw, or
+    mac.dw3 for 3x3 filters) sums each output with no bounds checks:
 
         acc = bias[oc] - (zp + 128) * sum(w) + sum over taps of
               w[tap, oc] * plane[tap]        (= TFLM's accumulator)
 
-    then requantizes and stores it (fixedpoint.requant_i8b's arithmetic,
-    inline; requant_i8b itself for accumulators beyond its fast path).
-    The weights of oc (<< ls, see below) are copied into the work buffer
-    as int32 words; k3 (a 3x3 filter without horizontal dilation) holds
-    them in locals too.
-
-    acc and xa (the plane address of the current pixel's first tap) are
-    the hot locals (viper keeps the first locals in registers): callers
-    pass 0.
+    and requantizes it (fixedpoint.requant_i8b's fast path, with
+    RoundingDivideByPOT folded in). The weights of oc (<< ls, below) are
+    copied into the work buffer as int32 words first. Values beyond the
+    fast path come back, one at a time, and go through requant_i8b.
     """
     qp = ptr32(st[0])
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
-    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
-    zo: int = (qp[0] ^ S) - S
-    lo: int = (qp[1] ^ S) - S
-    hi: int = (qp[2] ^ S) - S
-    hl: int = hi - lo
     B: int = p[0]
     H: int = p[1]
     W: int = p[2]
@@ -185,17 +194,47 @@ def _dwp(acc: int, xa: int, st, k3: int):
     x0: int = int(ptr8(st[1]))
     f0: int = int(ptr8(st[2]))
     bp = ptr32(st[3])
-    o = ptr8(st[4])
+    o: int = int(ptr8(st[4]))
     pm = ptr32(st[5])
     ps = ptr8(st[6])
     wk = st[7]
-    wb: int = int(ptr8(wk)) + 4 * OC  # oc's weights as int32
-    pl: int = wb + 4 * KH * KW  # the plane
+    dwf = st[8]
+    plf = st[9]
+    w0b: int = int(ptr8(wk))
+    wb: int = w0b + 4 * OC  # oc's weights as int32
+    tb: int = wb + 4 * KH * KW  # mac.dw's block
+    tq: int = tb + 4 * _PLB  # mac.plane's block
+    pl: int = tb + 4 * _DWB  # the plane
+    q = ptr32(tb)
+    pq = ptr32(tq)
+    rd: int = 0  # the blocks' addresses are relative to rd, rp
+    rp: int = 0
+    if p[20]:
+        rd = tb
+        rp = tq
+    q[31] = p[20]
+    pq[12] = p[20]
     eh: int = (KH - 1) * DH + 1
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
-    bk: int = SW - rs - rs  # from a pixel's third filter row to the next pixel
     ntap: int = KH * KW
+    q[1] = wb - rd
+    q[9] = qp[0]  # ZO, LO, HI
+    q[10] = qp[1]
+    q[11] = qp[2]
+    q[13] = OC
+    q[14] = SW
+    q[18] = SH * PWW
+    q[19] = OW * OC
+    q[22] = KH
+    q[23] = KW
+    q[24] = rs
+    q[29] = DW
+    q[30] = KW * DW
+    pq[1] = PWW
+    pq[9] = W * C
+    pq[10] = C
+    pq[11] = zc
     # R = max |x - zp| over int8 x: the accumulator's bound per weight
     rz: int = zc
     if rz < 255 - zc:
@@ -203,15 +242,6 @@ def _dwp(acc: int, xa: int, st, k3: int):
     bw: int = _FAST + 1  # |x - zp| * |w| summed over the taps
     if ntap < 1024:
         bw = rz * 128 * ntap
-    w0: int = 0
-    w1: int = 0
-    w2: int = 0
-    w3: int = 0
-    w4: int = 0
-    w5: int = 0
-    w6: int = 0
-    w7: int = 0
-    w8: int = 0
     b: int = 0
     while b < B:
         oy0: int = 0
@@ -228,7 +258,8 @@ def _dwp(acc: int, xa: int, st, k3: int):
                 cols: int = (ox1 - ox0 - 1) * SW + ew
                 iy0: int = oy0 * SH - PH
                 ix0: int = ox0 * SW - PW
-                # columns [jl, jh) of a plane row are in the image
+                # columns [jl, jh) of a plane row are in the image, and
+                # rows [ra, rb)
                 jl: int = 0 - ix0
                 if jl < 0:
                     jl = 0
@@ -239,38 +270,30 @@ def _dwp(acc: int, xa: int, st, k3: int):
                     jh = cols
                 if jh < jl:
                     jh = jl
+                ra: int = 0 - iy0
+                if ra < 0:
+                    ra = 0
+                if ra > rows:
+                    ra = rows
+                rb: int = H - iy0
+                if rb > rows:
+                    rb = rows
+                if rb < ra:
+                    rb = ra
+                pq[2] = cols
+                pq[3] = ra
+                pq[4] = rb
+                pq[5] = rows
+                pq[6] = jl
+                pq[7] = jh
+                q[15] = ox1 - ox0
                 c: int = 0
                 while c < C:
                     # the plane of input channel c for this tile
-                    r: int = 0
-                    while r < rows:
-                        iy: int = iy0 + r
-                        d: int = pl + r * PWW
-                        # [0, ja) and [jb, cols) hold the padding's
-                        # byte, [ja, jb) the image's
-                        ja: int = cols
-                        jb: int = cols
-                        if 0 <= iy < H:
-                            ja = jl
-                            jb = jh
-                        j: int = 0
-                        while j < cols:
-                            if j == ja:
-                                xa = x0 + (((b * H + iy) * W + ix0 + j) * C
-                                           + c)
-                                acc = d + j
-                                d += jb
-                                while acc < d:
-                                    ptr8(acc)[0] = ptr8(xa)[0] ^ 0x80
-                                    acc += 1
-                                    xa += C
-                                d -= jb
-                                j = jb
-                                if j >= cols:
-                                    break
-                            ptr8(d)[j] = zc
-                            j += 1
-                        r += 1
+                    pq[0] = pl - rp
+                    pq[8] = (x0 + (((b * H + iy0 + ra) * W + ix0 + jl) * C
+                                   + c) - rp)
+                    plf(wk, tq - w0b)
                     mm: int = 0
                     while mm < DM:
                         oc: int = c * DM + mm
@@ -280,13 +303,11 @@ def _dwp(acc: int, xa: int, st, k3: int):
                         # path with RoundingDivideByPOT folded in, and ls
                         # folded into weights and bias; otherwise (chk)
                         # that fast path for the values within it when
-                        # ls == 0, requant_i8b for the others (which
-                        # also wraps x to int32 on 64-bit ports: the 3x3
-                        # path's x is exact, never wrapped).
+                        # ls == 0 (lim), requant_i8b for the others.
                         m: int = pm[oc]
                         m0: int = m & 0x7FF
                         m1: int = (m >> 11) & 0x7FF
-                        m2: int = m >> 22
+                        m2: int = (m >> 22) & 0x1FF
                         sh_: int = (ps[oc] ^ 0x80) - 0x80
                         ls: int = 0
                         e: int = 0
@@ -303,6 +324,7 @@ def _dwp(acc: int, xa: int, st, k3: int):
                         if (uint(ab) < uint(_FAST)
                                 and ab + bw <= (_FAST >> ls)):
                             chk = 0
+                            lim = _FAST  # (never exceeded)
                         elif ls == 0:
                             lim = _FAST
                         kc: int = 256
@@ -329,90 +351,31 @@ def _dwp(acc: int, xa: int, st, k3: int):
                             sw_ += v
                             fa += OC
                             t += 1
-                        if k3:  # in locals (sign-extended again: ptr32
-                            # loads zero-extend on 64-bit)
-                            w0 = (ptr32(wb)[0] ^ S) - S
-                            w1 = (ptr32(wb)[1] ^ S) - S
-                            w2 = (ptr32(wb)[2] ^ S) - S
-                            w3 = (ptr32(wb)[3] ^ S) - S
-                            w4 = (ptr32(wb)[4] ^ S) - S
-                            w5 = (ptr32(wb)[5] ^ S) - S
-                            w6 = (ptr32(wb)[6] ^ S) - S
-                            w7 = (ptr32(wb)[7] ^ S) - S
-                            w8 = (ptr32(wb)[8] ^ S) - S
-                        bi: int = (bo << ls) - zc * sw_
-                        oy: int = oy0
-                        while oy < oy1:
-                            xa = pl + (oy - oy0) * SH * PWW
-                            oo: int = ((b * OH + oy) * OW + ox0) * OC + oc
-                            oe: int = oo + (ox1 - ox0) * OC
-                            while oo < oe:
-                                acc = bi
-                                if k3:
-                                    acc += w0 * ptr8(xa)[0]
-                                    acc += w1 * ptr8(xa)[1]
-                                    acc += w2 * ptr8(xa)[2]
-                                    xa += rs
-                                    acc += w3 * ptr8(xa)[0]
-                                    acc += w4 * ptr8(xa)[1]
-                                    acc += w5 * ptr8(xa)[2]
-                                    xa += rs
-                                    acc += w6 * ptr8(xa)[0]
-                                    acc += w7 * ptr8(xa)[1]
-                                    acc += w8 * ptr8(xa)[2]
-                                    xa += bk
-                                else:
-                                    px: int = xa
-                                    wa: int = wb
-                                    ky: int = 0
-                                    while ky < KH:
-                                        xe: int = xa + ew
-                                        if DW == 1:
-                                            while xa + 4 <= xe:
-                                                acc += (ptr32(wa)[0]
-                                                        * ptr8(xa)[0])
-                                                acc += (ptr32(wa)[1]
-                                                        * ptr8(xa)[1])
-                                                acc += (ptr32(wa)[2]
-                                                        * ptr8(xa)[2])
-                                                acc += (ptr32(wa)[3]
-                                                        * ptr8(xa)[3])
-                                                xa += 4
-                                                wa += 16
-                                        while xa < xe:
-                                            acc += ptr32(wa)[0] * ptr8(xa)[0]
-                                            xa += DW
-                                            wa += 4
-                                        ky += 1
-                                        xa = px + ky * rs
-                                    xa = px + SW
-                                    # ptr32 loads zero-extend on 64-bit
-                                    acc = ((acc & M) ^ S) - S
-                                if chk and (uint(acc + lim)
-                                            > uint(lim + lim)):
-                                    # beyond the fast path: requant_i8b
-                                    # for channel oc alone
-                                    ptr32(wk)[oc] = acc
-                                    requant_i8b(0, oc, 0, wk, oc + 1, oc + 1,
-                                                st[5], st[6], st[0], st[4],
-                                                oo - oc, 0)
-                                else:
-                                    t = (acc * m0) >> 11
-                                    t = (acc * m1 + t) >> 11
-                                    acc = (acc * m2 + t + kc
-                                           + ((acc >> 31) & sm)) >> se
-                                    acc += zo
-                                    if uint(acc - lo) > uint(hl):  # clamp
-                                        if acc < lo:
-                                            acc = lo
-                                        else:
-                                            acc = hi
-                                    o[oo] = acc
-                                oo += OC
-                            oy += 1
+                        q[2] = (bo << ls) - zc * sw_
+                        q[3] = m0
+                        q[4] = m1
+                        q[5] = m2
+                        q[6] = kc
+                        q[7] = sm
+                        q[8] = se
+                        q[16] = 0  # CL: start a row
+                        q[17] = oy1 - oy0
+                        q[20] = pl - rd
+                        q[21] = (o + ((b * OH + oy0) * OW + ox0) * OC + oc
+                                 - rd)
+                        q[25] = lim
+                        q[26] = lim + lim
+                        while int(dwf(wk, tb - w0b)):
+                            # a value beyond the fast path: requant_i8b
+                            # for channel oc alone
+                            ptr32(wk)[oc] = q[27]
+                            requant_i8b(0, oc, 0, wk, oc + 1, oc + 1,
+                                        st[5], st[6], st[0], st[4],
+                                        ((q[28] ^ S) - S) + rd - o - oc, 0)
+                            if q[17] == 0:  # NR: that was the last
+                                break
                         mm += 1
                     c += 1
                 ox0 = ox1
             oy0 = oy1
         b += 1
-

@@ -34,7 +34,18 @@ from micropython import const
 from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import bias_words, keep, limit_scratch, work_buffer
+from .conv_util import (THUMB, WORD, bias_words, keep, limit_scratch,
+                        work_buffer)
+
+# The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
+mac = None
+if THUMB:
+    try:
+        from . import thumb as mac
+    except (ImportError, SyntaxError, ValueError):
+        mac = None
+if mac is None:
+    from . import mac
 
 _INT32 = const(2)
 _INT8 = const(9)
@@ -48,6 +59,10 @@ GATHER_MAX = 128
 # scratch, in the head): wider layers are requantized in chunks of this
 # many (one requant_i8b call per chunk and input row).
 _UNIT_CHUNK = const(128)
+# int32 words before the gathered values in the work buffer: the block
+# that mac.dots reads (the first 9 words of thumb.PX_BLOCK, then REL)
+_BLK = const(10)
+_REL = const(9)
 
 
 def _options(op):
@@ -210,39 +225,43 @@ def prepare(op, ins, outs, ctx):
         chunks.append((mv, sv))
     dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
-                      -x.zero_point - 128, 0 if bias is None else 1))
+                      -x.zero_point - 128, 0 if bias is None else 1,
+                      WORD // 8))
     state = (ctx.scratch, x.data, w.data, y.data,
              ctx.scratch if bias_w is None else bias_w,
              keep(ctx, prm), keep(ctx, qp), tuple(chunks),
-             work_buffer(ctx, dchunk))
+             work_buffer(ctx, _BLK + dchunk), mac.dots)
     return _eval, state
 
 
 def _eval(state):
-    _fc(0, 0, 0, state)
+    _fc(state)
 
 
 @micropython.viper
-def _fc(s: int, va: int, wa: int, st):
+def _fc(st):
     """For each input row b and unit u:
     acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
     then requant_i8b per chunk of units. The depth is walked in chunks
     of at most DC values: each chunk's v are gathered into the work
-    array, and every unit's partial sum is carried in acc. s, va, wa
-    are the hot locals (accumulator, work array and weight addresses);
-    callers pass 0. Weights are read with ptr8 only (any alignment); the
-    int32 wrap of the accumulator store matches C's int32 arithmetic.
+    array after the block, then st[9] (mac.dots) sums it with the
+    chunk's units, from the bias (or zeros) for the first chunk and from
+    the partial sums in acc for the others. Weights are read with ptr8
+    only (any alignment); the int32 store of each sum matches C's int32
+    arithmetic.
     """
     acc = st[0]
-    pa = ptr32(acc)
+    pa: int = int(ptr32(acc))
     x0: int = int(ptr8(st[1]))
     w0: int = int(ptr8(st[2]))
     yd = st[3]
-    pb = ptr32(st[4])
+    pb: int = int(ptr32(st[4]))
     prm = ptr32(st[5])
     qp = st[6]
     chunks = st[7]
-    v0: int = int(ptr32(st[8]))
+    win = st[8]
+    dots = st[9]
+    blk = ptr32(win)
     batches: int = prm[0]
     units: int = prm[1]
     depth: int = prm[2]
@@ -253,6 +272,13 @@ def _fc(s: int, va: int, wa: int, st):
     S: int = one << 31
     off: int = (prm[6] ^ S) - S  # -input_zero_point - 128
     has_bias: int = prm[7]
+    r0: int = 0  # addresses in the block are relative to r0 (mac.py)
+    if prm[8]:
+        r0 = int(blk)
+    blk[_REL] = prm[8]
+    v0: int = int(blk) + 4 * _BLK
+    blk[0] = v0 - r0
+    blk[4] = depth
     b: int = 0
     while b < batches:
         xrow: int = x0 + b * depth
@@ -268,48 +294,33 @@ def _fc(s: int, va: int, wa: int, st):
                 if dn > DC:
                     dn = DC
                 # Gather v of this chunk, and -128 * sum v.
-                s = 0
-                va = v0
-                wa = xrow + d0  # walks the input here
-                xe: int = wa + dn
-                while wa < xe:
-                    u: int = (ptr8(wa)[0] ^ 0x80) + off
+                s: int = 0
+                va: int = v0
+                xa: int = xrow + d0
+                xe: int = xa + dn
+                while xa < xe:
+                    u: int = (ptr8(xa)[0] ^ 0x80) + off
                     ptr32(va)[0] = u
                     s += u
                     va += 4
-                    wa += 1
-                base: int = 0 - s * 128
-                ve: int = v0 + 4 * dn
-                v8: int = v0 + 4 * (dn & ~7)
-                wrow: int = w0 + u0 * depth + d0
-                k: int = 0
-                while k < n:
-                    if d0:
-                        s = pa[k] + base
-                    elif has_bias:
-                        s = pb[u0 + k] + base
+                    xa += 1
+                # the n sums: from the partial sums, the bias or zeros
+                blk[5] = pa - r0
+                if d0 == 0:
+                    if has_bias:
+                        blk[5] = pb + 4 * u0 - r0
                     else:
-                        s = base
-                    va = v0
-                    wa = wrow
-                    while va < v8:
-                        s += ((ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                              + (ptr8(wa)[1] ^ 0x80) * ptr32(va)[1]
-                              + (ptr8(wa)[2] ^ 0x80) * ptr32(va)[2]
-                              + (ptr8(wa)[3] ^ 0x80) * ptr32(va)[3]
-                              + (ptr8(wa)[4] ^ 0x80) * ptr32(va)[4]
-                              + (ptr8(wa)[5] ^ 0x80) * ptr32(va)[5]
-                              + (ptr8(wa)[6] ^ 0x80) * ptr32(va)[6]
-                              + (ptr8(wa)[7] ^ 0x80) * ptr32(va)[7])
-                        va += 32
-                        wa += 8
-                    while va < ve:
-                        s += (ptr8(wa)[0] ^ 0x80) * ptr32(va)[0]
-                        va += 4
-                        wa += 1
-                    pa[k] = s  # the store keeps the low 32 bits: C's int32
-                    wrow += depth
-                    k += 1
+                        k: int = 0
+                        while k < n:
+                            ptr32(pa)[k] = 0
+                            k += 1
+                blk[1] = v0 + 4 * (dn & ~7) - r0
+                blk[2] = v0 + 4 * dn - r0
+                blk[3] = w0 + u0 * depth + d0 - r0
+                blk[6] = 0 - s * 128
+                blk[7] = pa - r0
+                blk[8] = n
+                dots(win, 0)
                 d0 += dn
             ch = chunks[kc]
             requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, ch[0],

@@ -1,0 +1,362 @@
+"""The Thumb machine code of kernels/thumb.py and thumb_dw.py, on an
+emulated Cortex-M0.
+
+CI has no Thumb MicroPython, so the unix port runs the viper loops that
+these functions replace on Cortex-M boards. Here the bytes mpy-cross
+writes for armv6m run in unicorn (tests/thumb_emu.py) and must meet the
+contract of the viper loop they replace, on random and extreme data,
+with no unaligned or stray access. (With the package on an emulated
+Cortex-M0+ running MicroPython, person_detect, KWS, micro_speech,
+ResNet-8, AD01 and test_conv give the unix port's output bytes: see
+bench/device.md.)
+"""
+
+import random
+import struct
+
+import pytest
+
+pytest.importorskip("unicorn")
+
+from thumb_emu import Emulator, ThumbError, asm_functions  # noqa: E402
+
+from tflm.kernels import thumb, thumb_dw  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def code():
+    """{name: machine code} of every asm function of the package."""
+    return dict(asm_functions("tflm/kernels/thumb.py"),
+                **asm_functions("tflm/kernels/thumb_dw.py"))
+
+
+def _wrap(v):
+    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def _dots_ref(v, w, ws, bias, base, nf):
+    """The viper loop of conv._conv_1x1 / conv._conv_any."""
+    n = len(v)
+    return [_wrap(bias[k] + base + sum((w[k * ws + i] ^ 0x80) * v[i]
+                                       for i in range(n)))
+            for k in range(nf)]
+
+
+def _run_dots(code, v, w, ws, bias, base, nf, w_offset=0):
+    emu = Emulator()
+    n = len(v)
+    va = emu.alloc(struct.pack("<%di" % n, *v))
+    wa = emu.alloc(w, offset=w_offset)
+    ba = emu.alloc(struct.pack("<%di" % nf, *bias))
+    oa = emu.alloc(b"\xee" * 4 * nf, writable=True)
+    blk = [0] * 9
+    blk[thumb.V] = va
+    blk[thumb.V8] = va + 4 * (n & ~7)
+    blk[thumb.VE] = va + 4 * n
+    blk[thumb.WP] = wa
+    blk[thumb.WS] = ws
+    blk[thumb.BP] = ba
+    blk[thumb.BASE] = base & 0xFFFFFFFF
+    blk[thumb.OUT] = oa
+    blk[thumb.NF] = nf
+    pa = emu.alloc(struct.pack("<9I", *blk), writable=True)
+    r0 = emu.call(code["dots"], pa - 12, 12)  # a buffer, an offset
+    after = struct.unpack("<9I", emu.read(pa, 36))
+    return r0, emu.words(oa, nf), after, (wa, ba, oa), emu.count
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 27, 64, 75])
+def test_dots_matches_the_viper_loop(code, n):
+    rng = random.Random(n)
+    for trial in range(6):
+        nf = rng.randint(1, 5)
+        ws = n + rng.randint(0, 3)  # filters need not be contiguous
+        v = [rng.randint(-255, 255) for _ in range(n)]
+        w = bytes(rng.randrange(256) for _ in range(ws * nf))
+        bias = [rng.randint(-2 ** 31, 2 ** 31 - 1) for _ in range(nf)]
+        base = rng.randint(-2 ** 31, 2 ** 31 - 1)
+        r0, out, after, (wa, ba, oa), _ = _run_dots(
+            code, v, w, ws, bias, base, nf, w_offset=trial % 4)
+        assert r0 == 0  # a small int: the call allocates nothing
+        assert out == _dots_ref(v, w, ws, bias, base, nf)
+        # the block is used up as documented
+        assert after[thumb.WP] == wa + nf * ws
+        assert after[thumb.BP] == ba + 4 * nf
+        assert after[thumb.OUT] == oa + 4 * nf
+        assert after[thumb.NF] == 0
+
+
+def test_dots_wraps_like_int32(code):
+    """Sums wrap modulo 2**32, as the viper loop's on a 32-bit port and
+    its int32 store on a 64-bit one."""
+    n = 9
+    v = [2 ** 31 - 1, -2 ** 31, 2 ** 30] + [255] * (n - 3)
+    w = bytes([0x7F, 0xFF, 0x00] + [0x7F] * (n - 3))
+    bias = [2 ** 31 - 1]
+    out = _run_dots(code, v, w, n, bias, 2 ** 31 - 7, 1)[1]
+    assert out == _dots_ref(v, w, n, bias, 2 ** 31 - 7, 1)
+
+
+def test_dots_refuses_nothing_it_should_not_read(code):
+    """The harness itself: a window that is not word-aligned is an
+    unaligned 32-bit load, which a Cortex-M0 faults on."""
+    emu = Emulator()
+    va = emu.alloc(b"\x00" * 40, offset=2)
+    wa = emu.alloc(b"\x00" * 10)
+    ba = emu.alloc(b"\x00" * 4)
+    oa = emu.alloc(b"\x00" * 4, writable=True)
+    pa = emu.alloc(struct.pack("<9I", va, va + 32, va + 40, wa, 10, ba, 0,
+                               oa, 1), writable=True)
+    with pytest.raises(ThumbError, match="unaligned"):
+        emu.call(code["dots"], pa, 0)
+
+
+def test_dots_instructions_per_mac(code):
+    """The point of the machine code: at most 6 instructions per
+    multiply-accumulate on a long window (the viper loop: 11)."""
+    n, nf = 256, 4
+    rng = random.Random(1)
+    v = [rng.randint(-255, 255) for _ in range(n)]
+    w = bytes(rng.randrange(256) for _ in range(n * nf))
+    count = _run_dots(code, v, w, n, [0] * nf, 0, nf)[4]
+    assert count / (n * nf) <= 6.0
+
+
+def _fold(m, shift):
+    """depthwise_conv._dwp's requantization words for multiplier m and
+    shift: (ls, M0, M1, M2, KC, SM, SE), RoundingDivideByPOT folded in."""
+    ls, e = max(shift, 0), max(-shift, 0)
+    m0, m1, m2 = m & 0x7FF, (m >> 11) & 0x7FF, m >> 22
+    kc, sm, se = 256, 0, 9 + e
+    if e > 21:
+        m0 = m1 = m2 = kc = 0
+    elif e:
+        kc, sm = 256 + (1 << (8 + e)), -512
+    return ls, m0, m1, m2, kc, sm, se
+
+
+def _shift(rng):
+    """A requantization shift: mostly one that maps sums of up to 2**20
+    onto the int8 range without saturating, so that every bit of the
+    arithmetic shows in the output; sometimes the edges of the fast path
+    and beyond it."""
+    if rng.random() < 0.75:
+        return -rng.randint(7, 14)
+    return rng.choice([-31, -22, -21, -20, -1, 0, 1, 4])
+
+
+def _clamp(rng):
+    """The activation range (LO, HI): mostly the whole int8 range."""
+    if rng.random() < 0.7:
+        return -128, 127
+    return tuple(sorted(rng.sample(range(-128, 128), 2)))
+
+
+def _dw_case(code, rng, lim=1 << 20, fn="dw"):
+    """One random tile through thumb.dw, called as _dwp calls it (again
+    after each pending value, until it returns 0 or NR is 0); checks every
+    output byte against TFLM's MultiplyByQuantizedMultiplier
+    (gemmlowp.mbqm_ref) and that exactly the values beyond LIM are
+    pending, unwritten."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    kh = rng.choice([1, 2, 3, 3, 4, 10])
+    kw = rng.choice([1, 2, 3, 3, 4, 5, 7, 8, 9])
+    dx = rng.choice([1, 1, 1, 2, 3])  # horizontal dilation
+    if fn == "dw3":
+        kh = kw = 3
+        dx = 1
+    nc, nr = rng.randint(1, 5), rng.randint(1, 3)
+    xs, os_ = rng.randint(1, 3), rng.randint(1, 4)
+    rs = (nc - 1) * xs + (kw - 1) * dx + 1 + rng.randint(0, 3)
+    xr = rs * rng.randint(1, 2)
+    orr = nc * os_ + rng.randint(0, 3)
+    m = rng.randint(1 << 30, (1 << 31) - 1)
+    shift = _shift(rng)
+    ls, m0, m1, m2, kc, sm, se = _fold(m, shift)
+    zo = rng.randint(-128, 127)
+    lo, hi = _clamp(rng)
+    plane = bytes(rng.randrange(256) for _ in range((nr - 1) * xr
+                                                   + (kh - 1) * rs + rs))
+    w = [rng.randint(-128, 127) for _ in range(kh * kw)]
+    bias = rng.randint(-(1 << 20), 1 << 20) >> ls
+    emu = Emulator()
+    pa = emu.alloc(plane, offset=rng.randint(0, 3))
+    wa = emu.alloc(struct.pack("<%di" % len(w), *[v << ls for v in w]))
+    oa = emu.alloc(b"\xee" * (nr * orr), offset=rng.randint(0, 3),
+                   writable=True)
+    blk = dict(XA=0, W=wa, BI=bias << ls, M0=m0, M1=m1, M2=m2, KC=kc,
+               SM=sm, SE=se, ZO=zo, LO=lo, HI=hi, OUT=0, OS=os_, XS=xs,
+               NC=nc, CL=0, NR=nr, XR=xr, OR=orr, XA0=pa, OUT0=oa, KH=kh,
+               KW=kw, RS=rs, LIM=lim, LIM2=2 * lim, PACC=0, PEND=0, DX=dx,
+               KWX=kw * dx, REL=0)
+    ba = emu.alloc(struct.pack("<%di" % len(thumb_dw.DW_BLOCK),
+                               *[_wrap(blk[k]) for k in thumb_dw.DW_BLOCK]),
+                   writable=True)
+    word = {k: 4 * i for i, k in enumerate(thumb_dw.DW_BLOCK)}
+    pending = []
+    while emu.call(code[fn], ba - 4, 4):
+        pending.append((emu.words(ba + word["PACC"], 1)[0],
+                        emu.words(ba + word["PEND"], 1)[0] - oa))
+        if emu.words(ba + word["NR"], 1)[0] == 0:
+            break
+    want, out = {}, emu.read(oa, nr * orr)
+    want_pending = []
+    for r in range(nr):
+        for c in range(nc):
+            xa = r * xr + c * xs
+            acc = bias + sum(w[ky * kw + kx] * plane[xa + ky * rs + kx * dx]
+                             for ky in range(kh) for kx in range(kw))
+            at = r * orr + c * os_
+            if abs(acc << ls) > lim:
+                want_pending.append((acc << ls, at))
+                continue
+            want[at] = min(max(mbqm_ref(acc, m, shift) + zo, lo), hi)
+    assert pending == want_pending
+    for at in range(nr * orr):
+        got = out[at] - 256 * (out[at] > 127)
+        if at in want:
+            assert got == want[at], (at, kh, kw, m, shift)
+        else:  # a pending value or a gap: untouched
+            assert out[at] == 0xEE
+
+
+@pytest.mark.parametrize("fn", ["dw", "dw3"])
+def test_dw_matches_tflm_requantization(code, fn):
+    """thumb_dw.dw's (and the 3x3 dw3's) outputs are TFLM's: the taps'
+    sum, then MultiplyByQuantizedMultiplier + zero point, clamped; values
+    beyond the fast path come back to the caller, one call each."""
+    rng = random.Random(7)
+    for _ in range(150):
+        _dw_case(code, rng, fn=fn)
+
+
+@pytest.mark.parametrize("fn", ["dw", "dw3"])
+def test_dw_pending_values(code, fn):
+    """LIM 0 (a channel whose left shift leaves no fast path): every
+    nonzero sum is handed back, and the call goes on after each."""
+    rng = random.Random(8)
+    for _ in range(30):
+        _dw_case(code, rng, lim=0, fn=fn)
+    rng = random.Random(9)
+    for _ in range(30):
+        _dw_case(code, rng, lim=3000, fn=fn)
+
+
+def _px_case(code, rng, lim=1 << 20):
+    """One random run of thumb.pixels, called as conv._conv_1x1 calls it
+    (again after each pixel with pending values); checks every output
+    byte against TFLM's MultiplyByQuantizedMultiplier and the pending
+    ones against the same conditions as requant_i8b's fast path."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    n = rng.choice([1, 3, 8, 9, 16, 27])
+    nf, npix = rng.randint(1, 6), rng.randint(1, 4)
+    ws = n + rng.randint(0, 2)
+    xs = n + rng.randint(0, 3)
+    zp = rng.randint(-128, 127)
+    per_channel = rng.random() < 0.7
+    nm = nf if per_channel else 1
+    ms = [rng.randint(1 << 30, (1 << 31) - 1) for _ in range(nm)]
+    shifts = [_shift(rng) for _ in range(nm)]
+    zo = rng.randint(-128, 127)
+    lo, hi = _clamp(rng)
+    x = bytes(rng.randrange(256) for _ in range((npix - 1) * xs + n))
+    w = bytes(rng.randrange(256) for _ in range(ws * nf))
+    bias = [rng.randint(-lim - (1 << 16), lim + (1 << 16))
+            for _ in range(nf)]
+    qstep = nf + rng.randint(0, 2)
+    emu = Emulator()
+    va = emu.alloc(b"\0" * 4 * n, writable=True)
+    xa = emu.alloc(x, offset=rng.randint(0, 3))
+    wa = emu.alloc(w, offset=rng.randint(0, 3))
+    ba = emu.alloc(struct.pack("<%di" % nf, *bias))
+    ma = emu.alloc(struct.pack("<%di" % nm, *ms))
+    sa = emu.alloc(bytes(s & 0xFF for s in shifts), offset=rng.randint(0, 3))
+    aa = emu.alloc(b"\0" * 4 * nf, writable=True)
+    qa = emu.alloc(b"\xee" * (npix * qstep), writable=True)
+    blk = dict(V=va, V8=va + 4 * (n & ~7), VE=va + 4 * n, WP=0, WS=ws, BP=0,
+               BASE=0, OUT=0, NF=0, X=xa, XS=xs, OFF=-zp - 128, NPIX=npix,
+               MP0=ma, MSTEP=4 if per_channel else 0, SP0=sa,
+               SSTEP=1 if per_channel else 0, ZO=zo, LO=lo, HI=hi,
+               QOUT=qa, QSTEP=qstep, PEND=0, LIM=lim, LIM2=2 * lim,
+               WP0=wa, BP0=ba, ACC=aa, NF0=nf, MP=0, SP=0, Q=0, REL=0)
+    word = {k: 4 * i for i, k in enumerate(thumb.PX_BLOCK)}
+    pa = emu.alloc(struct.pack("<%di" % len(thumb.PX_BLOCK),
+                               *[_wrap(blk[k]) for k in thumb.PX_BLOCK]),
+                   writable=True)
+    pending = []
+    while emu.call(code["pixels"], pa, 0):
+        done = (emu.words(pa + word["QOUT"], 1)[0] - qa) // qstep - 1
+        pending.append((done, emu.words(pa + word["PEND"], 1)[0],
+                        emu.words(aa, nf)))
+        emu.uc.mem_write(pa + word["PEND"], b"\0" * 4)
+        if emu.words(pa + word["NPIX"], 1)[0] == 0:
+            break
+    out = emu.read(qa, npix * qstep)
+    want_pending = []
+    for p in range(npix):
+        v = [(x[p * xs + i] ^ 0x80) - 128 - zp for i in range(n)]
+        accs, slow = [], 0
+        for k in range(nf):
+            acc = bias[k] + sum((w[k * ws + i] ^ 0x80) * v[i]
+                                for i in range(n)) - 128 * sum(v)
+            accs.append(acc)
+            m, s = ms[k % nm], shifts[k % nm]
+            at = p * qstep + k
+            if 0 <= -s <= 21 and abs(acc) <= lim:
+                got = out[at] - 256 * (out[at] > 127)
+                assert got == min(max(mbqm_ref(acc, m, s) + zo, lo), hi)
+            else:
+                slow += 1
+                assert out[at] == 0xEE
+        if slow:
+            want_pending.append((p, slow, accs))
+        assert out[p * qstep + nf:(p + 1) * qstep] == \
+            b"\xee" * (qstep - nf)  # the gap: untouched
+    assert pending == want_pending
+
+
+def test_pixels_matches_tflm_requantization(code):
+    """thumb.pixels: gather, sums and requantized bytes are TFLM's; the
+    values beyond the fast path are left to the caller, a pixel at a
+    time."""
+    rng = random.Random(11)
+    for _ in range(120):
+        _px_case(code, rng)
+    for _ in range(30):
+        _px_case(code, rng, lim=2000)
+
+
+def test_plane_copies_a_channel_with_padding(code):
+    """thumb_dw.plane: the rows in the image hold x ^ 0x80 between JL and
+    JH (read with a stride), everything else of the plane the padding's
+    byte, and nothing outside the plane's rows is written."""
+    rng = random.Random(12)
+    for _ in range(200):
+        rows, cols = rng.randint(1, 6), rng.randint(1, 9)
+        pww = cols + rng.randint(0, 3)
+        ra = rng.randint(0, rows)
+        rb = rng.randint(ra, rows)
+        jl = rng.randint(0, cols)
+        jh = rng.randint(jl, cols)
+        cs, zc = rng.randint(1, 5), rng.randrange(256)
+        srs = (jh - jl) * cs + rng.randint(0, 7)
+        src = bytes(rng.randrange(256) for _ in range(rows * srs + 1))
+        emu = Emulator()
+        sa = emu.alloc(src, offset=rng.randint(0, 3))
+        da = emu.alloc(b"\xee" * (rows * pww), offset=rng.randint(0, 3),
+                       writable=True)
+        blk = dict(DST=da, PWW=pww, COLS=cols, RA=ra, RB=rb, ROWS=rows,
+                   JL=jl, JH=jh, SRC=sa, SRS=srs, CS=cs, ZC=zc, REL=0)
+        pa = emu.alloc(struct.pack("<%dI" % len(thumb_dw.PL_BLOCK),
+                                   *[blk[k] for k in thumb_dw.PL_BLOCK]),
+                       writable=True)
+        assert emu.call(code["plane"], pa - 8, 8) == 0
+        want = bytearray(b"\xee" * (rows * pww))
+        for r in range(rows):
+            for j in range(cols):
+                if ra <= r < rb and jl <= j < jh:
+                    v = src[(r - ra) * srs + (j - jl) * cs] ^ 0x80
+                else:
+                    v = zc
+                want[r * pww + j] = v
+        assert emu.read(da, rows * pww) == bytes(want)
