@@ -18,9 +18,13 @@ import pytest
 
 pytest.importorskip("unicorn")
 
-from thumb_emu import Emulator, ThumbError, asm_functions  # noqa: E402
+from thumb_emu import (Emulator, ThumbError, asm_functions,  # noqa: E402
+                       block_layout)
 
-from tflm.kernels import thumb, thumb_dw  # noqa: E402
+DOTS = block_layout("tflm/kernels/thumb.py", "DOTS_BLOCK")
+PX = block_layout("tflm/kernels/thumb.py", "PX_BLOCK")
+DW = block_layout("tflm/kernels/thumb_dw.py", "DW_BLOCK")
+PL = block_layout("tflm/kernels/thumb_dw.py", "PL_BLOCK")
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +54,15 @@ def _run_dots(code, v, w, ws, bias, base, nf, w_offset=0):
     ba = emu.alloc(struct.pack("<%di" % nf, *bias))
     oa = emu.alloc(b"\xee" * 4 * nf, writable=True)
     blk = [0] * 9
-    blk[thumb.V] = va
-    blk[thumb.V8] = va + 4 * (n & ~7)
-    blk[thumb.VE] = va + 4 * n
-    blk[thumb.WP] = wa
-    blk[thumb.WS] = ws
-    blk[thumb.BP] = ba
-    blk[thumb.BASE] = base & 0xFFFFFFFF
-    blk[thumb.OUT] = oa
-    blk[thumb.NF] = nf
+    blk[DOTS.index("V")] = va
+    blk[DOTS.index("V8")] = va + 4 * (n & ~7)
+    blk[DOTS.index("VE")] = va + 4 * n
+    blk[DOTS.index("WP")] = wa
+    blk[DOTS.index("WS")] = ws
+    blk[DOTS.index("BP")] = ba
+    blk[DOTS.index("BASE")] = base & 0xFFFFFFFF
+    blk[DOTS.index("OUT")] = oa
+    blk[DOTS.index("NF")] = nf
     pa = emu.alloc(struct.pack("<9I", *blk), writable=True)
     r0 = emu.call(code["dots"], pa - 12, 12)  # a buffer, an offset
     after = struct.unpack("<9I", emu.read(pa, 36))
@@ -80,10 +84,10 @@ def test_dots_matches_the_viper_loop(code, n):
         assert r0 == 0  # a small int: the call allocates nothing
         assert out == _dots_ref(v, w, ws, bias, base, nf)
         # the block is used up as documented
-        assert after[thumb.WP] == wa + nf * ws
-        assert after[thumb.BP] == ba + 4 * nf
-        assert after[thumb.OUT] == oa + 4 * nf
-        assert after[thumb.NF] == 0
+        assert after[DOTS.index("WP")] == wa + nf * ws
+        assert after[DOTS.index("BP")] == ba + 4 * nf
+        assert after[DOTS.index("OUT")] == oa + 4 * nf
+        assert after[DOTS.index("NF")] == 0
 
 
 def test_dots_wraps_like_int32(code):
@@ -189,10 +193,10 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw"):
                NC=nc, CL=0, NR=nr, XR=xr, OR=orr, XA0=pa, OUT0=oa, KH=kh,
                KW=kw, RS=rs, LIM=lim, LIM2=2 * lim, PACC=0, PEND=0, DX=dx,
                KWX=kw * dx, REL=0)
-    ba = emu.alloc(struct.pack("<%di" % len(thumb_dw.DW_BLOCK),
-                               *[_wrap(blk[k]) for k in thumb_dw.DW_BLOCK]),
+    ba = emu.alloc(struct.pack("<%di" % len(DW),
+                               *[_wrap(blk[k]) for k in DW]),
                    writable=True)
-    word = {k: 4 * i for i, k in enumerate(thumb_dw.DW_BLOCK)}
+    word = {k: 4 * i for i, k in enumerate(DW)}
     pending = []
     while emu.call(code[fn], ba - 4, 4):
         pending.append((emu.words(ba + word["PACC"], 1)[0],
@@ -279,9 +283,9 @@ def _px_case(code, rng, lim=1 << 20):
                SSTEP=1 if per_channel else 0, ZO=zo, LO=lo, HI=hi,
                QOUT=qa, QSTEP=qstep, PEND=0, LIM=lim, LIM2=2 * lim,
                WP0=wa, BP0=ba, ACC=aa, NF0=nf, MP=0, SP=0, Q=0, REL=0)
-    word = {k: 4 * i for i, k in enumerate(thumb.PX_BLOCK)}
-    pa = emu.alloc(struct.pack("<%di" % len(thumb.PX_BLOCK),
-                               *[_wrap(blk[k]) for k in thumb.PX_BLOCK]),
+    word = {k: 4 * i for i, k in enumerate(PX)}
+    pa = emu.alloc(struct.pack("<%di" % len(PX),
+                               *[_wrap(blk[k]) for k in PX]),
                    writable=True)
     pending = []
     while emu.call(code["pixels"], pa, 0):
@@ -347,8 +351,8 @@ def test_plane_copies_a_channel_with_padding(code):
                        writable=True)
         blk = dict(DST=da, PWW=pww, COLS=cols, RA=ra, RB=rb, ROWS=rows,
                    JL=jl, JH=jh, SRC=sa, SRS=srs, CS=cs, ZC=zc, REL=0)
-        pa = emu.alloc(struct.pack("<%dI" % len(thumb_dw.PL_BLOCK),
-                                   *[blk[k] for k in thumb_dw.PL_BLOCK]),
+        pa = emu.alloc(struct.pack("<%dI" % len(PL),
+                                   *[blk[k] for k in PL]),
                        writable=True)
         assert emu.call(code["plane"], pa - 8, 8) == 0
         want = bytearray(b"\xee" * (rows * pww))

@@ -52,6 +52,24 @@ def asm_functions(rel):
     return dict(zip(names, codes))
 
 
+def block_layout(rel, name):
+    """The word names of a block, from the comment in package module rel
+    that lays it out ('# NAME: W0 W1 ...', continued on '#   ...' lines):
+    the device code keeps no names (they would cost a board RAM)."""
+    with open(os.path.join(PKG_DIR, *rel.split("/"))) as f:
+        lines = f.read().splitlines()
+    start = [i for i, ln in enumerate(lines)
+             if ln.startswith("# %s:" % name)]
+    assert len(start) == 1, (rel, name)
+    words = lines[start[0]].split(":", 1)[1].split()
+    for ln in lines[start[0] + 1:]:
+        if not ln.startswith("#   "):
+            break
+        words += ln[1:].split()
+    assert len(set(words)) == len(words), words
+    return words
+
+
 class ThumbError(AssertionError):
     """The machine code did what a Cortex-M0 or its caller would not
     survive."""

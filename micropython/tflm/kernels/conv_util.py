@@ -6,6 +6,7 @@ follows PopulateConvolutionQuantizationParams in
 tensorflow/lite/kernels/kernel_util.cc. Nothing here runs in invoke().
 """
 
+import sys
 from array import array
 
 import micropython  # under CPython, the tflm package installs a shim
@@ -16,6 +17,21 @@ from ..heap import zeros
 from .. import quant, schema
 from ..context import keep, persistent  # noqa: F401 (kernels use them)
 from ..errors import ModelError, PrepareError
+
+# THUMB: the port runs Thumb machine code (the native arch in
+# sys.implementation._mpy is armv6m .. armv7emdp; False under CPython and
+# on the unix port). There CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D
+# run their hot loops in kernels/thumb.py and thumb_dw.py, elsewhere in
+# their viper twins mac.py and mac_dw.py: the same functions and blocks.
+# The kernel modules import them at their own import (not in prepare:
+# see kernels.preload). WORD: bytes of a machine word (4 on 32-bit
+# ports, 8 on 64-bit ones and CPython's host tools, which plan for the
+# unix port).
+try:
+    THUMB = 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
+except AttributeError:
+    THUMB = False
+WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
 
 _INT32 = const(2)
 _INT8 = const(9)
@@ -299,35 +315,3 @@ def scratch_halves(ctx):
     half = ctx.scratch_len // 2
     mv = memoryview(s)
     return s, mv[half if len(mv) == ctx.scratch_len else 4 * half:], half
-
-
-
-
-
-
-def _thumb():
-    """True on a port that runs Thumb machine code: the native arch in
-    sys.implementation._mpy is armv6m .. armv7emdp (False under CPython
-    and on the unix port)."""
-    try:
-        import sys
-        return 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
-    except AttributeError:
-        return False
-
-
-def _word():
-    """Bytes of a machine word (viper's ptr): 4 on 32-bit ports, 8 on
-    64-bit ones (and CPython's host tools, which plan for the unix
-    port)."""
-    import sys
-    return 8 if sys.maxsize > 0x7FFFFFFF else 4
-
-
-# Where this holds, CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D run
-# their hot loops in Thumb machine code (kernels/thumb.py, thumb_dw.py),
-# elsewhere in viper (mac.py, mac_dw.py): the same functions and blocks.
-# The kernel modules import them at their own import (not in prepare:
-# see kernels.preload).
-THUMB = _thumb()
-WORD = _word()

@@ -16,15 +16,17 @@ multiplier from the options (and only debug-checks OC == C * dm); here a
 mismatch is a PrepareError. Accumulators use only +, - and *, exact modulo
 2**32 on every word size.
 
-Eval (_dwp) is laid out for armv6m viper, where a multiply-accumulate
-costs 10 Thumb-1 instructions at best (two register locals; README, "Rules
-the device code keeps"): per tile of output pixels and input channel, the
-input plane the tile reads is copied into a work buffer as x + 128 bytes,
-the padding holding zp + 128, so that each output is one loop over its
-taps with the accumulator in a register, sum(w * (x + 128)) plus the bias
-less (zp + 128) * sum(w), then requantized inline (fixedpoint.requant_i8b's
-fast path). About 32 instructions per MAC on person_detect's layers, 27 on
-micro_speech's (bench/device.md).
+Eval (_dwp): per tile of output pixels and input channel, mac.plane
+copies the input plane the tile reads into a work buffer as x + 128
+bytes, the padding holding zp + 128, so that each output is one loop over
+its taps with no bounds checks, sum(w * (x + 128)) plus the bias less
+(zp + 128) * sum(w); mac.dw (mac.dw3 for 3x3 filters) sums and
+requantizes a channel's outputs over the tile (fixedpoint.requant_i8b's
+fast path, RoundingDivideByPOT folded in); a value beyond that fast path
+comes back and goes through requant_i8b. `mac` is thumb_dw.py's machine
+code on Cortex-M (about 14 instructions per MAC on person_detect's
+layers, 9 on micro_speech's: bench/device.md), mac_dw.py's viper
+elsewhere.
 """
 
 from array import array

@@ -22,8 +22,10 @@ where -128 * sum v is computed once per input row and chunk. The row's v
 are gathered once into an int32 array shared by all units (the
 interpreter's work array, conv_util.work_buffer), in chunks of at most
 GATHER_MAX values, so the inner loop is one weight byte xor 0x80 times
-one word, unrolled 8 ways. The bias is read where the model has it
-(conv_util.bias_words): no per-unit copy when it is 4-byte aligned.
+one word: mac.dots (thumb.py's machine code on Cortex-M, mac.py's viper
+elsewhere), called once per chunk of inputs and units. The bias is read
+where the model has it (conv_util.bias_words): no per-unit copy when it
+is 4-byte aligned.
 """
 
 from array import array

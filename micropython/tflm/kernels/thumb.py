@@ -21,13 +21,18 @@ a Cortex-M0 emulator against that contract and TFLM's arithmetic.
 
 import micropython
 
-# Words of the block that dots() reads (int32, 4-byte aligned)
-V, V8, VE, WP, WS, BP, BASE, OUT, NF = range(9)
+# Every function here takes a buffer (r0: its address) and a byte offset
+# (r1): its block is the int32 words at r0 + r1 (4-byte aligned), named
+# by the layout comments below (tests/test_thumb.py reads them; names in
+# the device code would cost a board RAM). It returns 0 or 1 (a small
+# int: the call allocates nothing).
+#
+# DOTS_BLOCK: V V8 VE WP WS BP BASE OUT NF
 
 
 @micropython.asm_thumb
 def dots(r0, r1):
-    """For k in range(NF), with blk the int32 block at address r0:
+    """For k in range(NF), with the block laid out as DOTS_BLOCK:
 
         OUT[k] = BP[k] + BASE + sum(i < n) (WP[k * WS + i] ^ 0x80) * V[i]
 
@@ -126,20 +131,18 @@ def dots(r0, r1):
     mov(r0, 0)
 
 
-# Words of the block that pixels() reads (int32, 4-byte aligned): the
-# first 9 as dots() reads them (with BASE and the working WP, BP, OUT,
-# NF set by pixels itself from WP0, BP0, ACC, NF0)
-PX_BLOCK = ("V", "V8", "VE", "WP", "WS", "BP", "BASE", "OUT", "NF",
-            "X", "XS", "OFF", "NPIX", "MP0", "MSTEP", "SP0", "SSTEP", "ZO",
-            "LO", "HI", "QOUT", "QSTEP", "PEND", "LIM", "LIM2", "WP0", "BP0",
-            "ACC", "NF0", "MP", "SP", "Q", "REL")
+# pixels()'s block: the first 9 words as dots() reads them (with BASE and
+# the working WP, BP, OUT, NF set by pixels itself from WP0, BP0, ACC,
+# NF0); REL is mac.py's (0 here)
+# PX_BLOCK: V V8 VE WP WS BP BASE OUT NF X XS OFF NPIX MP0 MSTEP SP0 SSTEP ZO
+#   LO HI QOUT QSTEP PEND LIM LIM2 WP0 BP0 ACC NF0 MP SP Q REL
 
 
 @micropython.asm_thumb
 def pixels(r0, r1):
     """NPIX output pixels of CONV_2D 1x1 or FULLY_CONNECTED (conv.py /
-    fully_connected.py, whose contract this is), with blk the int32 block
-    at address r0 (words named by PX_BLOCK). For each pixel:
+    fully_connected.py, whose contract this is), with the block laid out
+    as PX_BLOCK. For each pixel:
 
         v[i] = (byte at X + i) ^ 0x80) + OFF   (n = (VE - V) / 4 words
                                                at V; OFF = -zp - 128)

@@ -5,18 +5,17 @@ thumb.py (same rules, same tests)."""
 import micropython
 
 
-# Words of the block that dw() reads (int32, 4-byte aligned)
-DW_BLOCK = ("XA", "W", "BI", "M0", "M1", "M2", "KC", "SM", "SE", "ZO", "LO",
-            "HI", "OUT", "OS", "XS", "NC", "CL", "NR", "XR", "OR", "XA0",
-            "OUT0", "KH", "KW", "RS", "LIM", "LIM2", "PACC", "PEND", "DX",
-            "KWX", "REL")
+# The blocks of dw() / dw3() and of plane() (int32 words at buffer r0 +
+# byte offset r1, as thumb.py's; REL is mac_dw.py's, 0 here):
+# DW_BLOCK: XA W BI M0 M1 M2 KC SM SE ZO LO HI OUT OS XS NC CL NR XR OR XA0
+#   OUT0 KH KW RS LIM LIM2 PACC PEND DX KWX REL
 
 
 @micropython.asm_thumb
 def dw(r0, r1):
     """DEPTHWISE_CONV_2D outputs of one channel over a tile of NR rows x
     NC columns (depthwise_conv._dwp, whose contract this is), with blk the
-    int32 block at address r0 (words named by DW_BLOCK). For each pixel,
+    block laid out as DW_BLOCK. For each pixel,
     from plane address XA (bytes x + 128 of the channel's input plane; a
     row of taps at XA + ky * RS, KW bytes DX apart; KWX = KW * DX) and
     the KH * KW int32 weights at W:
@@ -324,21 +323,18 @@ def dw3(r0, r1):
     mov(r0, r1)
 
 
-# Words of the block that plane() reads (int32, 4-byte aligned)
-PL_BLOCK = ("DST", "PWW", "COLS", "RA", "RB", "ROWS", "JL", "JH", "SRC",
-            "SRS", "CS", "ZC", "REL")
+# PL_BLOCK: DST PWW COLS RA RB ROWS JL JH SRC SRS CS ZC REL
 
 
 @micropython.asm_thumb
 def plane(r0, r1):
     """One input channel's plane for a tile (depthwise_conv._dwp's copy,
-    whose contract this is), with blk the int32 block at address r0
-    (words named by PL_BLOCK): ROWS rows of COLS bytes, row r at
-    DST + r * PWW. Rows RA <= r < RB are in the image: bytes [JL, JH)
-    are the input's x ^ 0x80, from SRC (row RA's first) stepping CS
-    bytes, SRS bytes further for each next row; every other byte is ZC
-    (the padding's zp + 128). 0 <= RA <= RB <= ROWS, 0 <= JL <= JH <=
-    COLS. DST and SRC are used up. Returns 0."""
+    whose contract this is), with the block laid out as PL_BLOCK: ROWS
+    rows of COLS bytes, row r at DST + r * PWW. Rows RA <= r < RB are
+    in the image: bytes [JL, JH) are the input's x ^ 0x80, from SRC (row
+    RA's first) stepping CS bytes, SRS bytes further for each next row;
+    every other byte is ZC (the padding's zp + 128). 0 <= RA <= RB <=
+    ROWS, 0 <= JL <= JH <= COLS. DST and SRC are used up. Returns 0."""
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
     mov(r7, 0)                # r: the row
     label(ROW)
