@@ -27,9 +27,13 @@ def dots(buf, off: int) -> int:
     BASE + sum(i < n) (byte WP[k * WS + i] ^ 0x80) * V[i] (int32 words,
     n = (VE - V) / 4), modulo 2**32. WP, BP, OUT advance past the last
     filter and NF ends at 0. Returns 0."""
+    return int(_dots(0, 0, 0, buf, off))
+
+
+@micropython.viper
+def _dots(acc: int, va: int, wa: int, buf, off: int) -> int:
+    # acc, va, wa first: the locals viper keeps in registers
     b = ptr32(int(ptr8(buf)) + off)
-    va: int = 0
-    wa: int = 0
     one: int = 1
     S: int = one << 31
     r: int = 0  # what the addresses are relative to
@@ -45,7 +49,7 @@ def dots(buf, off: int) -> int:
     o: int = ((b[7] ^ S) - S) + r
     nf: int = b[8]
     while nf > 0:
-        acc: int = ptr32(bp)[0] + base
+        acc = ptr32(bp)[0] + base
         va = v0
         wa = w
         while va < v8:
@@ -82,9 +86,13 @@ def pixels(buf, off: int) -> int:
     0 <= -shift <= 21 and |acc| <= LIM; else PEND += 1 and the byte is
     left to the caller). X += XS, QOUT += QSTEP, NPIX -= 1 per pixel;
     returns 1 after a pixel with pending values, 0 when done."""
+    return int(_pixels(0, 0, 0, buf, off))
+
+
+@micropython.viper
+def _pixels(acc: int, va: int, wa: int, buf, off: int) -> int:
+    # acc, va, wa first: the locals viper keeps in registers
     b = ptr32(int(ptr8(buf)) + off)
-    va: int = 0
-    wa: int = 0
     one: int = 1
     S: int = one << 31
     M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
@@ -129,7 +137,7 @@ def pixels(buf, off: int) -> int:
         k: int = 0
         w: int = w0
         while k < nf0:
-            acc: int = ptr32(bp0)[k] + base
+            acc = ptr32(bp0)[k] + base
             va = v0
             wa = w
             while va < v8:

@@ -16,9 +16,19 @@ def dw(buf, off: int) -> int:
     (requant_i8b's fast path, folded: M0, M1, M2, KC, SM, SE; ZO, LO,
     HI) into the byte at OUT, or pending when (acc + LIM) as unsigned >
     LIM2: PACC, PEND set, the call returns 1 after stepping past it."""
+    return int(_dw(0, 0, 0, buf, off, 0))
+
+
+@micropython.viper
+def dw3(buf, off: int) -> int:
+    """thumb_dw.dw3: dw for a 3x3 filter (DX 1), its weights in locals."""
+    return int(_dw(0, 0, 0, buf, off, 1))
+
+
+@micropython.viper
+def _dw(acc: int, xa: int, wa: int, buf, off: int, k3: int) -> int:
+    # acc, xa, wa first: the locals viper keeps in registers
     b = ptr32(int(ptr8(buf)) + off)
-    acc: int = 0
-    xa: int = 0
     one: int = 1
     S: int = one << 31
     M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
@@ -58,20 +68,53 @@ def dw(buf, off: int) -> int:
         px = px0
         o = o0
         cl = nc
+    w_0: int = 0  # a 3x3 filter's weights, sign-extended
+    w_1: int = 0
+    w_2: int = 0
+    w_3: int = 0
+    w_4: int = 0
+    w_5: int = 0
+    w_6: int = 0
+    w_7: int = 0
+    w_8: int = 0
+    if k3:
+        wp = ptr32(w0)
+        w_0 = (wp[0] ^ S) - S
+        w_1 = (wp[1] ^ S) - S
+        w_2 = (wp[2] ^ S) - S
+        w_3 = (wp[3] ^ S) - S
+        w_4 = (wp[4] ^ S) - S
+        w_5 = (wp[5] ^ S) - S
+        w_6 = (wp[6] ^ S) - S
+        w_7 = (wp[7] ^ S) - S
+        w_8 = (wp[8] ^ S) - S
     while nr > 0:
         while cl > 0:
             acc = bi
             xa = px
-            wa: int = w0
-            ky: int = 0
-            while ky < kh:
-                xe: int = xa + kwx
-                while xa < xe:
-                    acc += ptr32(wa)[0] * ptr8(xa)[0]
-                    xa += dx
-                    wa += 4
-                xa += rs - kwx
-                ky += 1
+            if k3:
+                acc += w_0 * ptr8(xa)[0]
+                acc += w_1 * ptr8(xa)[1]
+                acc += w_2 * ptr8(xa)[2]
+                xa += rs
+                acc += w_3 * ptr8(xa)[0]
+                acc += w_4 * ptr8(xa)[1]
+                acc += w_5 * ptr8(xa)[2]
+                xa += rs
+                acc += w_6 * ptr8(xa)[0]
+                acc += w_7 * ptr8(xa)[1]
+                acc += w_8 * ptr8(xa)[2]
+            else:
+                wa = w0
+                ky: int = 0
+                while ky < kh:
+                    xe: int = xa + kwx
+                    while xa < xe:
+                        acc += ptr32(wa)[0] * ptr8(xa)[0]
+                        xa += dx
+                        wa += 4
+                    xa += rs - kwx
+                    ky += 1
             acc = ((acc & M) ^ S) - S  # a signed int32 (64-bit ports)
             if uint(acc + lim) > uint(lim2):
                 b[27] = acc
@@ -109,12 +152,6 @@ def dw(buf, off: int) -> int:
     b[20] = px0 - r
     b[21] = o0 - r
     return pend
-
-
-@micropython.viper
-def dw3(buf, off: int) -> int:
-    """thumb_dw.dw3: dw for a 3x3 filter."""
-    return int(dw(buf, off))
 
 
 @micropython.viper
