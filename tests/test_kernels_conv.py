@@ -619,3 +619,47 @@ def test_real_models_per_layer(tmp_path):
     print("person_detect conv layers: %.1f ms" % (pd / 1000))
     for n in sorted(times, key=lambda n: -times[n])[:40]:
         print("  %s %.2f ms" % (n, times[n] / 1000))
+
+
+NEAR = r"""
+import sys, uctypes
+sys.path.insert(0, sys.argv[1])
+from tflm.errors import PrepareError
+from tflm.kernels import conv_util
+
+class Op:
+    def label(self):
+        return "op 0 (CONV_2D)"
+
+class Ctx:
+    sizing = False
+
+work = bytearray(64)
+a = uctypes.addressof(work)
+for gap in (0, 1 << 20, 0x70000000, 0x7A000000, -0x7A000000):
+    far = uctypes.bytearray_at(a + gap, 16)  # never read
+    try:
+        conv_util.check_near(Op(), Ctx(), work, (None, far))
+        print(gap, "ok")
+    except PrepareError as e:
+        print(gap, "PrepareError", "2 GB" in str(e))
+"""
+
+
+def test_buffers_far_from_the_arena_are_refused_on_64_bit(tmp_path):
+    """The blocks of mac.py hold addresses as int32 offsets on a 64-bit
+    port: a constant more than 2 GB from the arena (a model outside the
+    GC heap, or a heap over 2 GB) is a PrepareError, never a wild read.
+    A 32-bit port checks nothing (its addresses are 32-bit)."""
+    script = tmp_path / "near.py"
+    script.write_text(NEAR)
+    r = subprocess.run([MP, str(script), os.path.join(ROOT, "micropython")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    bits64 = subprocess.run(
+        [MP, "-c", "import sys; print(sys.maxsize > 2**32)"],
+        capture_output=True, text=True, timeout=60).stdout.strip() == "True"
+    far = "PrepareError True" if bits64 else "ok"
+    assert r.stdout.split("\n")[:5] == [
+        "0 ok", "1048576 ok", "1879048192 ok", "2046820352 " + far,
+        "-2046820352 " + far], r.stdout

@@ -120,6 +120,9 @@ def prepare(op, ins, outs, ctx):
                                oc // groups, nb, conv_util.WORD // 8])
     win = conv_util.work_buffer(ctx, _BLK + c if one else
                                 _DBLK + kh * kw * cin)
+    conv_util.check_near(op, ctx, win, (inp.data, filt.data, bias_a,
+                                        out.data, mults, shifts,
+                                        ctx.scratch))
     k = conv_util.keep
     st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
           mults, shifts, ctx.scratch, win,

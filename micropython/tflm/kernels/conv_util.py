@@ -33,6 +33,28 @@ except AttributeError:
     THUMB = False
 WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
 
+
+def check_near(op, ctx, block, bufs):
+    """On a 64-bit port the loops' blocks hold addresses as int32 offsets
+    from the block (mac.py): PrepareError unless every buffer of bufs
+    (None skipped) starts within 2 GB (less 128 MB for its own size) of
+    buffer `block`, as the model, arena and persistent buffers do in one
+    GC heap. Checked in the real pass only; nothing to check on 32-bit
+    ports or where uctypes is missing."""
+    if WORD == 4 or getattr(ctx, "sizing", True):
+        return
+    try:
+        from uctypes import addressof
+    except ImportError:
+        return
+    a = addressof(block)
+    for b in bufs:
+        if b is not None and abs(addressof(b) - a) >= 0x78000000:
+            raise PrepareError(
+                "%s: on a 64-bit port the model's bytes must lie within 2 GB "
+                "of the arena (the kernel's loops address them with 32-bit "
+                "offsets)" % op.label())
+
 _INT32 = const(2)
 _INT8 = const(9)
 _PADDING_SAME = const(0)

@@ -132,6 +132,7 @@ def prepare(op, ins, outs, ctx):
     p = array("i", list(qp) + [b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw,
                                dh, dw, ph, pw, inp.zero_point, th, tw, pww,
                                conv_util.WORD // 8])
+    conv_util.check_near(op, ctx, work, (inp.data, out.data))
     st = (conv_util.keep(ctx, p), inp.data, filt.data, bias_w, out.data,
           mults, shifts, work, mac.dw3 if k3 else mac.dw, mac.plane)
     return (_eval_k3 if k3 else _eval_any), st

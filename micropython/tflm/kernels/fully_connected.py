@@ -36,8 +36,8 @@ from micropython import const
 from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import (THUMB, WORD, bias_words, keep, limit_scratch,
-                        work_buffer)
+from .conv_util import (THUMB, WORD, bias_words, check_near, keep,
+                        limit_scratch, work_buffer)
 
 # The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
 mac = None
@@ -229,10 +229,12 @@ def prepare(op, ins, outs, ctx):
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
                       WORD // 8))
+    work = work_buffer(ctx, _BLK + dchunk)
+    check_near(op, ctx, work, (ctx.scratch, x.data, w.data, y.data,
+                               bias_w))
     state = (ctx.scratch, x.data, w.data, y.data,
              ctx.scratch if bias_w is None else bias_w,
-             keep(ctx, prm), keep(ctx, qp), tuple(chunks),
-             work_buffer(ctx, _BLK + dchunk), mac.dots)
+             keep(ctx, prm), keep(ctx, qp), tuple(chunks), work, mac.dots)
     return _eval, state
 
 

@@ -179,16 +179,16 @@ def plane(buf, off: int) -> int:
     srs: int = b[9]
     cs: int = b[10]
     zc: int = b[11]
-    r: int = 0
-    while r < rows:
-        d = dst + r * pww
+    y: int = 0  # the row
+    while y < rows:
+        d = dst + y * pww
         e: int = d + cols
-        if ra <= r < rb:
+        if ra <= y < rb:
             el: int = d + jl
             while d < el:
                 ptr8(d)[0] = zc
                 d += 1
-            eh: int = dst + r * pww + jh
+            eh: int = dst + y * pww + jh
             s = src
             while d < eh:
                 ptr8(d)[0] = ptr8(s)[0] ^ 0x80
@@ -198,7 +198,7 @@ def plane(buf, off: int) -> int:
         while d < e:
             ptr8(d)[0] = zc
             d += 1
-        r += 1
+        y += 1
     b[0] = dst + rows * pww - r
     b[8] = src - r
     return 0
