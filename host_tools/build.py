@@ -88,17 +88,23 @@ def needed_modules(model_paths, flash=False):
     from tflm.model import Model
     names = set()
     custom = audio = False
+    mods = {}  # kernel module: the types of its operators' tensors
     for path in model_paths:
         with open(path, "rb") as f:
             m = Model(f.read())
-        types = {t.type for t in m.tensors}
         for op in m.operators:
             mod = kernels.module_name(op.code) if op.custom_code is None \
                 else kernels.custom_module_name(op.custom_code)
             custom = custom or op.custom_code is not None
             audio = audio or (op.custom_code is not None and mod is not None)
             if mod:
-                _kernel_deps(mod, names, types)
+                # what the interpreter preloads: the lazy modules for the
+                # types of these operators' tensors (Model.used_codes)
+                mods.setdefault(mod, set()).update(
+                    m.tensors[i].type for i in tuple(op.inputs)
+                    + tuple(op.outputs) if 0 <= i < len(m.tensors))
+    for mod, types in mods.items():
+        _kernel_deps(mod, names, types)
     out = set()
     for _, rel in package_sources():
         parts = rel.split("/")

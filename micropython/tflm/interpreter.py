@@ -277,13 +277,11 @@ class Interpreter:
         # blocks), and whatever dies is dropped before the arena is taken.
         self.model = m = Model(buf, check=False)  # header fields only
         self._stage = "importing kernels"
-        types = m.tensor_types()
         before = _free()
         for code in m.used_codes():  # long-lived code, made first
-            kernels.preload(code, types)
+            kernels.preload(code, m)
         for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
-            kernels.preload(32, types, name)
-        types = None
+            kernels.preload(32, m, name)
         after = _free()
         if before is not None:  # code, not this model's (see ram)
             self._imported = before - after

@@ -271,27 +271,36 @@ class Model:
         if check:
             self.check()
 
-    def used_codes(self, custom=False):
+    def used_codes(self, custom=False, key=None):
         """The builtin codes of the operator codes that subgraph 0's
         operators use (a model may list others), read without parsing
-        the operators; custom codes are left out. custom=True: the
-        custom codes (str) instead."""
-        sg = Table(self.fb, self._sg)
-        start, n = sg.vector(3, 4)
-        used = set()
-        for k in range(n):
-            ci = sg.table_at(start, k).u32(0)
-            if ci < len(self._codes) and \
-                    (self._codes[ci][2] is None) != custom:
-                used.add(self._codes[ci][2 if custom else 0])
-        return used
-
-    def tensor_types(self):
-        """The set of TensorType codes of subgraph 0's tensors, read
-        without parsing the tensors."""
-        sg = Table(self.fb, self._sg)
-        start, n = sg.vector(0, 4)
-        return set(sg.table_at(start, k).i8(1) for k in range(n))
+        tensors and operators; custom codes are left out. custom=True:
+        the custom codes (str) instead. With key (one of those codes):
+        the set of TensorType codes of the inputs and outputs of the
+        operators with that code instead (tensor indices out of range
+        are skipped: the verifier reports them)."""
+        fb = self.fb
+        sg = Table(fb, self._sg)
+        t0, nt = sg.vector(0, 4)
+        o0, no = sg.vector(3, 4)
+        out = set()
+        for k in range(no):
+            op = sg.table_at(o0, k)
+            ci = op.u32(0)
+            if ci >= len(self._codes) or \
+                    (self._codes[ci][2] is None) == custom:
+                continue
+            code = self._codes[ci][2 if custom else 0]
+            if key is None:
+                out.add(code)
+            elif code == key:
+                for f in (1, 2):
+                    start, n = op.vector(f, 4)
+                    for j in range(n):
+                        i = fb.i32(start + 4 * j)
+                        if 0 <= i < nt:
+                            out.add(sg.table_at(t0, i).i8(1))
+        return out
 
     def check(self):
         """Parse the tensors and operators and verify them (verify.py,

@@ -185,26 +185,32 @@ def _import(name):
     return __import__("tflm.kernels." + name, None, None, [name])
 
 
-def preload(code, types, custom=None):
+def preload(code, model, custom=None):
     """Import the kernel module of builtin code (or of built-in CUSTOM
     operator `custom`) and the modules it would import inside prepare for
-    the tensor types in `types` (lazy())."""
+    the tensor types of model's operators with that code (lazy();
+    model.used_codes(key=...), read only for a module that has such
+    imports)."""
     name = module_name(code) if custom is None else \
         custom_module_name(custom)
     if name is None:
         return
-    _preload(name, types)
+    _preload(name, model, code if custom is None else custom,
+             custom is not None)
 
 
-def _preload(name, types):
+def _preload(name, model, key, custom):
     if "tflm.kernels." + name not in sys.modules:
         _import(name)
         # what an import leaves besides the module is garbage: collected
         # now, the next module's code fills its holes (heap.py)
         _pack()
-    for t, sub in lazy(name):
-        if t in types:
-            _preload(sub, types)
+    subs = lazy(name)
+    if subs:
+        types = model.used_codes(custom, key)
+        for t, sub in subs:
+            if t in types:
+                _preload(sub, model, key, custom)
 
 
 def find(code, custom=None):

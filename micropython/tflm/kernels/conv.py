@@ -61,8 +61,8 @@ if mac is None:
 # the start of the parameter block st[0]: one kept block for both.
 _QP = const(3)
 # int32 words before the window in the window buffer st[8]: the block
-# that mac.pixels reads (thumb.PX_BLOCK, REL its 33rd word), or mac.dots
-# (its first 9 words, then REL)
+# that mac.pixels reads (PX_BLOCK in thumb.py, REL its 33rd word), or
+# mac.dots (DOTS_BLOCK, then REL)
 _BLK = const(33)
 _REL = const(32)
 _DBLK = const(10)

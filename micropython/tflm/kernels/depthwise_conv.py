@@ -59,7 +59,7 @@ _PLANE_MAX = const(2048)
 _PLANE_MIN = const(512)
 # requant's fast path (fixedpoint.requant_i8b): |x| <= 2**20
 _FAST = const(1 << 20)
-# int32 words of the blocks of mac.dw (thumb_dw.DW_BLOCK) and, after
+# int32 words of the blocks of mac.dw (DW_BLOCK in thumb_dw.py) and, after
 # it, mac.plane (PL_BLOCK), in the work buffer
 _DWB = const(45)
 _PLB = const(32)

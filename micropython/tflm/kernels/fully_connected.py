@@ -62,7 +62,7 @@ GATHER_MAX = 128
 # many (one requant_i8b call per chunk and input row).
 _UNIT_CHUNK = const(128)
 # int32 words before the gathered values in the work buffer: the block
-# that mac.dots reads (the first 9 words of thumb.PX_BLOCK, then REL)
+# that mac.dots reads (DOTS_BLOCK in thumb.py, then REL)
 _BLK = const(10)
 _REL = const(9)
 

@@ -3,11 +3,15 @@ for ports without Thumb machine code (the unix port, esp32, RISC-V):
 thumb.py's functions, with the same block and the same results.
 
 Each function gets a buffer and a byte offset: its block is the int32
-words at that address, laid out as thumb.PX_BLOCK names them (dots reads
-its first 9 words, then REL as its 10th). Where REL is 1 (64-bit ports,
-whose addresses do not fit an int32), the block's addresses are stored
-relative to its own address; the machine code only runs where REL is
-0. The kernels (conv.py, fully_connected.py) fill the block, call one
+words at that address, laid out as the comments DOTS_BLOCK (then REL, a
+10th word) and PX_BLOCK in thumb.py name them. Where REL is 1 (64-bit
+ports, whose addresses do not fit an int32), the block's addresses are
+stored relative to its own address; the machine code only runs where REL
+is 0. Each function is a thin wrapper around a worker whose first
+locals are the hot ones: viper keeps the first three in registers on
+x64 (two in armv6m .mpy files).
+
+The kernels (conv.py, fully_connected.py) fill the block, call one
 function for a pixel, a row of pixels or a chunk of units, and
 requantize what it hands back. Sums are exact modulo 2**32, as TFLM's
 int32 accumulator; where a sum is requantized it is first taken as a

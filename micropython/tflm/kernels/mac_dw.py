@@ -1,8 +1,8 @@
 """DEPTHWISE_CONV_2D's loops in viper, for ports without Thumb machine
 code: thumb_dw.py's functions, with the same blocks (int32 words at a
-buffer + byte offset, named by thumb_dw.DW_BLOCK / PL_BLOCK; addresses
-relative to the block where its REL word is 1) and the same results; see
-mac.py."""
+buffer + byte offset, named by the comments DW_BLOCK / PL_BLOCK in
+thumb_dw.py; addresses relative to the block where its REL word is 1)
+and the same results; see mac.py."""
 
 import micropython
 

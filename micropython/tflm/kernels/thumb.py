@@ -144,7 +144,7 @@ def pixels(r0, r1):
     fully_connected.py, whose contract this is), with the block laid out
     as PX_BLOCK. For each pixel:
 
-        v[i] = (byte at X + i) ^ 0x80) + OFF   (n = (VE - V) / 4 words
+        v[i] = ((byte at X + i) ^ 0x80) + OFF  (n = (VE - V) / 4 words
                                                at V; OFF = -zp - 128)
         BASE = -128 * sum(v)
         for k in range(NF0): acc = dots()'s sum with WP0, BP0, ACC:
