@@ -590,12 +590,17 @@ def report(todo, small, out):
         out.write("  %s\n" % c.reason[:600])
         if st == "invalid" and c.raw is not None:
             out.write(_indent(cases_mod.describe(c.raw)) + "\n")
+    target = ""
+    if TARGET["cmd"]:
+        import shlex
+        target = " --target-cmd %s --target-arch %s" % (
+            shlex.quote(TARGET["cmd"]), TARGET["arch"])
     for c in small:
         out.write("\nFAIL %s\n  %s\n%s\n  rerun: python -m host_tools "
-                  "conformance --ops %s --seed %s --case %d --size %d\n" % (
+                  "conformance --ops %s --seed %s --case %d --size %d%s\n" % (
                       c.tag(), c.reason[:800],
                       _indent(cases_mod.describe(c.raw)), c.op, c.seed,
-                      c.i, c.size))
+                      c.i, c.size, target))
     return counts
 
 
