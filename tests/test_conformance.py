@@ -276,3 +276,58 @@ def test_cli_list_and_single_case():
                        text=True, cwd=ROOT, env=env, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "QUANTIZE" in p.stdout and "1 cases, 1 ops" in p.stdout
+
+
+# --- our side on another MicroPython (--target-cmd) ----------------------
+
+# A stand-in target: the unix port given the ROMFS image and the script,
+# as an emulator wrapper would run them (the image mounted at /rom first).
+TARGET = r"""
+import sys, subprocess
+image, script = sys.argv[1:3]
+prelude = (
+    "import sys, uctypes, vfs\n"
+    "raw = open(%r, 'rb').read()\n"
+    "buf = bytearray(len(raw) + 16)\n"
+    "k = -uctypes.addressof(buf) %% 16\n"
+    "buf[k:k + len(raw)] = raw\n"
+    "raw = None\n"
+    "vfs.mount(vfs.VfsRom(memoryview(buf)[k:]), '/rom')\n" % image)
+with open(script) as f:
+    code = prelude + f.read()
+proc = subprocess.run([sys.argv[3], "-X", "heapsize=16M", "-c", code])
+sys.exit(proc.returncode)
+"""
+
+
+def test_target_cmd_runs_the_cases_on_another_micropython(tmp_path):
+    """--target-cmd: the package (for the target's arch) and the cases go
+    into a ROMFS image that a target command runs driver.py with; here
+    the unix port stands in for an emulated board. A target that fails
+    fails every case, with a rerun hint that repeats the command."""
+    from host_tools import device
+    from host_tools.fit import unix_arch
+    wrapper = tmp_path / "target.py"
+    wrapper.write_text(TARGET)
+    cmd = "%s %s {image} {script} %s" % (sys.executable, wrapper,
+                                         device.micropython_bin())
+    saved = dict(runner.TARGET)
+    try:
+        runner.TARGET.update(cmd=cmd, arch=unix_arch())
+        out = io.StringIO()
+        status, counts, _ = runner.run(
+            n=2, seed="target", ops=["CONV_2D", "DEPTHWISE_CONV_2D",
+                                     "FULLY_CONNECTED"],
+            save_=False, jobs=1, out=out, shrink_=False)
+        assert status == 0, out.getvalue()
+        assert all(c.get("pass") == 2 for c in counts.values()), counts
+        runner.TARGET.update(cmd="false {image} {script}")
+        out = io.StringIO()
+        status, counts, _ = runner.run(
+            n=1, seed="target", ops=["CONV_2D"], save_=False, jobs=1,
+            out=out, shrink_=False)
+        assert status == 1 and counts["CONV_2D"].get("fail") == 1, counts
+        assert "exited with status" in out.getvalue()
+        assert "--target-cmd 'false {image} {script}'" in out.getvalue()
+    finally:
+        runner.TARGET.update(saved)
