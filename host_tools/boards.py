@@ -70,7 +70,9 @@ REQUIRED = {"id": str, "name": str, "mcu": str, "cpu": str,
 # a job file: line 1 the kernel modules the model imports (comma-separated,
 # each after those it imports), line 2 the model path (or empty). (A file
 # because the unix port aborts on an argument over 255 bytes.) Prints one
-# JSON line: core and kernel code bytes, then the interpreter's heap use.
+# JSON line: core, kernel and construction code bytes (the last: the
+# modules only construction uses, which an Interpreter drops once built),
+# then the interpreter's heap use.
 MEASURE = r"""
 import sys, gc, json
 sys.path.insert(0, sys.argv[1])
@@ -86,7 +88,14 @@ for name in mods.split(","):
     if name:
         __import__("tflm.kernels." + name)
 gc.collect()
-r["kernels"] = gc.mem_alloc() - b
+c = gc.mem_alloc()
+r["kernels"] = c - b
+# what only construction uses (an Interpreter imports it and drops it once
+# built; imported here, it stays): part of the peak, not of what is kept
+for name in tflm.interpreter.CONSTRUCTION:
+    __import__(name)
+gc.collect()
+r["construction"] = gc.mem_alloc() - c
 if path:
     with open(path, "rb") as f:
         buf = f.read()
@@ -261,7 +270,9 @@ class Cost:
 
     arena: planned activations; runtime: everything else the interpreter
     keeps (estimated for 32 bits); code: RAM of the imported modules it
-    uses; file: the .tflite size; error: why it cannot run (None if it can).
+    uses, those only construction uses included (the peak; once built,
+    the interpreter gives theirs back); file: the .tflite size; error: why
+    it cannot run (None if it can).
     """
 
     def __init__(self, key, path):
@@ -290,7 +301,8 @@ class Cost:
         objects = max(0, r["total"] - r["arena"] - r["persistent"])
         self.ops = r["ops"]
         self.runtime = r["persistent"] + int(objects * of + 0.5)
-        self.code = int(cf * (r["core"] + r["kernels"]) + 0.5)
+        self.code = int(cf * (r["core"] + r["kernels"] +
+                              r["construction"]) + 0.5)
 
     def ram(self, in_romfs):
         """Heap bytes needed; the file too unless it is in ROMFS."""
@@ -304,7 +316,8 @@ def costs(models_dir=MODELS_DIR):
     out = [Cost(k, p) for k, p in model_files(models_dir).items()]
     r = measure_one(_kernel_order(TYPICAL_KERNELS))
     cf = CODE_FACTOR if r["bits"] == 64 else 1.0
-    return out, int(cf * (r["core"] + r["kernels"]) + 0.5)
+    return out, int(cf * (r["core"] + r["kernels"] + r["construction"])
+                    + 0.5)
 
 
 _PKG_MPY = {}

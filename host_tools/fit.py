@@ -167,6 +167,9 @@ def package_cost(image, path, work, native_arch="armv6m"):
       stays in the image; function objects, module dicts and qstrs are
       made in RAM, as on a board). The unix port keeps machine code
       outside its GC heap, so these leave it out;
+    - 'construction': what the modules that only construction uses
+      (tflm.interpreter.CONSTRUCTION) take on top, while an Interpreter
+      is being built (it drops them once built);
     - 'tflm_native', 'kernels_native': the RAM that a board of
       `native_arch` spends on the machine code of the same modules
       (mpy_native.native_ram of their .mpy for that arch); for a Thumb

@@ -5,8 +5,10 @@
 # qstrs are made in RAM.
 # argv: ROMFS image, file of modules to import after tflm (one a line;
 # kernel modules only: what they import comes with them).
-# Prints one JSON line: {"tflm": bytes, "kernels": bytes, "after_tflm":
-# [module names], "after_kernels": [module names]}.
+# Then imports what only construction uses (tflm.interpreter.CONSTRUCTION:
+# an Interpreter imports those for its construction and drops them after).
+# Prints one JSON line: {"tflm": bytes, "kernels": bytes, "construction":
+# bytes, "after_tflm": [module names], "after_kernels": [module names]}.
 import gc
 import json
 import sys
@@ -34,5 +36,9 @@ for name in names:
 gc.collect()
 a2 = gc.mem_alloc()
 m2 = sorted(k for k in sys.modules if k.startswith("tflm"))
-print(json.dumps({"tflm": a1 - a0, "kernels": a2 - a1, "after_tflm": m1,
-                  "after_kernels": m2}))
+for name in tflm.interpreter.CONSTRUCTION:
+    __import__(name)
+gc.collect()
+a3 = gc.mem_alloc()
+print(json.dumps({"tflm": a1 - a0, "kernels": a2 - a1, "construction": a3 - a2,
+                  "after_tflm": m1, "after_kernels": m2}))

@@ -87,7 +87,8 @@ class _Ctx:
 
     def __init__(self, model, ts):
         self.model = model
-        self.scratch_len = tflm.Interpreter._scratch_len(None, ts)
+        from tflm.allocator import _scratch_len
+        self.scratch_len = _scratch_len(ts)
         self.scratch = array("i", range(self.scratch_len))
         self.copied_bytes = 0
 

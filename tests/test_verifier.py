@@ -688,3 +688,69 @@ def test_quantization_byte_scan_agrees_with_the_value_check():
         assert got[0] == got[1], (dt, scales, zps)
         seen.add(got[0] == "ok")
     assert seen == {True, False}
+
+
+# ------------------------------------------- quantization that is never used
+
+def _bias_models(bias_scale):
+    """(model, inputs) of CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV
+    whose int32 bias has quantization scale bias_scale (one per output
+    channel): their int8 kernels add the bias values as they are, TFLM
+    never reads that scale."""
+    import test_kernels_misc as km
+    g = np.random.default_rng(11)
+    out = []
+    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"):
+        m = opgen.Model()
+        x = m.add_tensor(T([1, 5, 5, 3], scale=0.5, zero_point=-2, name="x"))
+        shape = [3, 3, 3, 3] if op != "DEPTHWISE_CONV_2D" else [1, 3, 3, 3]
+        w = m.add_tensor(T(shape, scale=[0.01, 0.02, 0.03], name="w",
+                           quantized_dimension=0 if op != "DEPTHWISE_CONV_2D"
+                           else 3, data=g.integers(-127, 128, shape)))
+        b = m.add_tensor(T([3], "int32", scale=[bias_scale] * 3,
+                           name="bias", data=[300, -2000, 45]))
+        if op == "TRANSPOSE_CONV":
+            y = m.add_tensor(T([1, 5, 5, 3], scale=0.25, name="y"))
+            s = m.add_tensor(T([4], "int32", data=np.array([1, 5, 5, 3],
+                                                           np.int32)))
+            m.add_op(op, [s, w, x, b], [y], {"padding": "SAME"})
+        else:
+            y = m.add_tensor(T([1, 5, 5, 3], scale=0.25, name="y"))
+            opts = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+            if op == "DEPTHWISE_CONV_2D":
+                opts["depth_multiplier"] = 1
+            m.add_op(op, [x, w, b], [y], opts)
+        m.inputs, m.outputs = [x], [y]
+        out.append((m.build(), km.inputs_i8([1, 5, 5, 3])))
+    return out
+
+
+@pytest.mark.parametrize("bias_scale", [-0.5, 0.0, float("nan")])
+def test_a_bias_scale_that_tflm_never_reads_is_accepted(tmp_path,
+                                                        bias_scale):
+    """A CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV bias whose own scale
+    is negative, zero or NaN (a converter's leftover: TFLM's int8 kernels
+    compute their multipliers from the input and filter scales) runs, and
+    gives TFLM's outputs."""
+    import test_kernels_misc as km
+    errs = km.run_cases(_bias_models(bias_scale), tmp_path, sets=2)
+    assert errs == [None, None, None], errs
+
+
+def test_a_bad_bias_scale_is_refused_where_tflm_reads_it():
+    """FULLY_CONNECTED compares its bias scale with input * filter scale
+    (GetQuantizedConvolutionMultipler): a negative one is refused there,
+    as TFLM refuses it, and so is a bias tensor whose scale another
+    operator reads too (here: it is also the model's output)."""
+    def neg(mt):
+        mt.subgraphs[0].tensors[2].quantization.scale = [-0.125]
+    raw = edit(fc_model(), neg)
+    with pytest.raises(ModelError, match="bias"):
+        Model(raw)
+    m = conv_model()
+    m.outputs = [3, 2]
+
+    def neg3(mt):
+        mt.subgraphs[0].tensors[2].quantization.scale = [-1.0] * 3
+    with pytest.raises(ModelError, match="bias"):
+        Model(edit(m, neg3))

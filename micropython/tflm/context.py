@@ -29,21 +29,21 @@ What prepare may use (ctx):
   operator, a bytes view like ctx.scratch (conv_util.work_buffer).
 - ctx.persistent(typecode, n): n zeros in the arena's persistent part
   (TFLM's AllocatePersistentBuffer), filled by prepare, read by eval
-  with viper pointers (see persistent()).
+  with viper pointers (kernels call heap.persistent(ctx, ...), which
+  falls back to an array for a context without it).
 - ctx.variable(t): variable tensor t is this operator's state (set to
   its reset value now and by interp.reset()).
 - ctx.keep(a, itemsize): after prepare returns, array a (an item of the
   state tuple) is copied into the arena's tail and the state gets a view
-  of the copy in its place (see keep()): for small arrays; persistent()
-  makes no heap copy.
+  of the copy in its place (kernels call heap.keep(ctx, ...)): for small
+  arrays; persistent() makes no heap copy.
 Kernels touch nothing else of the interpreter.
 """
 
-import micropython  # under CPython, the tflm package installs a shim
 from micropython import const
 
 from .errors import PrepareError
-from .heap import pack, zeros
+from .heap import _copy, pack, zeros
 
 _INT8 = const(9)
 _NOTHING = memoryview(b"")  # what untouched requests get in the sizing pass
@@ -302,31 +302,3 @@ class KernelContext:
         if not isinstance(state, tuple):
             return state
         return tuple([seen.get(id(x), x) for x in state])
-
-
-
-def persistent(ctx, typecode, n, untouched=False):
-    """ctx.persistent(typecode, n, untouched): n zeros in the arena's
-    persistent part (KernelContext.persistent); an array for a context
-    without it (kernel tests) or no context."""
-    f = getattr(ctx, "persistent", None)
-    return zeros(typecode, n) if f is None else f(typecode, n, untouched)
-
-
-def keep(ctx, a, itemsize=4):
-    """ctx.keep(a, itemsize) (the interpreter moves a into its persistent
-    arena after prepare: KernelContext.keep); a unchanged for a context
-    without keep()."""
-    k = getattr(ctx, "keep", None)
-    return a if k is None else k(a, itemsize)
-
-
-@micropython.viper
-def _copy(dst, src, n: int):
-    """dst[0:n] = the first n bytes of src's buffer (any buffer types)."""
-    d = ptr8(dst)
-    s = ptr8(src)
-    i: int = 0
-    while i < n:
-        d[i] = s[i]
-        i += 1

@@ -8,90 +8,25 @@ kernel's prepare once. invoke() only calls the prepared eval functions.
 """
 
 import gc
+import sys
 import time
 from array import array
 
-from micropython import const
+from . import kernels  # noqa: F401 (see CONSTRUCTION)
+from .model import Model  # noqa: F401 (see CONSTRUCTION)
+from .heap import _MP
+from .errors import InvokeError, TFLMError
 
-from . import kernels, planner, verify
-from .context import KernelContext
-from .heap import _MP, pack, zeros
-from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
-                     UnsupportedOpError)
-from .model import Model
-
-_MIN_SCRATCH = const(32)
-# Scratch requests per operator that _where has room for before the
-# sizing pass (CONV_2D makes 2); more cost one reallocation.
-_REQUESTS_PER_OP = const(2)
-
-
-def _free():
-    """Free heap bytes after a collection (MicroPython), else None."""
-    gc.collect()
-    f = getattr(gc, "mem_free", None)
-    return f() if f is not None else None
-
-
-def _oom(what, need):
-    """ArenaError: `what` needs `need` bytes, more than the heap has."""
-    free = _free()
-    return ArenaError("%s needs %d bytes: %s" % (
-        what, need, "out of memory" if free is None else
-        "%d bytes free%s" % (free, "" if free < need else
-                             ", but not in one block")))
-
-
-def _scrub(a, b, c):
-    """Nothing: calling it overwrites the caller's dead value-stack slots
-    (see Interpreter._build)."""
-
-
-def _arena_oom(need, head):
-    """ArenaError: the need-byte arena (head bytes of head) does not fit."""
-    return _oom("allocating the %d-byte arena (%d head + %d tail)"
-                % (need, head, need - head), need)
-
-
-def _open_model(model):
-    """(buffer, in_ram) for a path or buffer-protocol object.
-
-    A path on a filesystem that maps files (vfs.VfsRom) is used in place
-    through memoryview(file); otherwise the file is read into RAM, into
-    one bytearray of the file's size (no growing read). Raises ArenaError
-    when the heap has no block that large.
-    """
-    if not isinstance(model, str):
-        return memoryview(model), False
-    try:
-        f = open(model, "rb")
-        import os
-        if os.stat(model)[0] & 0x4000:  # S_IFDIR: the unix port opens it
-            f.close()
-            raise OSError(21, "is a directory")  # EISDIR
-    except OSError as e:  # MicroPython's says only "[Errno 2] ENOENT"
-        why = " (%s)" % e.args[1] if len(e.args) > 1 else ""
-        raise OSError(e.args[0], "cannot open the model file %r%s"
-                      % (model, why))
-    try:
-        try:
-            return memoryview(f), False
-        except TypeError:
-            pass
-        n = f.seek(0, 2)
-        f.seek(0)
-        free = _free()
-        if free is not None and free < n:
-            raise _oom("reading %s into RAM" % model, n)
-        try:
-            buf = bytearray(n)
-        except MemoryError:
-            raise _oom("reading %s into RAM" % model, n)
-        if f.readinto(buf) != n:
-            raise FormatError("%s: short read" % model)
-        return buf, True
-    finally:
-        f.close()
+# What only construction uses (allocator.py: TFLM's MicroAllocator, and
+# what it imports): Interpreter() imports them and, once built, drops
+# those it imported from sys.modules (_drop), so that they give their RAM
+# back to the heap. No module that lives on may import them at its top
+# (tests/test_board_heap.py checks this). What lives on is imported here,
+# by `import tflm`, so that the transient modules are made after it, in
+# one run of blocks, rather than amid it. CONSTRUCTION[1:3], verify and
+# planner, go as soon as the sizing pass is done (allocator._build).
+CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
+                "tflm.quant", "tflm.context")
 
 
 def _pick(tensors, i, what):
@@ -112,41 +47,19 @@ def _bind(t, w, model_mv, head):
     return t
 
 
-def _bind_sizing(t, w, model_mv, dummy):
-    """Bind tensor t for the sizing pass: constants to the model bytes,
-    activations (w >= 0) to the front of the throw-away buffer."""
-    if w <= -2:
-        t.data = model_mv[-2 - w:-2 - w + t.nbytes]
-    elif w >= 0:
-        t.data = dummy[:t.nbytes]
-    return t
-
-
-def _sizing_tensor(m, i, where, dummy):
-    """Tensor i parsed anew and bound for the sizing pass (None for -1)."""
-    if i < 0:
-        return None
-    return _bind_sizing(m.tensor(i), where[i], m.fb.mv, dummy)
-
-
-def _get(m, i, io, views, where, head):
-    """Tensor i of model m bound to its bytes (None for -1): a subgraph
-    input or output from io, else parsed anew (garbage after prepare)
-    with the data view that views[i] keeps (a list made before the
-    loop: a dict growing there would need a new table amid the
-    garbage), so that every operator's state holds the same view object
-    of a tensor."""
-    if i < 0:
-        return None
-    t = io.get(i)
-    if t is not None:
-        return t
-    t = m.tensor(i)
-    v = views[i]
-    if v is None:
-        v = views[i] = _bind(t, where[i], m.fb.mv, head).data
-    t.data = v
-    return t
+def _drop(had, first=0, end=len(CONSTRUCTION)):
+    """Drop CONSTRUCTION[first:end] but those with bit k of had set (k:
+    their index) from sys.modules and from their package (the module
+    objects then die with what only they referenced), and collect."""
+    for k in range(first, end):
+        name = CONSTRUCTION[k]
+        if not had >> k & 1 and name in sys.modules:
+            del sys.modules[name]
+            try:
+                delattr(sys.modules["tflm"], name[5:])
+            except (AttributeError, KeyError):
+                pass
+    gc.collect()
 
 
 class Interpreter:
@@ -165,17 +78,13 @@ class Interpreter:
     label that is not a string). Default: the .txt next to a model path,
     read on first use and not checked.
 
-    Construction follows TFLM's MicroAllocator so that a board's heap,
-    which never moves objects, does not fragment: every size is known
-    before any large block is taken. A first pass parses and verifies the
-    model, plans the activations, and runs every kernel's prepare with a
-    sizing context (context.py) that records what it asks for: scratch
-    buffers (planned into the head with the activations, each living
-    only during its operator) and the bytes it keeps for eval (the
-    tail). Everything of that pass is dropped; then the arena, one
-    bytearray of head + tail, is allocated while little else is live,
-    and the second pass prepares each operator for real, parsing only
-    that operator's tensors, and copies what it keeps into the tail.
+    Construction (allocator.py) follows TFLM's MicroAllocator so that a
+    board's heap, which never moves objects, does not fragment: every
+    size is known before any large block is taken, then the arena, one
+    bytearray of head + tail, is allocated while little else is live.
+    The modules only construction uses (CONSTRUCTION) are imported for
+    it and dropped once it is done (those that were imported before
+    stay), so that their RAM goes back to the heap.
 
     Attributes: inputs, outputs (lists of model.Tensor: name, shape,
     dtype, scale, zero_point, data), arena_size (bytes of the head:
@@ -253,266 +162,19 @@ class Interpreter:
         if labels is not None:  # small, made before the arena
             from .api import labels_arg
             self.labels = labels_arg(labels)
-        free0 = _free()
+        had = 0  # CONSTRUCTION modules imported before (kept)
+        for k, name in enumerate(CONSTRUCTION):
+            if name in sys.modules:
+                had |= 1 << k
         try:
-            buf, self.model_in_ram = _open_model(model)
-            self._stage = "parsing the model"
-            self._build(buf, arena_size)
-        except TFLMError:
-            raise
-        except OSError:
-            raise
-        except Exception as e:  # last line of defence: see verify.py
-            raise verify.internal_error(e, self._stage)
-        free1 = _free()
-        self.ram = (free0 - free1 - self._imported if free0 is not None
-                    else self.arena_size + self.persistent_size)
+            from .allocator import build
+            build(self, model, arena_size, had)
+        finally:
+            build = None
+            _drop(had)
         if labels is not None:
             from .api import check_labels
             check_labels(self.labels, self.outputs)
-
-    def _build(self, buf, arena_size):
-        # On a board the heap never moves an object: whatever lives on is
-        # made right after a gc.collect() (it then takes the lowest free
-        # blocks), and whatever dies is dropped before the arena is taken.
-        self.model = m = Model(buf, check=False)  # header fields only
-        self._stage = "importing kernels"
-        before = _free()
-        for code in m.used_codes():  # long-lived code, made first
-            kernels.preload(code, m)
-        for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
-            kernels.preload(32, m, name)
-        after = _free()
-        if before is not None:  # code, not this model's (see ram)
-            self._imported = before - after
-        self._stage = "parsing the model"
-        m.check()
-        self._stage = "resolving operators"
-        mods = self._resolve()
-        self._stage = "planning the arena"
-        verify.check_plan_size(m)
-        # The sizing pass's throw-away buffer: as large as the largest
-        # activation (larger scratch requests get a buffer of their own).
-        big = 0
-        for t in m.tensors:
-            if not t.is_const:
-                big = max(big, t.nbytes)
-        n = m.n_tensors + 3 * _REQUESTS_PER_OP * len(mods)
-        t = None
-        m.release()
-        gc.collect()
-        mods = tuple(mods)
-        # Per tensor where its bytes are, then (operator, head offset,
-        # bytes) of each scratch request: see _size.
-        self._where = array("i", range(n))
-        # what _where keeps after the real pass (the tensors' entries),
-        # made now, low, rather than as a slice amid the real pass's
-        # objects, or after the sizing pass's buffer (which a stale word
-        # on the C stack may keep alive a while: whatever is made after
-        # it would then split the free heap the arena needs)
-        kept_where = zeros("i", m.n_tensors)
-        what = "allocating the arena (its largest tensor alone)"
-        free = _free()
-        if free is not None and free < big:
-            raise _oom(what, big)
-        try:
-            dummy = bytearray(big)
-        except MemoryError:
-            raise _oom(what, big)
-        head, tail, words = self._size(mods, dummy)
-        dummy = None
-        # The call above left dummy in a dead slot of this frame's value
-        # stack, which the GC scans conservatively: a call with as many
-        # arguments overwrites it, or the 16+ KB buffer would stay alive
-        # until the arena is allocated (and split the heap once freed).
-        _scrub(0, 0, 0)
-        gc.collect()
-        need = head + tail + 4 * words
-        if arena_size is not None and arena_size < need:
-            raise ArenaError("arena of %d bytes is too small: the model "
-                             "needs %d (%d head + %d tail)"
-                             % (arena_size, need, head, need - head))
-        self.arena_size = head
-        # Nothing is made from here until the arena is: the message is
-        # formatted only on failure (_arena_oom).
-        self._stage = "allocating the arena"
-        free = _free()
-        if free is not None and free < need:
-            raise _arena_oom(need, head)
-        try:
-            # The tail's int32 words are an array('i') of their own, so
-            # that kernels fill them by index (context.persistent).
-            self.arena = bytearray(head + tail)
-            self._words = zeros("i", words)
-        except MemoryError:
-            self.arena = self._words = None
-            raise _arena_oom(need, head)
-        self._stage = "preparing"
-        self._prepare(mods, head, tail, kept_where)
-
-    def _resolve(self):
-        mods, missing = [], []
-        hint = ""
-        for op in self.model.operators:
-            if op.custom_code is None:
-                mod = kernels.find(op.code)
-            else:  # a Python kernel from tflm.register_op (custom.py)
-                from .custom import find
-                mod = find(op.custom_code)
-                if mod is None:  # a built-in one (TFLM's Signal ops)
-                    mod = kernels.find(op.code, op.custom_code)
-                if mod is None:
-                    hint = "; register custom ops with tflm.register_op"
-            if mod is None:
-                missing.append(op.label())
-            mods.append(mod)
-        if missing:
-            raise UnsupportedOpError("no kernel for " + ", ".join(missing)
-                                     + hint)
-        return mods
-
-    def _size(self, mods, dummy):
-        """The sizing pass (see the class doc): returns (head bytes, tail
-        bytes) and fills _where: per tensor its head offset (-1: none,
-        <= -2: constant at -2 - w in the model), then per scratch request
-        its operator, head offset and bytes (negative: a work buffer).
-        dummy: a bytearray as large as the largest activation, which all
-        activations are bound to (prepare keeps views of them but never
-        reads their values). The parsed tensor list lives only while the
-        activations are planned; each operator's prepare then gets its
-        own tensors, parsed anew. Every object this pass makes is garbage
-        when it returns."""
-        m = self.model
-        tensors = self._tensors = m.tensors
-        dummy = memoryview(dummy)
-        mv = m.fb.mv
-        _, buffers, groups = planner.plan_model(m)
-        where = self._where
-        for t in tensors:
-            r = tensors[groups[t.index]]
-            if r.is_const:
-                where[t.index] = -2 - r.const_pos
-            else:  # the root tensor of its alias group, for now
-                where[t.index] = r.index if r.index in buffers else -1
-            _bind_sizing(t, where[t.index], mv, dummy)
-        verify.check_bindings(self, groups)
-        nt = len(tensors)
-        self._tensors = tensors = groups = t = r = None
-        m.release()
-        pack()  # what lives on in this pass is made low from here on
-        # each planned group: root, bytes, first and last operator
-        roots = sorted(buffers)
-        life = array("i", range(4 * len(roots)))
-        for j, r in enumerate(roots):
-            b = buffers[r]
-            life[4 * j] = r
-            life[4 * j + 1] = b.size
-            life[4 * j + 2] = b.first
-            life[4 * j + 3] = b.last
-        buffers = b = None
-        pack()
-        ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
-        for k, mod in enumerate(mods):
-            op = m.operator(k)
-            self._stage = "preparing " + op.label()
-            ins = [_sizing_tensor(m, i, where, dummy) for i in op.inputs]
-            outs = [_sizing_tensor(m, i, where, dummy) for i in op.outputs]
-            ctx.begin(k, self._scratch_len(outs))
-            ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
-            op = ins = outs = None
-            pack()  # keeps what lives packed low (heap.py)
-        self._stage = "planning the arena"  # drops the last op's label
-        requests = ctx.sizing_requests()
-        bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
-                               life[4 * j + 3]) for j in range(len(roots))]
-        for k, n in requests:
-            bufs.append(planner.Buffer(abs(n), k, k))
-        head = planner.plan(bufs)
-        need = nt + 3 * len(requests)
-        if need > len(where):  # more requests than _REQUESTS_PER_OP
-            self._where = where = array("i", list(where) + [0] * (
-                need - len(where)))
-        for q, (k, n) in enumerate(requests):
-            where[nt + 3 * q] = k
-            where[nt + 3 * q + 1] = bufs[len(roots) + q].offset
-            where[nt + 3 * q + 2] = n
-        offset = {}
-        for j, r in enumerate(roots):
-            offset[r] = bufs[j].offset
-        for i in range(nt):
-            if where[i] >= 0:
-                where[i] = offset[where[i]]
-        self._n_requests = len(requests)
-        return head, ctx.tail_size, ctx.words_size
-
-    def _scratch_len(self, ts):
-        """Words of scratch for an operator with outputs ts: twice the
-        largest last dimension of its non-constant outputs, at least
-        _MIN_SCRATCH (kernels work in chunks of what they get: a
-        FULLY_CONNECTED layer with 640 inputs and 128 units takes 256)."""
-        n = _MIN_SCRATCH
-        for t in ts:
-            if t is not None and not t.is_const and t.shape:
-                n = max(n, 2 * t.shape[-1])
-        return n
-
-    def _prepare(self, mods, head, tail, kept_where):
-        """The real pass: each operator's tensors parsed on their own,
-        prepared with views of the arena, kept arrays copied to the tail.
-        kept_where: array('i') of n_tensors words, where _where's tensor
-        entries are copied at the end."""
-        m = self.model
-        mv = memoryview(self.arena)
-        hv = mv[:head]
-        model_mv = m.fb.mv
-        where = self._where
-        ctx = KernelContext(m, hv, where, mv[head:], m.n_tensors,
-                            self._n_requests, words=self._words)
-        io = {}
-        for i in m.inputs + m.outputs:
-            if i not in io:
-                io[i] = _bind(m.tensor(i), where[i], model_mv, hv)
-        self.inputs = [io[i] for i in m.inputs]
-        self.outputs = [io[i] for i in m.outputs]
-        views = [None] * m.n_tensors
-        # steps: eval function and state of each operator that runs, one
-        # after the other in one list (no tuple per step)
-        steps = [None] * (2 * len(mods))
-        ran = array("i", range(len(mods)))
-        n = 0
-        for k, mod in enumerate(mods):
-            op = m.operator(k)
-            self._stage = "preparing %s, with the %d-byte arena allocated" % (
-                op.label(), len(self.arena))
-            ins = [_get(m, i, io, views, where, hv) for i in op.inputs]
-            outs = [_get(m, i, io, views, where, hv) for i in op.outputs]
-            ctx.begin(k, self._scratch_len(outs))
-            fn, state = mod.prepare(op, ins, outs, ctx)
-            state = ctx.finish(state)
-            if fn is not None:
-                steps[2 * n] = fn
-                steps[2 * n + 1] = state
-                ran[n] = k
-                n += 1
-            op = ins = outs = state = None
-            pack()
-        del steps[2 * n:]
-        self.copied_bytes = ctx.copied_bytes
-        self._states = ctx.states or None  # reset() zeroes them
-        self._variables = ctx.variables or None  # and sets these
-        self.persistent_size = tail + 4 * len(self._words) + ctx.spilled
-        # For invoke(profile=True): the operator index of each step, and
-        # per-step microseconds plus the total (last slot), preallocated.
-        self._prof_ops = ran[:n]
-        self._prof_us = array("i", range(n + 1))
-        self._profiled = False
-        self._steps = steps
-        # Only the tensors' entries are needed from now on (`tensors`).
-        for i in range(len(kept_where)):
-            kept_where[i] = where[i]
-        self._where = kept_where
-        ctx = where = None
-        pack()
 
     @property
     def tensors(self):

@@ -8,7 +8,7 @@ the file is checked; errors name the tensor or operator and the offset.
 
 from micropython import const
 
-from . import schema, verify
+from . import schema
 from .errors import FormatError, ModelError, op_label, tensor_label
 from .flatbuf import FlatBuffer, Table
 from .heap import pack
@@ -247,6 +247,7 @@ class Model:
         self._buffers = self._codes = self.inputs = self.outputs = None
         self.name = None
         self.n_tensors = self.n_operators = 0
+        from . import verify  # construction only: interpreter.CONSTRUCTION
         verify.structure(fb)  # bounds what the parsing below will read
         root = fb.root()
         self.version = root.u32(_MODEL_VERSION)
@@ -309,6 +310,7 @@ class Model:
         outputs, counts, name). Raises FormatError / ModelError."""
         self._t = self.tensors
         self._o = self.operators
+        from . import verify
         verify.check_model(self)
 
     # The interpreter releases the parsed lists once its kernels are

@@ -226,7 +226,7 @@ def get_values(t, out=None):
                           "array('%s') of %d values, got %s of %d" % (
                               t.label(), t.nbytes, tc, t.size,
                               type(out).__name__, n))
-    from .context import _copy
+    from .heap import _copy
     _copy(out, t.data, t.nbytes)
     return out
 

@@ -17,7 +17,6 @@ result negated). float32 RELU / RELU6 run in float_ops.py.
 
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from .gemmlowp import mbqm_ref
 from . import lut
@@ -56,6 +55,7 @@ def _ratio(a, b):
     """(multiplier, shift) of QuantizeMultiplier(a / b) for scales a, b.
     The source divides in float32; the TFLM build we test against (PyPI
     tflite-micro) gives the double quotient's multiplier."""
+    from .. import quant
     return quant.quantize_multiplier(quant.div(quant.from_f32(a),
                                                quant.from_f32(b)))
 
@@ -102,6 +102,7 @@ def _six(op, x, zp):
     Raises PrepareError when round(6.0f / scale) + zp does not fit int32
     (input scale below about 2.8e-9): TFLM's conversion to int32_t is
     then undefined (x86 gives INT32_MIN, Arm saturates)."""
+    from .. import quant
     m, e = f32_div((3, 1), quant.from_f32(x.scale))
     if e >= 0:
         r = m << e
@@ -123,6 +124,7 @@ def _alpha_multiplier(in_scale, alpha, out_scale, neg):
     multiplier, except that a q rounding to -2**31 is kept as is (TFLM
     halves only +2**31): the multiplier is then INT32_MIN, whose negation
     in QuantizeLeakyRelu wraps back to INT32_MIN."""
+    from .. import quant
     d = quant.div(quant.mul(quant.from_f32(in_scale), alpha),
                   quant.from_f32(out_scale))
     m, e = d

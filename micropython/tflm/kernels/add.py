@@ -39,7 +39,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
 from . import broadcast
@@ -60,6 +59,7 @@ def smaller_than_one(op, what, d):
     """QuantizeMultiplierSmallerThanOneExp of d = (m, e) as arrays
     (array('i', [multiplier]), array('i', [shift])). TFLM aborts unless
     0 < d < 1: raises PrepareError naming op and what."""
+    from .. import quant
     if not d[0] or quant.cmp(d, (1, 0)) >= 0:
         raise PrepareError("%s: %s multiplier must be in (0, 1)"
                            % (op.label(), what))
@@ -86,6 +86,7 @@ def multipliers(op, x1, x2, y, left_shift=_LEFT_SHIFT):
     """The three (mults, shifts) array pairs of CalculateOpDataAdd (also
     SUB's: see sub.py), for the left shift of the output type (20 for
     int8, 15 for int16). Raises PrepareError where TFLM would abort."""
+    from .. import quant
     try:
         f1, f2, fo = (quant.from_f32(x1.scale), quant.from_f32(x2.scale),
                       quant.from_f32(y.scale))

@@ -20,7 +20,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
 
@@ -64,6 +63,7 @@ def activation_range(op, act, y, qmin=-128, qmax=127):
     (RELU_N1_TO_1) is outside int32: raises PrepareError then (and when
     that bound plus the zero point reaches 2**31, undefined in TFLM),
     and for unknown activations."""
+    from .. import quant
     f = {_ACT_RELU6: 6.0, _ACT_RELU_N1_TO_1: 1.0}.get(act)
     try:
         # TFLM's check lets round(f / scale) == 2**31 ((float)INT32_MAX)

@@ -13,9 +13,8 @@ import micropython  # under CPython, the tflm package installs a shim
 
 from micropython import const
 
-from ..heap import zeros
-from .. import quant, schema
-from ..context import keep, persistent  # noqa: F401 (kernels use them)
+from .. import schema
+from ..heap import keep, persistent, zeros  # noqa: F401 (kernels: keep)
 from ..errors import ModelError, PrepareError
 
 # THUMB: the port runs Thumb machine code (the native arch in
@@ -189,6 +188,7 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
     fixedpoint.requant_i8b.
     The filter zero point is ignored, as TFLM's int8 kernels ignore it.
     """
+    from .. import quant
     n_sc, scale = filt.scale_reader()
     if n_sc not in (1, n_ch):
         raise PrepareError("%s: filter %s has %d scales for %d channels"

@@ -22,7 +22,7 @@ moves) is kept in the arena's tail.
 
 from micropython import const
 
-from ..context import keep
+from ..heap import keep
 from ..errors import PrepareError
 from .transpose import _eval, plan
 

@@ -17,9 +17,8 @@ import struct
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
-from ..context import persistent
+from ..heap import persistent
 
 _FLOAT32 = const(0)
 _INT8 = const(9)
@@ -39,6 +38,7 @@ def _rne_shift(m, s):
 def f32_bits(m, e, neg=False):
     """float32 bit pattern of +-(m * 2**e) rounded to nearest even,
     with subnormals and overflow to infinity (m >= 0)."""
+    from .. import quant
     sign = 0x80000000 if neg else 0
     if not m:
         return sign
@@ -64,6 +64,7 @@ def table(scale, zero_point, signed, ctx=None):
     persistent part when ctx is given: conv_util.persistent), indexed by
     the raw input byte. Raises ModelError for a negative or non-finite
     scale."""
+    from .. import quant
     if scale == 0.0:
         sm = quant.ZERO
     else:

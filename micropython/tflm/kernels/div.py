@@ -65,7 +65,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import InvokeError, PrepareError, raise_made
 from . import broadcast, check_int8
 from .conv_util import keep, persistent, scratch_halves
@@ -151,6 +150,7 @@ def _multiplier(x1, x2, y):
     DivPrepare: cvtss2sd, mulsd, divsd), and exact ties come out
     differently (scales 0.05, 0.02, 0.1: 125 / 50 -> 68 with the double,
     67 with the float32 multiplier). With doubles nothing overflows."""
+    from .. import quant
     return quant.quantize_multiplier(quant.div(
         quant.from_f32(x1.scale),
         quant.mul(quant.from_f32(x2.scale), quant.from_f32(y.scale))))
@@ -161,6 +161,7 @@ def _reciprocal(v):
     one_over_one_plus_x_for_x_in_0_1 (gemmlowp fixedpoint.h, Newton-
     Raphson in Q2.29) of v normalized to [1, 2); a Q0.31 raw value in
     (2**30, 2**31). The shift (bit length of v - 1) is eval's."""
+    from .. import quant
     n = quant.bitlen(v)
     a = w32((v << (32 - n)) - (1 << 31))  # Q0.31 of v / 2**n * 2 - 1
     hd = (a >> 1) + (1 << 30)  # RoundingHalfSum(a, One), a >= 0

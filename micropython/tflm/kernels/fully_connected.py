@@ -33,7 +33,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from .conv_util import (THUMB, WORD, bias_words, check_near, keep,
@@ -137,6 +136,7 @@ def _shapes(op, x, w, bias, y):
 def _multipliers(op, x, w, bias, y, units):
     """(mults, shifts, per_channel): array('i') and array('b') (shifts
     are in [-31, 30]), like TFLM's CalculateOpDataFullyConnected."""
+    from .. import quant
     label = op.label()
     scales = w.scales
     try:
@@ -171,6 +171,7 @@ def _multipliers(op, x, w, bias, y, units):
 def _check_bias_scale(op, x, w, bias, y):
     """GetQuantizedConvolutionMultipler's check that the bias scale matches
     in_scale * w_scale: |in * w - bias| / out <= 0.02, decided exactly."""
+    from .. import quant
     if bias is None:
         return
     p = quant.mul(quant.from_f32(x.scale), quant.from_f32(w.scale))
@@ -194,6 +195,7 @@ def prepare(op, ins, outs, ctx):
     units. Options: fused activation, weights_format (DEFAULT only),
     keep_num_dims (only shapes matter). Raises PrepareError.
     """
+    from .. import quant
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_fc
         return prepare_fc(op, ins, outs, ctx)

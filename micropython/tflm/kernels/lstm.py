@@ -46,8 +46,7 @@ the arena). float32 and int16-activation LSTMs are refused.
 import micropython
 from micropython import const
 
-from .. import quant
-from ..context import persistent
+from ..heap import persistent
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32
 from .conv_util import bias_words
@@ -188,6 +187,7 @@ def _log2_round(scale):
     2**-14 (relative) of one is refused (ModelError); elsewhere the exact
     answer is TFLM's. scale = m * 2**e is past 2**(k + 1/2) when
     m**2 >= 2**(2k + 1 - 2e)."""
+    from .. import quant
     m, e = quant.from_f32(scale)
     k = quant.bitlen(m) - 1 + e  # 2**k <= scale < 2**(k + 1)
     sq = m * m << 14
@@ -204,6 +204,7 @@ def prepare(op, ins, outs, ctx):
     UnidirectionalSequenceLstmPrepare, int8 x int8 -> int16 cell). ins:
     the 24 inputs (None for the absent ones); outs: [output]. Raises
     PrepareError."""
+    from .. import quant
     x, h, c, y, major, batch, steps, n_in, n = _check(op, ins, outs)
     label = op.label()
     p = persistent(ctx, "i", _P_SIZE)

@@ -22,7 +22,6 @@ board's floats. Nothing here runs in invoke().
 
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError
 from .gemmlowp import _tdiv, exp_neg, mbqm_ref, pot, rdbpot, srdhm, w16, w32
 
@@ -62,6 +61,7 @@ def tanh(a, ib):
 def inv_sqrt(x):
     """GetInvSqrtQuantizedMultiplierExp(x, kReverseShift = -1):
     (multiplier, shift) for an int32 x >= 0."""
+    from .. import quant
     if x <= 1:
         return _INT32_MAX, 0
     shift = 11
@@ -88,6 +88,7 @@ def inv_sqrt(x):
 def f32_bits(v):
     """(sign, (m, e)) of a Python float taken as float32: |v| = m * 2**e.
     Raises ModelError for NaN or infinity."""
+    from .. import quant
     import struct
     bits = struct.unpack("<I", struct.pack("<f", v))[0]
     return bits >> 31, quant.from_f32(abs(v))
@@ -97,6 +98,7 @@ def f32_round(num, den, e0):
     """num / den * 2**e0 (num >= 0, den > 0) rounded to float32 (nearest,
     ties to even, subnormals kept) as (m, e). Raises ModelError on
     overflow to infinity."""
+    from .. import quant
     if not num:
         return quant.ZERO
     m, e = quant.round_bits(num, den, 24)
@@ -127,6 +129,7 @@ def f32_div(a, b):
 
 def _isqrt(n):
     """floor(sqrt(n)) for an int n >= 0 (MicroPython has no math.isqrt)."""
+    from .. import quant
     if n < 2:
         return n
     x = 1 << ((quant.bitlen(n) + 1) // 2)
@@ -139,6 +142,7 @@ def _isqrt(n):
 
 def f32_sqrt(a):
     """Correctly rounded float32 sqrt of a normal or subnormal (m, e)."""
+    from .. import quant
     m, e = a
     if not m:
         return quant.ZERO
@@ -172,6 +176,7 @@ def sigmoid_params(scale):
     LOGISTIC / TANH Prepare (4 input integer bits), or None when the
     shift leaves the range where TFLM's double / shift arithmetic is
     defined (input scale below 2**-28 or above 2**35)."""
+    from .. import quant
     m, e = quant.from_f32(scale)
     if not m:
         return 0, 0, 15 << 27
@@ -251,6 +256,7 @@ def hard_swish_params(in_scale, out_scale):
     double quotient's multipliers, so the divisions are done in double
     (input_scale / 128 is exact either way). Raises ModelError for a zero
     output scale."""
+    from .. import quant
     s_in = quant.from_f32(in_scale)
     s_out = quant.from_f32(out_scale)
     hires = quant.ldexp(s_in, -7)
@@ -284,6 +290,7 @@ def hard_swish_table(in_zp, out_zp, out_m, out_e, rel_m, rel_e):
 def rsqrt_params(in_scale, out_scale):
     """SetRsqrtOutputMultiplier: QuantizeMultiplier(1 / (double)(
     sqrtf(in_scale) * out_scale)) as (multiplier, shift)."""
+    from .. import quant
     prod = f32_mul(f32_sqrt(quant.from_f32(in_scale)),
                    quant.from_f32(out_scale))
     return quant.quantize_multiplier(quant.div((1, 0), prod))

@@ -23,7 +23,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from . import broadcast
@@ -55,6 +54,7 @@ def prepare(op, ins, outs, ctx):
 
 
 def _prepare_int8(op, ins, outs, ctx, act):
+    from .. import quant
     x1, x2, y = broadcast.int8_io(op, ins, outs,
                                  "int8, int32, float32")
     bc = broadcast.check(op, x1, x2, y)

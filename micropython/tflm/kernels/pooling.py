@@ -19,7 +19,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from .conv_util import keep
 
@@ -57,6 +56,7 @@ def _pad(size, filt, stride, out):
 
 def _same_scale(a, b):
     """|(float32)(a - b)| <= 1e-6 (double), decided exactly."""
+    from .. import quant
     x, y = quant.from_f32(a), quant.from_f32(b)
     e = min(x[1], y[1])
     d = abs((x[0] << (x[1] - e)) - (y[0] << (y[1] - e)))
@@ -108,6 +108,7 @@ def prepare_with(op, ins, outs, ctx, fn):
     and zero point. Options: padding, strides, filter size (all >= 1),
     fused activation. Raises PrepareError.
     """
+    from .. import quant
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .pool_f32 import prepare_pool
         return prepare_pool(op, ins, outs, ctx)

@@ -23,7 +23,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
 from .gemmlowp import mbqm_ref
@@ -42,6 +41,7 @@ def prepare(op, ins, outs, ctx):
     out_scale below 2**30 (TFLM overflows int32 beyond). Raises
     PrepareError.
     """
+    from .. import quant
     label = op.label()
     if len(ins) != 2 or None in ins or len(outs) != 1:
         raise PrepareError("%s needs two inputs and one output" % label)

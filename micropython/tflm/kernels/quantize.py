@@ -35,8 +35,7 @@ from array import array
 import micropython
 from micropython import const
 
-from ..context import persistent
-from .. import quant
+from ..heap import persistent
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
 
@@ -67,6 +66,7 @@ def _rounded_quotient(mag, scale):
     (finite) and scale = (m, e) > 0: the exact quotient rounded once to 24
     bits (the float32 division; a quotient in float32's subnormal range is
     below 1/2 and gives 0 either way), then half away from zero."""
+    from .. import quant
     vm, ve = _f32(mag)
     if not vm:
         return 0
@@ -135,6 +135,7 @@ def float_thresholds(scale, zero_point, ctx=None):
     out_ov. For other keys the output is -128 + the number of j in 1..255
     with thresholds[j] <= k (thresholds[0] is unused).
     """
+    from .. import quant
     s = quant.from_f32(scale)
     if not s[0]:
         raise ModelError("scale is zero")
@@ -209,6 +210,7 @@ def _range(t):
 
 
 def _multiplier(x, y):
+    from .. import quant
     m, shift = quant.ratio_multiplier(x.scale, y.scale)
     if shift > 30:
         raise ModelError("scale ratio %r / %r is too large"

@@ -35,7 +35,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 from .conv_util import keep
@@ -276,6 +275,7 @@ def _mean_sum_multiplier(op, x, y, count, mean):
     """(multiplier, shift) of QuantizedMeanOrSum, from Prepare's
     QuantizeMultiplier(in_scale / out_scale) and, for MEAN, eval's
     1 / count folding. Raises PrepareError for a shift above 30."""
+    from .. import quant
     if not (x.scale > 0 and y.scale > 0):
         _fail(op, "input %s and output %s need positive scales"
               % (x.label(), y.label()))

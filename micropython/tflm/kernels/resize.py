@@ -33,7 +33,6 @@ import micropython
 from micropython import const
 
 from ..heap import zeros
-from .. import quant
 from ..errors import PrepareError
 from . import conv_util
 
@@ -112,6 +111,7 @@ def _f32_floor(m, e, nearest):
 def nearest_index(i, in_size, out_size, align, half):
     """GetNearestNeighbor (resize_nearest_neighbor.h) with float32 math
     reproduced exactly in integers: the source index of output index i."""
+    from .. import quant
     if align and out_size > 1:
         num, den = in_size - 1, out_size - 1
     else:
@@ -333,6 +333,7 @@ def prepare(op, ins, outs, ctx):
 # numbers occur here (sizes below 2**20).
 
 def _f32(n, e=0):
+    from .. import quant
     if n == 0:
         return 0, 0
     m, k = quant.round_bits(abs(n), 1, 24)
@@ -368,6 +369,7 @@ def bilinear_f32_tables(in_size, out_size, stride, align, half):
     ComputeInterpolationValues' scaled value: every operation of TFLM's
     float32 code (scale division, (i + 0.5) * scale - 0.5, the weight
     subtractions) rounded to float32 as TFLM rounds it."""
+    from .. import quant
     if align and out_size > 1:
         num, den = in_size - 1, out_size - 1
     else:

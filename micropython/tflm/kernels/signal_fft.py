@@ -31,7 +31,7 @@ length (TFLM would write past it) or a row longer than N.
 import micropython
 from micropython import const
 
-from ..context import persistent
+from ..heap import persistent
 from ..errors import PrepareError
 from . import signal_util as su
 from .conv_util import keep

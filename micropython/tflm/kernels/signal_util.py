@@ -125,7 +125,7 @@ def aligned(t, ctx):
     model; counted in ctx.copied_bytes)."""
     if _low_bits(t.data) == 0:
         return t.data
-    from ..context import persistent
+    from ..heap import persistent
     n = t.nbytes
     a = persistent(ctx, "B", n)
     a[:] = t.data

@@ -21,7 +21,7 @@ from array import array
 import micropython
 from micropython import const
 
-from ..context import keep
+from ..heap import keep
 from ..errors import InvokeError
 from .copy_util import (BOOL, F32, I8, I16, I32, I64, check_types,
                         const_vector, fail, gather, raise_made, strided_plan,

@@ -24,7 +24,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from . import check_int8
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
@@ -72,6 +71,7 @@ def _tables(mult, shift, diff_min, ctx=None):
 def _beta_multiplier(op, beta, in_scale):
     """PreprocessSoftmaxScaling(beta, in_scale, 5), exactly:
     (multiplier, left_shift, diff_min)."""
+    from .. import quant
     try:
         prod = quant.mul(quant.from_f32(beta), quant.from_f32(in_scale))
     except ModelError as e:
@@ -98,6 +98,7 @@ def prepare(op, ins, outs, ctx):
     -32768] (TFLM's checks). Option: beta (float, > 0).
     Softmax runs over the last dimension. Raises PrepareError.
     """
+    from .. import quant
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)

@@ -32,7 +32,6 @@ from array import array
 import micropython
 from micropython import const
 
-from .. import quant
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from .rescale import scale_i32
@@ -49,6 +48,7 @@ _LEFT_SHIFT = const(7)
 
 def _multipliers(op, x1, x2, y):
     """((m1, s1), (m2, s2), (mo, so)) as array('i') pairs."""
+    from .. import quant
     f1, f2, fo = (quant.from_f32(x1.scale), quant.from_f32(x2.scale),
                   quant.from_f32(y.scale))
     twice_max = quant.ldexp(f1 if quant.cmp(f1, f2) >= 0 else f2, 1)

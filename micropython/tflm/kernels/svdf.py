@@ -44,8 +44,7 @@ arena (aligned), an int16 weights_time at an odd place is copied once.
 import micropython
 from micropython import const
 
-from .. import quant
-from ..context import persistent
+from ..heap import persistent
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
 from .conv_util import bias_words
@@ -67,6 +66,7 @@ def _scale(a, b, c):
     the PyPI tflite-micro build computes PrepareSvdf's effective scales
     in double (its float32-looking source notwithstanding: checked
     against its outputs)."""
+    from .. import quant
     return quant.div(quant.mul(quant.from_f32(a), quant.from_f32(b)),
                      quant.from_f32(c))
 
@@ -133,6 +133,7 @@ def prepare(op, ins, outs, ctx):
     both int16 or both int8; bias int32; all quantized. float32: all
     float32, activation NONE, RELU, RELU_N1_TO_1 or RELU6.
     Raises PrepareError."""
+    from .. import quant
     x, wf, wt, bias, s, y, rank, act, dims = _check(op, ins, outs)
     batch, n_in, filters, units, memory = dims
     if x.type == _FLOAT32:

@@ -24,7 +24,7 @@ from array import array
 import micropython
 from micropython import const
 
-from ..context import keep
+from ..heap import keep
 from ..errors import PrepareError
 from .reshape import const_ints
 
