@@ -27,8 +27,9 @@ offset in the file where one applies:
    Operator.large_custom_options_offset / size the same way).
 4. check_model() (here, after parsing): quantization (finite positive
    scales, as many zero points as scales, zero points within int32 as
-   TFLM stores them, per-channel counts matching quantized_dimension),
-   operator
+   TFLM stores them, per-channel counts matching quantized_dimension;
+   not for a CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV bias, whose
+   quantization TFLM never reads: _unread_quantization), operator
    outputs present (-1 is only for omitted optional inputs), no operator
    writing its own input, builtin options of the type the operator's
    kernel reads, subgraph inputs not constant (writing one would write
@@ -82,6 +83,7 @@ _RESHAPE = const(22)
 _SOFTMAX = const(25)
 _SQUEEZE = const(43)
 _SVDF = const(27)
+_TRANSPOSE_CONV = const(67)
 _UNIDIRECTIONAL_SEQUENCE_LSTM = const(44)
 _UINT8 = const(3)
 
@@ -271,8 +273,10 @@ def check_model(m):
 
     Raises ModelError naming the tensor or operator and its table offset.
     """
+    unread = _unread_quantization(m)
     for t in m.tensors:
-        check_quantization(t)
+        if t.index not in unread:
+            check_quantization(t)
     for i in m.inputs:
         t = m.tensors[i]
         if t.is_const:
@@ -281,6 +285,46 @@ def check_model(m):
                              % (t.label(), _at(t)))
     for op in m.operators:
         _check_operator(m, op)
+
+
+def _bias_slot(op):
+    """The input index of op's bias whose quantization TFLM never reads,
+    or -1: CONV_2D's and DEPTHWISE_CONV_2D's input 2, TRANSPOSE_CONV's 3.
+    Their int8 multipliers come from the input and filter scales
+    (PopulateConvolutionQuantizationParams reads the bias scale only for
+    uint8, which has no kernel here), and the float32 kernels ignore
+    quantization; FULLY_CONNECTED compares its bias scale with input *
+    filter scale (GetQuantizedConvolutionMultipler), so it is not here."""
+    if op.custom_code is not None:
+        return -1
+    c = op.code
+    return 2 if c == _CONV_2D or c == _DEPTHWISE_CONV_2D else \
+        3 if c == _TRANSPOSE_CONV else -1
+
+
+def _unread_quantization(m):
+    """Set of the tensor indices whose quantization no kernel reads: the
+    biases of _bias_slot that nothing else uses (no other input slot, no
+    operator output, not a subgraph input or output). A converter may
+    leave any scale there (a negative one was seen in a model TFLM runs):
+    check_quantization is not applied to them."""
+    out = set()
+    for op in m.operators:
+        k = _bias_slot(op)
+        if 0 <= k < len(op.inputs) and op.inputs[k] >= 0:
+            out.add(op.inputs[k])
+    if not out:
+        return out
+    for op in m.operators:
+        k = _bias_slot(op)
+        for j, i in enumerate(op.inputs):
+            if j != k:
+                out.discard(i)
+        for i in op.outputs:
+            out.discard(i)
+    for i in m.inputs + m.outputs:
+        out.discard(i)
+    return out
 
 
 def check_quantization(t):
