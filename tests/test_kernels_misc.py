@@ -20,9 +20,10 @@ from host_tools.oracle import Reference
 from tflite_micro.tensorflow.lite.micro.python import \
     schema_py_generated as S
 
-TYPES = {"float32": 0, "int32": 2, "uint8": 3, "int16": 7, "int8": 9}
+TYPES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "int16": 7,
+         "int8": 9}
 NP = {"float32": np.float32, "int32": np.int32, "uint8": np.uint8,
-      "int16": np.int16, "int8": np.int8}
+      "int64": np.int64, "int16": np.int16, "int8": np.int8}
 
 # BuiltinOperator and BuiltinOptions codes (schema.fbs).
 ADD, AVG, FC, MAXP, SOFTMAX, QUANTIZE, DEQUANTIZE = 0, 1, 9, 17, 25, 114, 6
@@ -233,6 +234,106 @@ def test_fully_connected(tmp_path):
                              act=k % 4, keep=k % 7 == 3))
     errs = run_cases(cases, tmp_path, sets=3)
     assert errs == [None] * len(cases)
+
+
+def fc16_case(rng, bias="int64", depth=None, units=None, per_channel=False,
+              out_exp=0, big=False, act=0, bias_type=None):
+    """FULLY_CONNECTED 16x8: int16 input / output, int8 weights, bias
+    int64 / int32 / None (bias_type: the options' quantized_bias_type
+    then), output scale 2**out_exp times the accumulator's spread, big:
+    full-range inputs and weights, biases at the type's extremes."""
+    units = units or int(rng.integers(1, 20))
+    depth = depth or int(rng.integers(1, 60))
+    batches = int(rng.integers(1, 4))
+    s_in = rscale(rng, -14, -6)
+    if big:
+        w = rng.choice(np.array([-128, -127, 127], np.int8), (units, depth))
+    else:
+        w = i8(rng, (units, depth))
+    s_w = [rscale(rng, -12, -2) for _ in range(units)] if per_channel \
+        else rscale(rng, -12, -2)
+    s_out = float(np.float32(s_in * np.mean(s_w) * 4000 * np.sqrt(depth)
+                             * 2.0 ** out_exp))
+    ts = [tensor((batches, depth), "int16", s_in, 0),
+          tensor((units, depth), "int8", s_w, 0, w),
+          None,
+          tensor((batches, units), "int16", s_out, 0)]
+    op_in = [0, 1, 2]
+    sb = [float(np.float32(s_in) * np.float32(s)) for s in
+          (s_w if per_channel else [s_w])]
+    if bias == "int64":
+        lim = (1 << 62) if big else (1 << 40)
+        b = rng.integers(-lim, lim, size=units, dtype=np.int64)
+        if big:
+            b[0] = -(1 << 63)
+            b[-1] = (1 << 63) - 1
+        ts[2] = tensor([units], "int64", sb, 0, b)
+    elif bias == "int32":
+        lim = (1 << 31) if big else (1 << 20)
+        b = rng.integers(-lim, lim, size=units, dtype=np.int64)
+        ts[2] = tensor([units], "int32", sb, 0, b.astype(np.int32))
+    else:
+        op_in = [0, 1, -1]
+        ts[2] = tensor([1], "int8")  # unused placeholder
+    opts = S.FullyConnectedOptionsT()
+    opts.fusedActivationFunction = act
+    if bias_type is not None:
+        opts.quantizedBiasType = TYPES[bias_type]
+    model = build(FC, ts, op_in, [3], OPT_FC, opts)
+    if big:
+        def make(r, j):
+            return [r.choice(np.array([-32768, -32767, 32767], np.int16),
+                             (batches, depth))]
+        return model, make
+    return model, lambda r, j: [r.integers(-32768, 32768, (batches, depth),
+                                           dtype=np.int16)]
+
+
+def test_fully_connected_16x8(tmp_path):
+    """int16 activations, int8 weights: int64 accumulation (int64 bias,
+    or none by default) and int32 accumulation (int32 bias, or none with
+    quantized_bias_type INT32), per-tensor and per-unit scales, total
+    shifts from 1 to 46, sums past int32 (which wrap in the int32
+    accumulator as in C) and int64 biases at the type's ends (the
+    product with the reduced multiplier wraps in int64 as in C), against
+    TFLM."""
+    rng = np.random.default_rng(16)
+    cases = []
+    for k in range(36):
+        cases.append(fc16_case(
+            rng, bias=("int64", "int32", None)[k % 3],
+            per_channel=k % 4 == 1, out_exp=(-3, 0, 3, -20, 12)[k % 5],
+            act=k % 4, bias_type=("int32" if k % 6 == 2 else None)))
+    for k in range(8):  # full-range values, deep rows
+        cases.append(fc16_case(rng, bias=("int64", "int32")[k % 2],
+                               depth=int(rng.integers(500, 3000)), units=3,
+                               out_exp=(-24, 0, 8, 16)[k % 4], big=True))
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
+def test_fully_connected_16x8_refusals(tmp_path):
+    """An int16 input needs int8 weights and an int16 output, and an int32
+    or int64 bias: anything else is refused at load, as TFLM refuses it."""
+    rng = np.random.default_rng(17)
+    cases = []
+    for mutate in ("weights_int16", "output_int8", "bias_int16"):
+        model, make = fc16_case(rng, bias="int32", units=4, depth=8)
+        m = S.ModelT.InitFromPackedBuf(model, 0)
+        t = m.subgraphs[0].tensors
+        if mutate == "weights_int16":
+            t[1].type = TYPES["int16"]
+            m.buffers[t[1].buffer].data = np.zeros(64, np.uint8)
+        elif mutate == "output_int8":
+            t[3].type = TYPES["int8"]
+        else:
+            t[2].type = TYPES["int16"]
+            m.buffers[t[2].buffer].data = np.zeros(8, np.uint8)
+        b = flatbuffers.Builder(1024)
+        b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        cases.append((bytes(b.Output()), None))
+    errs = run_cases(cases, tmp_path)
+    assert all(e and "FULLY_CONNECTED" in e for e in errs), errs
 
 
 # --- AVERAGE_POOL_2D / MAX_POOL_2D ----------------------------------------

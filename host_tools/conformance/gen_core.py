@@ -272,6 +272,8 @@ def gen_fc(rng, size):
             if has_bias else -1
         return opgen.single_op("FULLY_CONNECTED", [x, wt, b],
                                [T(out_shape, "float32")], opts)
+    if rng.random() < 0.2:
+        return _fc16(rng, in_shape, wshape, out_shape, opts, has_bias)
     in_s, in_z = _int8_q(rng)
     fs = _filter_scales(rng, units, rng.random() < 0.3)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
@@ -287,6 +289,44 @@ def gen_fc(rng, size):
     elif rng.random() < 0.5:
         ins.append(-1)
     y = T(out_shape, scale=out_s, zero_point=rand.zero_point(rng))
+    return opgen.single_op("FULLY_CONNECTED", ins, [y], opts)
+
+
+def _fc16(rng, in_shape, wshape, out_shape, opts, has_bias):
+    """FULLY_CONNECTED 16x8: int16 input and output (zero points 0 as
+    converters write them, 1 time in 5 others), int8 weights, an int64
+    bias (of up to 2**46, now and then 2**62), an int32 one, or none
+    (the options' quantized_bias_type then picks int32 or int64
+    accumulation)."""
+    units, depth = wshape
+
+    def zp():
+        return 0 if rng.random() < 0.8 else rng.randint(-32766, 32766)
+    in_s = rand.scale(rng, 1e-5, 1e-1)
+    fs = _filter_scales(rng, units, rng.random() < 0.3)
+    gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
+    out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(depth))
+    x = T(in_shape, "int16", scale=in_s, zero_point=zp())
+    wt = T(wshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
+           data=_weights(rng, wshape), quantized_dimension=0)
+    ins = [x, wt]
+    bs = [_bias_scale(in_s, s) for s in fs]
+    bs = bs if len(bs) > 1 else bs[0]
+    g = _np(rng)
+    r = rng.random()
+    if has_bias and r < 0.6:
+        bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25 else 46))
+        data = g.integers(-(1 << bits), 1 << bits, size=units,
+                          dtype=np.int64)
+        ins.append(T([units], "int64", scale=bs, zero_point=0, data=data))
+    elif has_bias:
+        ins.append(T([units], "int32", scale=bs, zero_point=0,
+                     data=_bias(rng, units)))
+    else:
+        ins.append(-1)
+        if rng.random() < 0.5:
+            opts = dict(opts, quantized_bias_type="int32")
+    y = T(out_shape, "int16", scale=out_s, zero_point=zp())
     return opgen.single_op("FULLY_CONNECTED", ins, [y], opts)
 
 

@@ -287,44 +287,26 @@ def check_model(m):
         _check_operator(m, op)
 
 
-def _bias_slot(op):
-    """The input index of op's bias whose quantization TFLM never reads,
-    or -1: CONV_2D's and DEPTHWISE_CONV_2D's input 2, TRANSPOSE_CONV's 3.
-    Their int8 multipliers come from the input and filter scales
-    (PopulateConvolutionQuantizationParams reads the bias scale only for
-    uint8, which has no kernel here), and the float32 kernels ignore
-    quantization; FULLY_CONNECTED compares its bias scale with input *
-    filter scale (GetQuantizedConvolutionMultipler), so it is not here."""
-    if op.custom_code is not None:
-        return -1
-    c = op.code
-    return 2 if c == _CONV_2D or c == _DEPTHWISE_CONV_2D else \
-        3 if c == _TRANSPOSE_CONV else -1
-
-
 def _unread_quantization(m):
     """Set of the tensor indices whose quantization no kernel reads: the
-    biases of _bias_slot that nothing else uses (no other input slot, no
-    operator output, not a subgraph input or output). A converter may
-    leave any scale there (a negative one was seen in a model TFLM runs):
-    check_quantization is not applied to them."""
-    out = set()
+    biases of CONV_2D and DEPTHWISE_CONV_2D (input 2) and TRANSPOSE_CONV
+    (input 3) that nothing else uses (no other input slot, no operator
+    output, not a subgraph input or output). Their int8 multipliers come
+    from the input and filter scales (PopulateConvolutionQuantizationParams
+    reads the bias scale only for uint8, which has no kernel here), and
+    the float32 kernels ignore quantization; a converter may leave any
+    scale there (a negative one was seen in a model TFLM runs).
+    FULLY_CONNECTED compares its bias scale with input * filter scale
+    (GetQuantizedConvolutionMultipler): its bias is checked."""
+    bias, other = set(), set(m.inputs + m.outputs)
     for op in m.operators:
-        k = _bias_slot(op)
-        if 0 <= k < len(op.inputs) and op.inputs[k] >= 0:
-            out.add(op.inputs[k])
-    if not out:
-        return out
-    for op in m.operators:
-        k = _bias_slot(op)
+        c = op.code if op.custom_code is None else -1
+        k = 2 if c == _CONV_2D or c == _DEPTHWISE_CONV_2D else \
+            3 if c == _TRANSPOSE_CONV else -1
         for j, i in enumerate(op.inputs):
-            if j != k:
-                out.discard(i)
-        for i in op.outputs:
-            out.discard(i)
-    for i in m.inputs + m.outputs:
-        out.discard(i)
-    return out
+            (bias if j == k else other).add(i)
+        other.update(op.outputs)
+    return bias - other
 
 
 def check_quantization(t):

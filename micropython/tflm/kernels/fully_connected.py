@@ -48,6 +48,7 @@ if THUMB:
 if mac is None:
     from . import mac
 
+_INT16 = const(7)
 _INT32 = const(2)
 _INT8 = const(9)
 
@@ -199,6 +200,9 @@ def prepare(op, ins, outs, ctx):
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_fc
         return prepare_fc(op, ins, outs, ctx)
+    if ins and ins[0] is not None and ins[0].type == _INT16:  # 16x8
+        from .fc16 import prepare as prepare16
+        return prepare16(op, ins, outs, ctx)
     label = op.label()
     act, fmt, _ = _options(op)
     if fmt != 0:
