@@ -738,3 +738,95 @@ def test_small_scratch(tmp_path):
     cases += [softmax_case(rng) for k in range(8)]
     errs = run_cases(cases, tmp_path, sets=2, scratch=5)
     assert errs == [None] * len(cases)
+
+
+# --- CONV_2D 16x8 ---------------------------------------------------------
+
+def conv16_case(rng, bias="int64", groups=1, big=False, out_exp=0,
+                padding="SAME", dil=1, cin=None, bias_type=None, zp=0):
+    """CONV_2D 16x8 through opgen: int16 input / output, int8 filter,
+    bias int64 / int32 / None; big: full-range values and biases at the
+    type's ends, deep input channels (the int32 sum wraps)."""
+    from host_tools import opgen
+    T = opgen.Tensor
+    cin = cin or int(rng.integers(1, 6))
+    c = cin * groups
+    oc = groups * int(rng.integers(1, 4))
+    h, w = int(rng.integers(3, 8)), int(rng.integers(3, 8))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    s = int(rng.integers(1, 3))
+    if padding == "SAME":
+        oh, ow = -(-h // s), -(-w // s)
+    else:
+        kh, kw = min(kh, (h - 1) // dil + 1), min(kw, (w - 1) // dil + 1)
+        oh = (h - dil * (kh - 1) - 1) // s + 1
+        ow = (w - dil * (kw - 1) - 1) // s + 1
+    s_in = rscale(rng, -14, -6)
+    fs = [rscale(rng, -12, -2) for _ in range(oc)]
+    fshape = (oc, kh, kw, cin)
+    f = (rng.choice(np.array([-128, 127], np.int8), fshape) if big
+         else i8(rng, fshape))
+    s_out = float(np.float32(s_in * np.mean(fs) * 4000
+                             * np.sqrt(kh * kw * cin) * 2.0 ** out_exp))
+    ins = [T([1, h, w, c], "int16", scale=s_in, zero_point=zp),
+           T(list(fshape), "int8", scale=fs, zero_point=0, data=f,
+             quantized_dimension=0)]
+    bs = [float(np.float32(s_in) * np.float32(x)) for x in fs]
+    if bias == "int64":
+        lim = (1 << 62) if big else (1 << 40)
+        b = rng.integers(-lim, lim, size=oc, dtype=np.int64)
+        if big:
+            b[0], b[-1] = -(1 << 63), (1 << 63) - 1
+        ins.append(T([oc], "int64", scale=bs, zero_point=0, data=b))
+    elif bias == "int32":
+        lim = (1 << 31) if big else (1 << 20)
+        ins.append(T([oc], "int32", scale=bs, zero_point=0,
+                     data=rng.integers(-lim, lim, size=oc).astype(np.int32)))
+    else:
+        ins.append(-1)
+    opts = {"padding": padding, "stride_h": s, "stride_w": s,
+            "dilation_h_factor": dil, "dilation_w_factor": dil,
+            "activation": int(rng.integers(0, 4))}
+    if bias_type:
+        opts["quantized_bias_type"] = bias_type
+    y = T([1, oh, ow, oc], "int16", scale=s_out, zero_point=zp)
+    model = opgen.single_op("CONV_2D", ins, [y], opts)
+    if big:
+        def make(r, j):
+            return [r.choice(np.array([-32768, 32767], np.int16),
+                             (1, h, w, c))]
+        return model, make
+    return model, lambda r, j: [r.integers(-32768, 32768, (1, h, w, c),
+                                           dtype=np.int16)]
+
+
+def test_conv_16x8(tmp_path):
+    """CONV_2D with int16 activations against TFLM: int64 and int32
+    accumulation (by bias type, or quantized_bias_type without one),
+    groups, dilation, SAME / VALID, output scales far off the sums'
+    spread, and full-range values with deep channels (the int32 sum
+    wraps as in C) or int64 biases at the type's ends."""
+    rng = np.random.default_rng(26)
+    cases = []
+    for k in range(24):
+        cases.append(conv16_case(
+            rng, bias=("int64", "int32", None)[k % 3], groups=1 + k % 2,
+            out_exp=(-3, 0, 3, -18, 10)[k % 5],
+            padding=("SAME", "VALID")[k % 4 // 2], dil=1 + k % 3 // 2,
+            bias_type="int32" if k % 6 == 2 else None))
+    for k in range(6):
+        cases.append(conv16_case(rng, bias=("int64", "int32")[k % 2],
+                                 big=True, cin=int(rng.integers(300, 700)),
+                                 out_exp=(-20, 0, 14)[k % 3]))
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
+def test_conv_16x8_refuses_a_zero_point(tmp_path):
+    """TFLM's 16x8 CONV_2D leaves zero points out of its arithmetic: an
+    int16 input or output with another zero point is refused here rather
+    than computed as if it were 0."""
+    rng = np.random.default_rng(27)
+    model, _ = conv16_case(rng, zp=5)
+    errs = run_cases([(model, None)], tmp_path)
+    assert errs[0] and "zero point 5" in errs[0], errs

@@ -163,7 +163,8 @@ def _conv_common(rng, size):
 def gen_conv(rng, size):
     """CONV_2D: per-channel (or per-tensor) int8, grouped now and then,
     strides, dilations, SAME / VALID, fused activation, optional bias;
-    float32 sometimes."""
+    float32 sometimes; 16x8 (int16 activations, an int64 or int32 bias)
+    1 time in 5."""
     n, h, w, padding, (sh, sw), (dh, dw), (kh, kw) = _conv_common(rng, size)
     wide = size >= 4 and rng.random() < 0.1  # many channels
     cin = rng.randint(16, 64) if wide else rng.randint(1, 2 * size)
@@ -190,22 +191,37 @@ def gen_conv(rng, size):
             if has_bias else -1
         y = T([n, oh, ow, cout], "float32")
         return opgen.single_op("CONV_2D", [x, f, b], [y], opts)
+    int16 = rng.random() < 0.2  # 16x8: int16 activations, zero point 0
     in_s, in_z = _int8_q(rng)
+    if int16:
+        in_s, in_z = rand.scale(rng, 1e-5, 1e-1), 0
     fs = _filter_scales(rng, cout, rng.random() < 0.75)
     k = kh * kw * cin // groups
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(k))
-    x = T([n, h, w, cin], scale=in_s, zero_point=in_z)
+    act = "int16" if int16 else "int8"
+    x = T([n, h, w, cin], act, scale=in_s, zero_point=in_z)
     f = T(fshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
           data=_weights(rng, fshape), quantized_dimension=0)
     ins = [x, f]
     if has_bias:
         bs = [_bias_scale(in_s, s) for s in fs]
-        ins.append(T([cout], "int32", scale=bs if len(bs) > 1 else bs[0],
-                     zero_point=0, data=_bias(rng, cout)))
+        bs = bs if len(bs) > 1 else bs[0]
+        if int16 and rng.random() < 0.6:
+            bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25
+                               else 46))
+            ins.append(T([cout], "int64", scale=bs, zero_point=0,
+                         data=_np(rng).integers(-(1 << bits), 1 << bits,
+                                                size=cout, dtype=np.int64)))
+        else:
+            ins.append(T([cout], "int32", scale=bs, zero_point=0,
+                         data=_bias(rng, cout)))
     elif rng.random() < 0.5:
         ins.append(-1)
-    y = T([n, oh, ow, cout], scale=out_s, zero_point=rand.zero_point(rng))
+    if int16 and not has_bias and rng.random() < 0.5:
+        opts = dict(opts, quantized_bias_type="int32")
+    y = T([n, oh, ow, cout], act, scale=out_s,
+          zero_point=0 if int16 else rand.zero_point(rng))
     return opgen.single_op("CONV_2D", ins, [y], opts)
 
 

@@ -175,8 +175,10 @@ def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
     return ph, pw
 
 
-def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
-    """PopulateConvolutionQuantizationParams for int8.
+def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None,
+                 qmin=-128, qmax=127):
+    """PopulateConvolutionQuantizationParams for int8 (qmin, qmax: the
+    output type's range, int16's for the 16x8 kernels).
 
     n_ch: output channels (filter dimension 0 for conv, 3 for depthwise).
     same_zp_count: also require as many filter zero points as scales (a
@@ -234,7 +236,8 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None):
             top = max(top, ms[1])
             if top <= 30:  # shifts are in [-31, 30]: they fit a byte
                 mults[c], shifts[c] = ms
-        lo, hi = quant.activation_range(act, out_s, out.zero_point)
+        lo, hi = quant.activation_range(act, out_s, out.zero_point, qmin,
+                                        qmax)
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
     if top > 30:

@@ -13,15 +13,7 @@ TFLM picks the accumulator by the bias: an int32 bias (or, with none,
 the options' quantized_bias_type INT32) sums in int32, wrapping as C's
 int32 arithmetic does, and uses the int32 MultiplyByQuantizedMultiplier
 (rescale.scale_i32); an int64 bias (or none, quantized_bias_type left
-FLOAT32) sums in int64 and uses the int64 one (common.cc):
-
-    reduced = (m + 2**15) >> 16 if m < 0x7FFF0000 else 0x7FFF
-    total_shift = 15 - shift
-    out = int32((acc * reduced + 2**(total_shift - 1)) >> total_shift)
-
-all in int64 (the product wraps there as it does in C). Here the int64
-values are four 16-bit limbs in viper ints, so every product stays
-below 2**31 and the code is the same on 32- and 64-bit ports. The
+FLOAT32) sums in int64 and uses the int64 one (wide.finish). The
 multipliers, the activation range and the checks are the int8 kernel's
 (fully_connected.py), with int16 bounds. Imported by fully_connected's
 prepare for int16 inputs only (kernels._LAZY).
@@ -37,13 +29,16 @@ from .conv_util import keep, limit_scratch
 from .fully_connected import _multipliers, _options, _shapes
 from .quantize import store_i16
 from .rescale import scale_i32
+from .wide import finish, reduced
 
 _INT8 = const(9)
 _INT16 = const(7)
 _INT32 = const(2)
 _INT64 = const(4)
 _UNIT_CHUNK = const(128)  # units whose results are kept at once (scratch)
-_DCHUNK = const(64)  # products summed in a word before the int64 limbs
+# products summed in one word before it is added to the int64 limbs:
+# |sum| < 64 * 128 * 65536 = 2**29
+_DCHUNK = const(64)
 
 
 def _check(op, ins, outs):
@@ -105,27 +100,29 @@ def prepare(op, ins, outs, ctx):
                                         -32768, 32767)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
-    n = len(mults)
-    m32 = array("i", range(n))
-    s32 = array("i", range(n))
-    for c in range(n):
-        m, s = mults[c], shifts[c]
-        if wide:  # the int64 MultiplyByQuantizedMultiplier's operands
-            if 15 - s < 1:
+    # per unit (a per-tensor multiplier repeated): int32 accumulation's
+    # (multiplier, shift), int64's (reduced multiplier, total shift)
+    m32 = array("i", range(units))
+    s32 = array("i", range(units))
+    for u in range(units):
+        m, s = mults[u if per_channel else 0], shifts[u if per_channel
+                                                      else 0]
+        if wide:
+            r = reduced(m, s)
+            if r is None:
                 raise PrepareError("%s: requantization multiplier too "
                                    "large for int64 accumulation (shift "
                                    "%d)" % (label, s))
-            m = (m + 32768) >> 16 if m < 0x7FFF0000 else 0x7FFF
-            s = 15 - s
-        m32[c], s32[c] = m, s
-    limit_scratch(ctx, min(units, _UNIT_CHUNK))
-    nc = ctx.scratch_len
+            m, s = r
+        m32[u], s32[u] = m, s
+    # 4 scratch words per unit: an int64 accumulator's limbs
+    limit_scratch(ctx, 4 * min(units, _UNIT_CHUNK))
+    nc = ctx.scratch_len // 4
     chunks = []  # (multipliers, shifts) from each chunk's first unit
     for u0 in range(0, units, nc):
-        k = u0 if per_channel else 0
-        chunks.append((memoryview(m32)[k:], memoryview(s32)[k:]))
-    prm = array("i", (batches, units, depth, nc, per_channel,
-                      -x.zero_point, 0 if bias is None else 1, wide))
+        chunks.append((memoryview(m32)[u0:], memoryview(s32)[u0:]))
+    prm = array("i", (batches, units, depth, nc, -x.zero_point,
+                      0 if bias is None else 1, wide))
     qp = array("i", [y.zero_point, lo, hi])
     state = (x.data, w.data, y.data,
              w.data if bias is None else bias.data, keep(ctx, prm),
@@ -139,9 +136,10 @@ def _eval(st):
 
 @micropython.viper
 def _fc16(st):
-    """All rows and units; per chunk of units the results go to the
-    scratch words, then through scale_i32 (int32 accumulators) and
-    store_i16. Input and bias are read bytewise (any alignment)."""
+    """All rows and units; per chunk of units the accumulators go to the
+    scratch words, then through scale_i32 (int32) or wide.finish (int64,
+    4 words each) and store_i16. Input and bias are read bytewise (any
+    alignment)."""
     p = ptr32(st[4])
     one: int = 1
     S: int = one << 31
@@ -149,10 +147,9 @@ def _fc16(st):
     U: int = p[1]
     D: int = p[2]
     NC: int = p[3]
-    PC: int = p[4]
-    off: int = (p[5] ^ S) - S
-    has_bias: int = p[6]
-    wide: int = p[7]
+    off: int = (p[4] ^ S) - S
+    has_bias: int = p[5]
+    wide: int = p[6]
     xb = ptr8(st[0])
     wb = ptr8(st[1])
     out = st[2]
@@ -169,11 +166,6 @@ def _fc16(st):
             n: int = U - u0
             if n > NC:
                 n = NC
-            ch = chunks[ci]
-            mults = ch[0]
-            shifts = ch[1]
-            pm = ptr32(mults)
-            ps = ptr32(shifts)
             k: int = 0
             while k < n:
                 u: int = u0 + k
@@ -212,7 +204,7 @@ def _fc16(st):
                         e: int = d + _DCHUNK
                         if e > D:
                             e = D
-                        s: int = 0  # |s| < 64 * 128 * 65536 = 2**29
+                        s: int = 0
                         while d < e:
                             xv = ((xb[xa] | (xb[xa + 1] << 8)) ^ 0x8000) \
                                 - 0x8000
@@ -227,58 +219,17 @@ def _fc16(st):
                         l1 = l1 & 0xFFFF
                         l3 += l2 >> 16
                         l2 = l2 & 0xFFFF
-                    c: int = 0
-                    if PC:
-                        c = k
-                    rm: int = pm[c]  # reduced multiplier, 0 .. 0x7FFF
-                    ts: int = ps[c]  # total shift, 1 .. 46
-                    # acc * rm (l0 * rm < 2**31), mod 2**64
-                    t: int = l0 * rm
-                    q0: int = t & 0xFFFF
-                    t = l1 * rm + (t >> 16)
-                    q1: int = t & 0xFFFF
-                    t = l2 * rm + (t >> 16)
-                    q2: int = t & 0xFFFF
-                    q3: int = (l3 & 0xFFFF) * rm + (t >> 16)
-                    # + 2**(ts - 1)
-                    rb: int = ts - 1
-                    bit: int = one << (rb & 15)
-                    if rb < 16:
-                        q0 += bit
-                    elif rb < 32:
-                        q1 += bit
-                    else:
-                        q2 += bit
-                    q1 += q0 >> 16
-                    q0 = q0 & 0xFFFF
-                    q2 += q1 >> 16
-                    q1 = q1 & 0xFFFF
-                    q3 += q2 >> 16
-                    q2 = q2 & 0xFFFF
-                    q3 = q3 & 0xFFFF  # bits 48..63 (the rest wraps away)
-                    ext: int = 0  # the digits above, sign-extended
-                    if q3 & 0x8000:
-                        ext = 0xFFFF
-                    r: int = ts & 15
-                    qi: int = ts >> 4
-                    if qi == 0:
-                        da: int = q0
-                        db: int = q1
-                        dc: int = q2
-                    elif qi == 1:
-                        da = q1
-                        db = q2
-                        dc = q3
-                    else:
-                        da = q2
-                        db = q3
-                        dc = ext
-                    lo16: int = ((da >> r) | (db << (16 - r))) & 0xFFFF
-                    hi16: int = ((db >> r) | (dc << (16 - r))) & 0xFFFF
-                    sp[k] = (((hi16 ^ 0x8000) - 0x8000) << 16) | lo16
+                    j = 4 * k
+                    sp[j] = l0
+                    sp[j + 1] = l1
+                    sp[j + 2] = l2
+                    sp[j + 3] = l3
                 k += 1
-            if not wide:
-                scale_i32(scr, n, mults, shifts, PC)
+            ch = chunks[ci]
+            if wide:
+                finish(scr, n, ch[0], ch[1])
+            else:
+                scale_i32(scr, n, ch[0], ch[1], 1)
             store_i16(scr, n, out, b * U + u0, qp)
             u0 += n
             ci += 1

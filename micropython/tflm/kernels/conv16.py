@@ -1,0 +1,256 @@
+"""CONV_2D 16x8: int16 input and output, int8 filter, int64 or int32 bias
+(TFLM's int16 activations / int8 weights quantization).
+
+Follows tensorflow/lite/micro/kernels/conv.cc (kTfLiteInt16),
+conv_common.cc and reference/integer_ops/conv.h (ConvPerChannel for
+int16_t):
+
+    acc = bias[o] + sum over the taps inside the image of
+          w[o, ky, kx, i] * x[b, iy, ix, g * CIN + i]
+    out = clamp(MultiplyByQuantizedMultiplier(acc, m[o], shift[o]))
+
+No zero point enters that arithmetic (16x8 activations are symmetric): a
+model whose int16 input or output has a zero point other than 0 is
+refused, where TFLM would compute as if it were 0. An int32 bias (or none,
+with the options' quantized_bias_type INT32) sums in int32, wrapping as
+C's int32 arithmetic does, and uses the int32
+MultiplyByQuantizedMultiplier (rescale.scale_i32); an int64 bias (or
+none, quantized_bias_type left FLOAT32) sums in int64 and uses the int64
+one (wide.finish). Groups, strides, dilation, padding, multipliers and
+checks are the int8 kernel's (conv.py, conv_util), with int16 bounds.
+Imported by conv's prepare for int16 inputs only (kernels._LAZY).
+"""
+
+from array import array
+
+import micropython
+from micropython import const
+
+from ..errors import PrepareError
+from ..heap import persistent
+from . import conv_util
+from .quantize import store_i16
+from .rescale import scale_i32
+from .wide import finish, reduced
+
+_INT8 = const(9)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT64 = const(4)
+_CONV_2D_OPTIONS = const(1)
+# products summed in one word before it is added to the int64 limbs:
+# |sum| < 64 * 128 * 65536 = 2**29
+_DCHUNK = const(64)
+
+
+def prepare(op, ins, outs, ctx):
+    """CONV_2D with an int16 input (see the module doc).
+
+    ins: [input int16 [B,H,W,C], filter int8 [OC,KH,KW,CIN] (zero point
+    0), bias int32 or int64 [OC] or None]; outs: [output int16
+    [B,OH,OW,OC]]; input and output zero points 0. Conv2DOptions as the
+    int8 kernel's, and quantized_bias_type (field 6: the accumulator
+    without a bias). Raises PrepareError (also for a multiplier whose
+    total shift 15 - shift is below 1 with int64 accumulation).
+    """
+    label = op.label()
+    if len(ins) not in (2, 3) or len(outs) != 1:
+        raise PrepareError("%s: expected 2 or 3 inputs and 1 output, got "
+                           "%d and %d" % (label, len(ins), len(outs)))
+    inp, filt, out = ins[0], ins[1], outs[0]
+    bias = ins[2] if len(ins) == 3 else None
+    conv_util.check_type(op, inp, _INT16, "input")
+    conv_util.check_type(op, filt, _INT8, "filter")
+    conv_util.check_type(op, out, _INT16, "output")
+    for t, what in ((inp, "input"), (filt, "filter"), (out, "output")):
+        conv_util.check_rank4(op, t, what)
+    for t, what in ((inp, "input"), (out, "output")):
+        if not t.scales:
+            raise PrepareError("%s: %s %s is not quantized"
+                               % (label, what, t.label()))
+        if t.zero_point != 0:
+            raise PrepareError("%s: %s %s has zero point %d: TFLM's 16x8 "
+                               "CONV_2D computes as if it were 0"
+                               % (label, what, t.label(), t.zero_point))
+    padding = op.opt_byte(0, 0)
+    sw = op.opt_int(1, 0)
+    sh = op.opt_int(2, 0)
+    act = op.opt_byte(3, 0)
+    dw = op.opt_int(4, 1)
+    dh = op.opt_int(5, 1)
+    b, h, w, c = inp.shape
+    oc, kh, kw, cin = filt.shape
+    if cin < 1 or c < 1 or c % cin:
+        raise PrepareError("%s: filter %s depth %d does not divide input %s "
+                           "depth %d" % (label, filt.label(), cin,
+                                         inp.label(), c))
+    groups = c // cin
+    if oc < 1 or oc % groups:
+        raise PrepareError("%s: %d output channels do not split into %d "
+                           "groups" % (label, oc, groups))
+    if bias is not None:
+        if bias.type not in (_INT32, _INT64) or not bias.is_const or \
+                bias.size != oc:
+            raise PrepareError("%s: bias %s must be a constant int32 or "
+                               "int64 tensor of %d values"
+                               % (label, bias.label(), oc))
+        wide = bias.type == _INT64
+    else:  # Conv2DOptions.quantized_bias_type
+        wide = op.options_type != _CONV_2D_OPTIONS or \
+            op.opt_byte(6, 0) != _INT32
+    ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
+                                oc)
+    mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
+                                                False, ctx, -32768, 32767)
+    # per channel: int32 accumulation's (multiplier, shift) as int32
+    # words, int64's (reduced multiplier, total shift)
+    sizing = getattr(ctx, "sizing", False)
+    ms = persistent(ctx, "i", oc, sizing)
+    ss = persistent(ctx, "i", oc, sizing)
+    for k in range(0 if sizing else oc):
+        m, s = mults[k], shifts[k]
+        if s > 127:  # an arena byte view reads the int8 shift unsigned
+            s -= 256
+        if wide:
+            r = reduced(m, s)
+            if r is None:
+                raise PrepareError("%s: requantization multiplier of "
+                                   "filter %s too large for int64 "
+                                   "accumulation (shift %d)"
+                                   % (label, filt.label(), s))
+            m, s = r
+        ms[k], ss[k] = m, s
+    # one output pixel's accumulators: 4 words (int64 limbs) per channel
+    work = conv_util.work_buffer(ctx, 4 * oc)
+    p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
+                    sh, sw, dh, dw, ph, pw, oc // groups,
+                    0 if bias is None else 1, wide))
+    st = (conv_util.keep(ctx, p), inp.data, filt.data,
+          filt.data if bias is None else bias.data, out.data, ms, ss,
+          conv_util.keep(ctx, qp), work)
+    return _eval, st
+
+
+def _eval(st):
+    _conv16(st)
+
+
+@micropython.viper
+def _conv16(st):
+    """Every output pixel: its channels' accumulators in the work words,
+    then scale_i32 (int32) or wide.finish (int64) and store_i16. Input
+    and bias are read bytewise (any alignment)."""
+    p = ptr32(st[0])
+    B: int = p[0]
+    H: int = p[1]
+    W: int = p[2]
+    C: int = p[3]
+    OH: int = p[4]
+    OW: int = p[5]
+    OC: int = p[6]
+    KH: int = p[7]
+    KW: int = p[8]
+    CIN: int = p[9]
+    SH: int = p[10]
+    SW: int = p[11]
+    DH: int = p[12]
+    DW: int = p[13]
+    PH: int = p[14]
+    PW: int = p[15]
+    FPG: int = p[16]
+    has_bias: int = p[17]
+    wide: int = p[18]
+    xb = ptr8(st[1])
+    wb = ptr8(st[2])
+    bb = ptr8(st[3])
+    out = st[4]
+    ms = st[5]
+    ss = st[6]
+    qp = st[7]
+    work = st[8]
+    wp = ptr32(work)
+    o: int = 0  # output pixel index
+    bi: int = 0
+    while bi < B:
+        oy: int = 0
+        while oy < OH:
+            iy0: int = oy * SH - PH
+            ox: int = 0
+            while ox < OW:
+                ix0: int = ox * SW - PW
+                k: int = 0
+                while k < OC:
+                    g: int = k // FPG
+                    acc: int = 0
+                    l0: int = 0
+                    l1: int = 0
+                    l2: int = 0
+                    l3: int = 0
+                    if has_bias:
+                        if wide:
+                            j: int = 8 * k
+                            l0 = bb[j] | (bb[j + 1] << 8)
+                            l1 = bb[j + 2] | (bb[j + 3] << 8)
+                            l2 = bb[j + 4] | (bb[j + 5] << 8)
+                            l3 = ((bb[j + 6] | (bb[j + 7] << 8)) ^ 0x8000) \
+                                - 0x8000
+                        else:
+                            j = 4 * k
+                            acc = bb[j] | (bb[j + 1] << 8) | \
+                                (bb[j + 2] << 16)
+                            acc += ((bb[j + 3] ^ 0x80) - 0x80) << 24
+                    ky: int = 0
+                    while ky < KH:
+                        iy: int = iy0 + ky * DH
+                        if iy >= 0 and iy < H:
+                            kx: int = 0
+                            while kx < KW:
+                                ix: int = ix0 + kx * DW
+                                if ix >= 0 and ix < W:
+                                    xa: int = 2 * (((bi * H + iy) * W + ix)
+                                                   * C + g * CIN)
+                                    wa: int = ((k * KH + ky) * KW + kx) * CIN
+                                    i: int = 0
+                                    while i < CIN:
+                                        e: int = i + _DCHUNK
+                                        if e > CIN:
+                                            e = CIN
+                                        s: int = 0
+                                        while i < e:
+                                            xv: int = ((xb[xa] |
+                                                        (xb[xa + 1] << 8))
+                                                       ^ 0x8000) - 0x8000
+                                            s += ((wb[wa] ^ 0x80) - 0x80) * xv
+                                            xa += 2
+                                            wa += 1
+                                            i += 1
+                                        if wide:
+                                            l0 += s
+                                            l1 += l0 >> 16
+                                            l0 = l0 & 0xFFFF
+                                            l2 += l1 >> 16
+                                            l1 = l1 & 0xFFFF
+                                            l3 += l2 >> 16
+                                            l2 = l2 & 0xFFFF
+                                        else:
+                                            acc += s
+                                kx += 1
+                        ky += 1
+                    if wide:
+                        j = 4 * k
+                        wp[j] = l0
+                        wp[j + 1] = l1
+                        wp[j + 2] = l2
+                        wp[j + 3] = l3
+                    else:
+                        wp[k] = acc  # its low 32 bits: C's int32 wrap
+                    k += 1
+                if wide:
+                    finish(work, OC, ms, ss)
+                else:
+                    scale_i32(work, OC, ms, ss, 1)
+                store_i16(work, OC, out, o * OC, qp)
+                o += 1
+                ox += 1
+            oy += 1
+        bi += 1

@@ -1,0 +1,94 @@
+"""TFLM's int64 MultiplyByQuantizedMultiplier (common.cc), for the 16x8
+kernels that accumulate in int64 (fc16, conv16):
+
+    reduced = (m + 2**15) >> 16 if m < 0x7FFF0000 else 0x7FFF
+    total_shift = 15 - shift
+    out = int32((acc * reduced + 2**(total_shift - 1)) >> total_shift)
+
+in int64 arithmetic (the product wraps there as C's does). The kernels
+keep an int64 accumulator as four 16-bit limbs in viper ints (l3 signed,
+limbs normalized with carries; they sum at most 64 int8 * int16 products
+in one word before adding it), so every product stays below 2**31 and the
+code is the same on 32- and 64-bit ports.
+"""
+
+import micropython
+
+
+def reduced(m, shift):
+    """(reduced multiplier, total shift) of TFLM's int64
+    MultiplyByQuantizedMultiplier for QuantizeMultiplier's (m, shift);
+    None when the total shift is below 1 (shift > 14: TFLM would shift by
+    a negative amount)."""
+    if 15 - shift < 1:
+        return None
+    return ((m + 32768) >> 16 if m < 0x7FFF0000 else 0x7FFF), 15 - shift
+
+
+@micropython.viper
+def finish(buf, n: int, rms, tss):
+    """In place, for k < n: buf[k] = the int32 result for the int64
+    accumulator in buf[4k .. 4k + 3] (16-bit limbs, least significant
+    first, the last one signed, as the kernels leave them), with
+    multiplier rms[k] (reduced, 0 .. 0x7FFF) and total shift tss[k]
+    (1 .. 46). buf, rms, tss: int32 words (arrays or views)."""
+    p = ptr32(buf)
+    pm = ptr32(rms)
+    ps = ptr32(tss)
+    one: int = 1
+    S: int = one << 31
+    k: int = 0
+    while k < n:
+        j: int = 4 * k
+        l0: int = p[j]
+        l1: int = p[j + 1]
+        l2: int = p[j + 2]
+        l3: int = (p[j + 3] ^ S) - S
+        rm: int = pm[k]
+        ts: int = ps[k]
+        # acc * rm, mod 2**64 (l0 * rm < 2**31)
+        t: int = l0 * rm
+        q0: int = t & 0xFFFF
+        t = l1 * rm + (t >> 16)
+        q1: int = t & 0xFFFF
+        t = l2 * rm + (t >> 16)
+        q2: int = t & 0xFFFF
+        q3: int = (l3 & 0xFFFF) * rm + (t >> 16)
+        # + 2**(ts - 1)
+        rb: int = ts - 1
+        bit: int = one << (rb & 15)
+        if rb < 16:
+            q0 += bit
+        elif rb < 32:
+            q1 += bit
+        else:
+            q2 += bit
+        q1 += q0 >> 16
+        q0 = q0 & 0xFFFF
+        q2 += q1 >> 16
+        q1 = q1 & 0xFFFF
+        q3 += q2 >> 16
+        q2 = q2 & 0xFFFF
+        q3 = q3 & 0xFFFF  # bits 48..63 (the rest wraps away)
+        ext: int = 0  # the digits above bit 63: its sign
+        if q3 & 0x8000:
+            ext = 0xFFFF
+        # >> ts, then the low 32 bits
+        r: int = ts & 15
+        qi: int = ts >> 4
+        if qi == 0:
+            da: int = q0
+            db: int = q1
+            dc: int = q2
+        elif qi == 1:
+            da = q1
+            db = q2
+            dc = q3
+        else:
+            da = q2
+            db = q3
+            dc = ext
+        lo16: int = ((da >> r) | (db << (16 - r))) & 0xFFFF
+        hi16: int = ((db >> r) | (dc << (16 - r))) & 0xFFFF
+        p[k] = (((hi16 ^ 0x8000) - 0x8000) << 16) | lo16
+        k += 1
