@@ -830,3 +830,75 @@ def test_conv_16x8_refuses_a_zero_point(tmp_path):
     model, _ = conv16_case(rng, zp=5)
     errs = run_cases([(model, None)], tmp_path)
     assert errs[0] and "zero point 5" in errs[0], errs
+
+
+# --- DEPTHWISE_CONV_2D 16x8 -----------------------------------------------
+
+def dw16_case(rng, bias=True, big=False, dm=1, k=None, out_exp=0, dil=1,
+              bias_type="int64"):
+    """DEPTHWISE_CONV_2D 16x8 through opgen: int16 input / output, int8
+    filter [1, k, k, C * dm], an int64 bias (or none); big: full-range
+    values, biases at the type's ends, filters of up to 12x12 taps (more
+    than one 64-tap chunk)."""
+    from host_tools import opgen
+    T = opgen.Tensor
+    c = int(rng.integers(1, 5))
+    oc = c * dm
+    k = k or int(rng.integers(1, 4))
+    h = w = k * dil + int(rng.integers(0, 4))
+    s_in = rscale(rng, -14, -6)
+    fs = [rscale(rng, -12, -2) for _ in range(oc)]
+    fshape = (1, k, k, oc)
+    f = (rng.choice(np.array([-128, 127], np.int8), fshape) if big
+         else i8(rng, fshape))
+    s_out = float(np.float32(s_in * np.mean(fs) * 4000 * k
+                             * 2.0 ** out_exp))
+    ins = [T([1, h, w, c], "int16", scale=s_in, zero_point=0),
+           T(list(fshape), "int8", scale=fs, zero_point=0, data=f,
+             quantized_dimension=3)]
+    if bias:
+        lim = (1 << 62) if big else (1 << 40)
+        b = rng.integers(-lim, lim, size=oc, dtype=np.int64)
+        if big:
+            b[0], b[-1] = -(1 << 63), (1 << 63) - 1
+        bs = [float(np.float32(s_in) * np.float32(x)) for x in fs]
+        if bias_type == "int32":
+            b = b.astype(np.int32)
+        ins.append(T([oc], bias_type, scale=bs, zero_point=0, data=b))
+    opts = {"padding": "SAME", "stride_h": 1, "stride_w": 1,
+            "dilation_h_factor": dil, "dilation_w_factor": dil,
+            "depth_multiplier": dm, "activation": int(rng.integers(0, 4))}
+    y = T([1, h, w, oc], "int16", scale=s_out, zero_point=0)
+    model = opgen.single_op("DEPTHWISE_CONV_2D", ins, [y], opts)
+    if big:
+        return model, lambda r, j: [r.choice(
+            np.array([-32768, 32767], np.int16), (1, h, w, c))]
+    return model, lambda r, j: [r.integers(-32768, 32768, (1, h, w, c),
+                                           dtype=np.int16)]
+
+
+def test_depthwise_16x8(tmp_path):
+    """DEPTHWISE_CONV_2D with int16 activations against TFLM (int64
+    accumulation always): depth multipliers, dilation, output scales far
+    off the sums' spread, full-range values with 12x12 filters and int64
+    biases at the type's ends."""
+    rng = np.random.default_rng(36)
+    cases = []
+    for j in range(18):
+        cases.append(dw16_case(rng, bias=j % 5 != 4, dm=1 + j % 3,
+                               out_exp=(-3, 0, 3, -18, 10)[j % 5],
+                               dil=1 + j % 4 // 3))
+    for j in range(4):
+        cases.append(dw16_case(rng, big=True, k=(9, 12)[j % 2],
+                               out_exp=(-20, 0, 14, 4)[j]))
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
+def test_depthwise_16x8_refuses_an_int32_bias(tmp_path):
+    """TFLM's 16x8 DEPTHWISE_CONV_2D reads its bias as int64 whatever its
+    type (past the end of an int32 one): refused here."""
+    rng = np.random.default_rng(37)
+    model, _ = dw16_case(rng, bias_type="int32")
+    errs = run_cases([(model, None)], tmp_path)
+    assert errs[0] and "int64" in errs[0], errs

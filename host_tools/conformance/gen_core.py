@@ -227,7 +227,8 @@ def gen_conv(rng, size):
 
 def gen_depthwise(rng, size):
     """DEPTHWISE_CONV_2D: depth_multiplier 1..3, per-channel scales along
-    dimension 3, strides, dilations, padding, activation, bias or not."""
+    dimension 3, strides, dilations, padding, activation, bias or not;
+    16x8 (int16 activations, an int64 bias) 1 time in 5."""
     n, h, w, padding, (sh, sw), (dh, dw), (kh, kw) = _conv_common(rng, size)
     c = rng.randint(1, 2 * size)
     m = 1 if rng.random() < 0.6 else rng.randint(2, min(3, size + 1))
@@ -247,20 +248,33 @@ def gen_depthwise(rng, size):
             ins.append(T([cout], "float32", data=_floats(rng, [cout])))
         y = T([n, oh, ow, cout], "float32")
         return opgen.single_op("DEPTHWISE_CONV_2D", ins, [y], opts)
+    int16 = rng.random() < 0.2  # 16x8: int16 activations, int64 bias
     in_s, in_z = _int8_q(rng)
+    if int16:
+        in_s, in_z = rand.scale(rng, 1e-5, 1e-1), 0
     fs = _filter_scales(rng, cout, rng.random() < 0.75)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(kh * kw))
-    x = T([n, h, w, c], scale=in_s, zero_point=in_z)
+    act = "int16" if int16 else "int8"
+    x = T([n, h, w, c], act, scale=in_s, zero_point=in_z)
     f = T(fshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
           data=_weights(rng, fshape), quantized_dimension=3)
     ins = [x, f]
     if has_bias:
         bs = [_bias_scale(in_s, s) for s in fs]
-        ins.append(T([cout], "int32", scale=bs if len(bs) > 1 else bs[0],
-                     zero_point=0, data=_bias(rng, cout)))
+        bs = bs if len(bs) > 1 else bs[0]
+        if int16:  # TFLM's 16x8 kernel reads the bias as int64
+            bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25
+                               else 46))
+            ins.append(T([cout], "int64", scale=bs, zero_point=0,
+                         data=_np(rng).integers(-(1 << bits), 1 << bits,
+                                                size=cout, dtype=np.int64)))
+        else:
+            ins.append(T([cout], "int32", scale=bs, zero_point=0,
+                         data=_bias(rng, cout)))
     # No omitted (-1) bias: TFLM's depthwise_conv.cc crashes on it.
-    y = T([n, oh, ow, cout], scale=out_s, zero_point=rand.zero_point(rng))
+    y = T([n, oh, ow, cout], act, scale=out_s,
+          zero_point=0 if int16 else rand.zero_point(rng))
     return opgen.single_op("DEPTHWISE_CONV_2D", ins, [y], opts)
 
 

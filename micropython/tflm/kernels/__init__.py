@@ -125,7 +125,7 @@ _LAZY = (
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
     " svdf:f:f32 softmax:h:quantize add:h:quantize sub:h:quantize"
-    " fully_connected:h:fc16 conv:h:conv16"
+    " fully_connected:h:fc16 conv:h:conv16 depthwise_conv:h:dw16"
 )
 
 

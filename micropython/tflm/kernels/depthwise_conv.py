@@ -95,6 +95,9 @@ def prepare(op, ins, outs, ctx):
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_depthwise
         return prepare_depthwise(op, ins, outs, ctx)
+    if ins and ins[0] is not None and ins[0].type == 7:  # int16: 16x8
+        from .dw16 import prepare as prepare16
+        return prepare16(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)
     padding = op.opt_byte(0, 0)
     sw = op.opt_int(1, 0)
