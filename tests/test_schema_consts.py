@@ -153,3 +153,31 @@ def test_no_module_reads_a_code_schema_lacks():
                         and getattr(node.value, "id", "") == "schema"
                         and not hasattr(schema, node.attr)]
     assert not missing, missing
+
+
+def test_kernel_table_codes():
+    """kernels._KERNELS names operators by BuiltinOperator code; the
+    comment line above each line of codes names them: both agree with
+    the official schema, word by word, and every supported name is
+    there once."""
+    from tflm import kernels
+    ops = _members(s.BuiltinOperator)
+    path = os.path.join(PKG, "tflm", "kernels", "__init__.py")
+    with open(path) as f:
+        src = f.read()
+    body = src[src.index("_KERNELS = ("):src.index("_CUSTOM_KERNELS")]
+    lines = body.splitlines()
+    seen = []
+    for k, line in enumerate(lines):
+        m = re.match(r'\s*" (.*)"\s*$', line)
+        if not m:
+            continue
+        names = lines[k - 1].strip().lstrip("#").split()
+        words = m.group(1).split()
+        assert len(names) == len(words), (lines[k - 1], line)
+        for name, word in zip(names, words):
+            code, module = word.split(":")
+            assert ops[name] == int(code), (name, word)
+            assert kernels.module_name(int(code)) == module, word
+            seen.append(name)
+    assert len(seen) == len(set(seen)) == len(kernels.modules()), seen

@@ -39,7 +39,6 @@ import sys
 
 from micropython import const
 
-from .. import schema
 from ..errors import PrepareError
 from ..heap import pack as _pack  # kernels/pack.py is a module here
 
@@ -53,39 +52,62 @@ _RESHAPE = const(22)
 _SQUEEZE = const(43)
 _SUB = const(41)
 
-# Builtin operator -> kernel module (imported only when a model uses it),
-# as " OPERATOR:module" words: one string is one object on a board, where
-# a dict of 53 entries and its names cost a kilobyte of RAM.
+# Builtin operator code -> kernel module (imported only when a model uses
+# it), as " CODE:module" words: one string is one object on a board,
+# where a dict of 53 entries and its names cost a kilobyte of RAM, and
+# codes rather than names keep it short (the names are in the comments;
+# tests/test_schema_consts.py::test_kernel_table_codes checks them).
 _KERNELS = (
-    " ADD:add AVERAGE_POOL_2D:pooling MAX_POOL_2D:max_pool CONV_2D:conv"
-    " DEPTHWISE_CONV_2D:depthwise_conv FULLY_CONNECTED:fully_connected"
-    " SOFTMAX:softmax RESHAPE:reshape SQUEEZE:reshape EXPAND_DIMS:reshape"
-    " TRANSPOSE:transpose QUANTIZE:quantize"
+    # ADD AVERAGE_POOL_2D MAX_POOL_2D CONV_2D
+    " 0:add 1:pooling 17:max_pool 3:conv"
+    # DEPTHWISE_CONV_2D FULLY_CONNECTED
+    " 4:depthwise_conv 9:fully_connected"
+    # SOFTMAX RESHAPE SQUEEZE EXPAND_DIMS
+    " 25:softmax 22:reshape 43:reshape 70:reshape"
+    # TRANSPOSE QUANTIZE
+    " 39:transpose 114:quantize"
     # [activations] int8 (float32 RELU, RELU6, LOGISTIC, TANH: float_ops)
-    " RELU:activations RELU6:activations LEAKY_RELU:activations"
-    " LOGISTIC:lut TANH:lut HARD_SWISH:lut RSQRT:lut PRELU:prelu"
-    " L2_NORMALIZATION:l2norm"
+    # RELU RELU6 LEAKY_RELU
+    " 19:activations 21:activations 98:activations"
+    # LOGISTIC TANH HARD_SWISH RSQRT PRELU
+    " 14:lut 28:lut 117:lut 76:lut 54:prelu"
+    # L2_NORMALIZATION
+    " 11:l2norm"
     # [binary]
-    " SUB:sub MUL:mul DIV:div SQUARED_DIFFERENCE:squared_difference"
-    " MAXIMUM:maximum_minimum MINIMUM:maximum_minimum"
+    # SUB MUL DIV SQUARED_DIFFERENCE
+    " 41:sub 18:mul 42:div 99:squared_difference"
+    # MAXIMUM MINIMUM
+    " 55:maximum_minimum 57:maximum_minimum"
     # [reduce]
-    " MEAN:reduce SUM:reduce REDUCE_MAX:reduce ARG_MAX:arg_minmax"
-    " ARG_MIN:arg_minmax GATHER:gather SHAPE:fill FILL:fill"
-    " ZEROS_LIKE:fill"
+    # MEAN SUM REDUCE_MAX ARG_MAX
+    " 40:reduce 74:reduce 82:reduce 56:arg_minmax"
+    # ARG_MIN GATHER SHAPE FILL
+    " 79:arg_minmax 36:gather 77:fill 94:fill"
+    # ZEROS_LIKE
+    " 93:fill"
     # [movement]
-    " STRIDED_SLICE:strided_slice SLICE:slice PACK:pack UNPACK:pack"
-    " SPLIT:split SPLIT_V:split SPACE_TO_BATCH_ND:space_batch"
-    " BATCH_TO_SPACE_ND:space_batch DEPTH_TO_SPACE:depth_space"
-    " SPACE_TO_DEPTH:depth_space"
+    # STRIDED_SLICE SLICE PACK UNPACK
+    " 45:strided_slice 65:slice 83:pack 88:pack"
+    # SPLIT SPLIT_V SPACE_TO_BATCH_ND
+    " 49:split 102:split 38:space_batch"
+    # BATCH_TO_SPACE_ND DEPTH_TO_SPACE
+    " 37:space_batch 5:depth_space"
+    # SPACE_TO_DEPTH
+    " 26:depth_space"
     # [spatial]
-    " RESIZE_NEAREST_NEIGHBOR:resize RESIZE_BILINEAR:resize"
-    " TRANSPOSE_CONV:transpose_conv"
+    # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
+    " 97:resize 23:resize"
+    # TRANSPOSE_CONV
+    " 67:transpose_conv"
     # byte copies: float32, int8 and the other types TFLM copies
-    " CONCATENATION:concatenation PAD:pad PADV2:pad DEQUANTIZE:dequantize"
+    # CONCATENATION PAD PADV2 DEQUANTIZE
+    " 2:concatenation 34:pad 60:pad 6:dequantize"
     # type conversion: int8, int16, int32, uint32, float32 (bool input)
-    " CAST:cast"
+    # CAST
+    " 53:cast"
     # state in variable tensors
-    " SVDF:svdf UNIDIRECTIONAL_SEQUENCE_LSTM:lstm"
+    # SVDF UNIDIRECTIONAL_SEQUENCE_LSTM
+    " 27:svdf 44:lstm"
 )
 
 # TFLM's Signal library (audio front-end), CUSTOM operators by name
@@ -143,7 +165,7 @@ def module_name(code):
     """Name of the kernel module of BuiltinOperator `code` (int), e.g.
     3 -> 'conv', or None if no kernel implements it (TFLM's op resolver
     lookup)."""
-    return _after(_KERNELS, " %s:" % schema.builtin_name(code))
+    return _after(_KERNELS, " %d:" % code)
 
 
 def custom_module_name(name):
@@ -164,8 +186,7 @@ def custom_modules():
 def modules():
     """{builtin code: kernel module name} for every supported operator
     (host tools and tests; the device looks codes up one at a time)."""
-    return {schema.builtin_code(w.split(":")[0]): w.split(":")[1]
-            for w in _KERNELS.split()}
+    return {int(w.split(":")[0]): w.split(":")[1] for w in _KERNELS.split()}
 
 
 def lazy(name):
