@@ -62,6 +62,14 @@ def _bias(rng, n):
     return g.integers(-(1 << bits), (1 << bits) + 1, size=n).astype(np.int32)
 
 
+def _bias64(rng, n):
+    """int64 bias values (16x8 kernels) of up to 2**46, now and then of
+    up to 2**62 (the int64 product in TFLM's rounding then wraps)."""
+    bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25 else 46))
+    return _np(rng).integers(-(1 << bits), 1 << bits, size=n,
+                             dtype=np.int64)
+
+
 def _is_float(rng, p=0.12):
     return rng.random() < p
 
@@ -208,11 +216,8 @@ def gen_conv(rng, size):
         bs = [_bias_scale(in_s, s) for s in fs]
         bs = bs if len(bs) > 1 else bs[0]
         if int16 and rng.random() < 0.6:
-            bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25
-                               else 46))
             ins.append(T([cout], "int64", scale=bs, zero_point=0,
-                         data=_np(rng).integers(-(1 << bits), 1 << bits,
-                                                size=cout, dtype=np.int64)))
+                         data=_bias64(rng, cout)))
         else:
             ins.append(T([cout], "int32", scale=bs, zero_point=0,
                          data=_bias(rng, cout)))
@@ -264,11 +269,8 @@ def gen_depthwise(rng, size):
         bs = [_bias_scale(in_s, s) for s in fs]
         bs = bs if len(bs) > 1 else bs[0]
         if int16:  # TFLM's 16x8 kernel reads the bias as int64
-            bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25
-                               else 46))
             ins.append(T([cout], "int64", scale=bs, zero_point=0,
-                         data=_np(rng).integers(-(1 << bits), 1 << bits,
-                                                size=cout, dtype=np.int64)))
+                         data=_bias64(rng, cout)))
         else:
             ins.append(T([cout], "int32", scale=bs, zero_point=0,
                          data=_bias(rng, cout)))
@@ -342,13 +344,10 @@ def _fc16(rng, in_shape, wshape, out_shape, opts, has_bias):
     ins = [x, wt]
     bs = [_bias_scale(in_s, s) for s in fs]
     bs = bs if len(bs) > 1 else bs[0]
-    g = _np(rng)
     r = rng.random()
     if has_bias and r < 0.6:
-        bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25 else 46))
-        data = g.integers(-(1 << bits), 1 << bits, size=units,
-                          dtype=np.int64)
-        ins.append(T([units], "int64", scale=bs, zero_point=0, data=data))
+        ins.append(T([units], "int64", scale=bs, zero_point=0,
+                     data=_bias64(rng, units)))
     elif has_bias:
         ins.append(T([units], "int32", scale=bs, zero_point=0,
                      data=_bias(rng, units)))

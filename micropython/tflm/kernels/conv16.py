@@ -31,10 +31,8 @@ from ..heap import persistent
 from . import conv_util
 from .quantize import store_i16
 from .rescale import scale_i32
-from .wide import finish, reduced
+from .wide import check_io16, finish, reduced
 
-_INT8 = const(9)
-_INT16 = const(7)
 _INT32 = const(2)
 _INT64 = const(4)
 _CONV_2D_OPTIONS = const(1)
@@ -54,24 +52,7 @@ def prepare(op, ins, outs, ctx):
     total shift 15 - shift is below 1 with int64 accumulation).
     """
     label = op.label()
-    if len(ins) not in (2, 3) or len(outs) != 1:
-        raise PrepareError("%s: expected 2 or 3 inputs and 1 output, got "
-                           "%d and %d" % (label, len(ins), len(outs)))
-    inp, filt, out = ins[0], ins[1], outs[0]
-    bias = ins[2] if len(ins) == 3 else None
-    conv_util.check_type(op, inp, _INT16, "input")
-    conv_util.check_type(op, filt, _INT8, "filter")
-    conv_util.check_type(op, out, _INT16, "output")
-    for t, what in ((inp, "input"), (filt, "filter"), (out, "output")):
-        conv_util.check_rank4(op, t, what)
-    for t, what in ((inp, "input"), (out, "output")):
-        if not t.scales:
-            raise PrepareError("%s: %s %s is not quantized"
-                               % (label, what, t.label()))
-        if t.zero_point != 0:
-            raise PrepareError("%s: %s %s has zero point %d: TFLM's 16x8 "
-                               "CONV_2D computes as if it were 0"
-                               % (label, what, t.label(), t.zero_point))
+    inp, filt, bias, out = check_io16(op, ins, outs)
     padding = op.opt_byte(0, 0)
     sw = op.opt_int(1, 0)
     sh = op.opt_int(2, 0)

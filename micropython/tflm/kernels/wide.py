@@ -1,5 +1,6 @@
 """TFLM's int64 MultiplyByQuantizedMultiplier (common.cc), for the 16x8
-kernels that accumulate in int64 (fc16, conv16):
+kernels that accumulate in int64 (fc16, conv16, dw16), and the checks
+that the 16x8 CONV_2D and DEPTHWISE_CONV_2D share (check_io16):
 
     reduced = (m + 2**15) >> 16 if m < 0x7FFF0000 else 0x7FFF
     total_shift = 15 - shift
@@ -13,6 +14,12 @@ code is the same on 32- and 64-bit ports.
 """
 
 import micropython
+from micropython import const
+
+from ..errors import PrepareError
+
+_INT8 = const(9)
+_INT16 = const(7)
 
 
 def reduced(m, shift):
@@ -23,6 +30,35 @@ def reduced(m, shift):
     if 15 - shift < 1:
         return None
     return ((m + 32768) >> 16 if m < 0x7FFF0000 else 0x7FFF), 15 - shift
+
+
+def check_io16(op, ins, outs):
+    """(input, filter, bias or None, output) of a 16x8 CONV_2D or
+    DEPTHWISE_CONV_2D after the checks they share: int16 input and
+    output of rank 4, quantized, zero point 0 (TFLM's 16x8 kernels leave
+    zero points out of their arithmetic: another one is refused rather
+    than computed as if it were 0), an int8 filter of rank 4. Raises
+    PrepareError."""
+    from .conv_util import check_rank4, check_type
+    label = op.label()
+    if len(ins) not in (2, 3) or len(outs) != 1:
+        raise PrepareError("%s: expected 2 or 3 inputs and 1 output, got "
+                           "%d and %d" % (label, len(ins), len(outs)))
+    inp, filt, out = ins[0], ins[1], outs[0]
+    check_type(op, inp, _INT16, "input")
+    check_type(op, filt, _INT8, "filter")
+    check_type(op, out, _INT16, "output")
+    for t, what in ((inp, "input"), (filt, "filter"), (out, "output")):
+        check_rank4(op, t, what)
+    for t, what in ((inp, "input"), (out, "output")):
+        if not t.scales:
+            raise PrepareError("%s: %s %s is not quantized"
+                               % (label, what, t.label()))
+        if t.zero_point != 0:
+            raise PrepareError("%s: %s %s has zero point %d: TFLM's 16x8 "
+                               "kernel computes as if it were 0"
+                               % (label, what, t.label(), t.zero_point))
+    return inp, filt, ins[2] if len(ins) == 3 else None, out
 
 
 @micropython.viper
