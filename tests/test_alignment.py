@@ -36,6 +36,12 @@ for _dt in ("float32", "int32", "int16", "uint32"):
     BYTEWISE[("CAST", _dt)] = "input read with ptr8"
 for _dt in ("float32", "int32"):
     BYTEWISE[("DIV", _dt)] = "broadcast.gather reads 4 bytes bytewise"
+# the 16x8 kernels (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED with an
+# int16 input: CHECK names the op "... 16x8")
+for _op in ("CONV_2D", "FULLY_CONNECTED"):
+    for _dt in ("int32", "int64"):
+        BYTEWISE[(_op + " 16x8", _dt)] = "bias read with ptr8"
+BYTEWISE[("DEPTHWISE_CONV_2D 16x8", "int64")] = "bias read with ptr8"
 
 
 def float_const_models():
@@ -80,11 +86,16 @@ for name, hexraw in MODELS:
         for k in range(len(it._steps) // 2):
             st = it._steps[2 * k + 1]
             op = it.model.operators[it._prof_ops[k]]
+            name16 = op.name
+            if op.name in ('CONV_2D', 'DEPTHWISE_CONV_2D',
+                           'FULLY_CONNECTED') and \
+                    it.tensors[op.inputs[0]].dtype == 'int16':
+                name16 += ' 16x8'
             for x in items(st):
                 if isinstance(x, memoryview) and len(x):
                     a = uctypes.addressof(x)
                     if a % 4 and a in consts:
-                        found.append([name, op.name, consts[a].dtype])
+                        found.append([name, name16, consts[a].dtype])
 print(json.dumps(found))
 """
 

@@ -300,6 +300,50 @@ def test_construction_modules_are_dropped(package, tmp_path):
     assert lines[4] == "error FormatError ['tflm.allocator']", lines
 
 
+OOM_SCRIPT = r"""
+import gc, sys
+sys.path.insert(0, sys.argv[1])
+import tflm
+with open(sys.argv[2], 'rb') as f:
+    buf = f.read()
+seen = {}
+for keep in range(0, 60000, 700):
+    gc.collect()
+    try:
+        ballast = bytearray(max(0, gc.mem_free() - keep))
+    except MemoryError:
+        continue
+    try:
+        it = tflm.Interpreter(buf)
+        it.invoke()
+        k = 'ok'
+    except tflm.ArenaError:
+        k = 'ArenaError'
+    except Exception as e:
+        k = type(e).__name__
+    it = ballast = None
+    seen[k] = seen.get(k, 0) + 1
+print(sorted(seen.items()))
+"""
+
+
+def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
+    """Construction on a heap cut down by a ballast block, from almost
+    nothing up to enough, with the construction modules imported by the
+    interpreter itself: every failure is an ArenaError (never a bare
+    MemoryError from importing them, or from converting one), and a
+    large enough heap builds."""
+    from host_tools import device
+    script = tmp_path / "oom.py"
+    script.write_text(OOM_SCRIPT)
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    proc = device.run_script(str(script), [package, path], timeout=300,
+                             heap="200k")
+    seen = dict(eval(proc.stdout.strip().splitlines()[-1]))
+    assert set(seen) == {"ArenaError", "ok"}, proc.stdout + proc.stderr
+    assert seen["ArenaError"] >= 5 and seen["ok"] >= 3, seen
+
+
 QSTR_SCRIPT = r"""
 import sys, micropython
 sys.path.insert(0, sys.argv[1])

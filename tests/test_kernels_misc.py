@@ -902,3 +902,40 @@ def test_depthwise_16x8_refuses_an_int32_bias(tmp_path):
     model, _ = dw16_case(rng, bias_type="int32")
     errs = run_cases([(model, None)], tmp_path)
     assert errs[0] and "int64" in errs[0], errs
+
+
+def test_dequantize_per_channel(tmp_path):
+    """Tensor.dequantize() of a per-channel tensor uses each value's own
+    channel scale along quantized_dimension (CONV_2D weights: dimension
+    0; DEPTHWISE_CONV_2D weights: 3), into a new array or into out; it
+    used the first scale for every value."""
+    import json
+    rng = np.random.default_rng(46)
+    models, want = [], []
+    for model, _ in (conv16_case(rng, bias=None), dw16_case(rng, dm=2),
+                     fc_case(rng, per_channel=True)):
+        m = S.ModelT.InitFromPackedBuf(model, 0)
+        t = m.subgraphs[0].tensors[1]
+        w = np.frombuffer(bytes(m.buffers[t.buffer].data), np.int8)
+        w = w.reshape(t.shape).astype(np.float64)
+        sc = np.array(t.quantization.scale, np.float32)
+        shape = [1] * len(t.shape)
+        shape[t.quantization.quantizedDimension] = len(sc)
+        want.append((w * sc.reshape(shape)).astype(np.float32).ravel())
+        models.append(model.hex())
+    out = run_mp("""
+import json, tflm
+from array import array
+res = []
+for h in %r:
+    it = tflm.Interpreter(bytes.fromhex(h))
+    w = it.tensors[1]
+    a = w.dequantize()
+    b = w.dequantize(out=array('f', range(w.size)))
+    res.append([list(a), list(b)])
+print(json.dumps(res))
+""" % models, tmp_path)
+    got = json.loads(out.strip().splitlines()[-1])
+    for (a, b), w in zip(got, want):
+        assert np.array_equal(np.float32(a), w)
+        assert np.array_equal(np.float32(b), w)

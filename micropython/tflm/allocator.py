@@ -29,7 +29,8 @@ from micropython import const
 from . import kernels, quant  # noqa: F401 (quant: the kernels' prepare)
 from .context import KernelContext
 from .heap import pack, zeros
-from .errors import ArenaError, FormatError, TFLMError, UnsupportedOpError
+from .errors import (ArenaError, FormatError, TFLMError, UnsupportedOpError,
+                     out_of_memory)
 from .interpreter import _bind, _drop
 from .model import Model
 
@@ -146,12 +147,13 @@ def build(it, model, arena_size, had):
     allocated (the real pass's small objects take their blocks). Raises
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
-    # imported now, next to this module, rather than amid the sizing
-    # pass's objects; only sys.modules keeps them until _build drops them
-    from . import planner, verify
-    del planner, verify
-    free0 = _free()
     try:
+        # imported now, next to this module, rather than amid the sizing
+        # pass's objects; only sys.modules keeps them until _build drops
+        # them
+        from . import planner, verify
+        del planner, verify
+        free0 = _free()
         buf, it.model_in_ram = _open_model(model)
         it._stage = "parsing the model"
         _build(it, buf, arena_size, had)
@@ -159,6 +161,8 @@ def build(it, model, arena_size, had):
         raise
     except OSError:
         raise
+    except MemoryError:  # verify may be gone, and the heap is short
+        raise out_of_memory(it._stage)
     except Exception as e:  # last line of defence: see verify.py
         from . import verify
         raise verify.internal_error(e, it._stage)

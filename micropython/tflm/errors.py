@@ -67,3 +67,21 @@ def raise_made(err):
     except MemoryError:
         fresh = err
     raise fresh
+
+
+def out_of_memory(stage):
+    """The ArenaError for a MemoryError caught while the Interpreter was
+    `stage` ('preparing op 3 (CONV_2D)', ...): the model needs more RAM
+    than the heap has free (here rather than in verify.py, which may
+    already be dropped, or not importable on a full heap, when one is
+    caught)."""
+    import gc
+    gc.collect()  # room for the message: the failed block is free
+    free = getattr(gc, "mem_free", None)
+    try:
+        return ArenaError("out of memory while %s: the model needs more "
+                          "RAM than is free%s"
+                          % (stage, "" if free is None else
+                             " (%d bytes free)" % free()))
+    except MemoryError:  # not even room for the message
+        return ArenaError("out of memory")

@@ -15,7 +15,7 @@ from array import array
 from . import kernels  # noqa: F401 (see CONSTRUCTION)
 from .model import Model  # noqa: F401 (see CONSTRUCTION)
 from .heap import _MP
-from .errors import InvokeError, TFLMError
+from .errors import InvokeError, TFLMError, out_of_memory
 
 # What only construction uses (allocator.py: TFLM's MicroAllocator, and
 # what it imports): Interpreter() imports them and, once built, drops
@@ -167,7 +167,11 @@ class Interpreter:
             if name in sys.modules:
                 had |= 1 << k
         try:
-            from .allocator import build
+            try:
+                from .allocator import build
+            except MemoryError:
+                _drop(had)  # what did import: room for the message
+                raise out_of_memory("loading the construction modules")
             build(self, model, arena_size, had)
         finally:
             build = None

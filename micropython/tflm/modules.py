@@ -11,12 +11,13 @@ import sys
 
 # imported on demand besides the kernel modules (tflm.custom stays: it
 # holds register_op's registrations)
-HELPERS = ("tflm.fixedpoint", "tflm.quant", "tflm.api", "tflm.repl",
-           "tflm.values", "tflm.profiler", "tflm.modules")
+# (tflm.interpreter.CONSTRUCTION's modules go when an interpreter is built)
+HELPERS = ("tflm.fixedpoint", "tflm.api", "tflm.repl", "tflm.values",
+           "tflm.profiler", "tflm.modules")
 
 
 def unload():
-    """Drop the kernel modules, fixedpoint, quant and the REPL helpers
+    """Drop the kernel modules, fixedpoint and the REPL helpers
     (api, repl, values, profiler) from sys.modules and their packages,
     then collect: what no live interpreter uses goes back to the heap.
     The next Interpreter imports what its model needs again. Live

@@ -239,6 +239,9 @@ def quantize(t, values):
     if isinstance(values, (bytes, bytearray)):
         raise InvokeError("%s: set_float() takes real values, not bytes"
                           % t.label())
+    if t.dtype not in RANGES:
+        raise InvokeError("%s is %s: set_float() quantizes into int8, "
+                          "uint8, int16 or int32" % (t.label(), t.dtype))
     lo, hi = RANGES[t.dtype]
     out = []
     for x in values:
@@ -266,12 +269,12 @@ def dequantize(t, out=None):
     out of another type or size."""
     if out is not None:
         return _dequantize_into(t, out)
-    vals = get_values(t)
-    if t.dtype != "float32":
+    if t.dtype == "float32":
+        vals = get_values(t)
+    else:
         if not t.scale:
             raise InvokeError("%s has no quantization scale" % t.label())
-        s, z = t.scale, t.zero_point
-        vals = array("f", [(v - z) * s for v in vals])
+        vals = _dequantize_into(t, array("f", range(t.size)))
     try:
         from ulab import numpy as np
     except ImportError:
@@ -296,6 +299,24 @@ def _dequantize_into(t, out):
         return out
     if not t.scale:
         raise InvokeError("%s has no quantization scale" % t.label())
+    scales, zps = t.scales, t.zero_points
+    if len(scales) > 1:  # per channel, along quantized_dimension
+        qd, shape = t.quantized_dimension, t.shape
+        dim = len(scales)
+        if len(shape) == 1 and shape[0] == dim:
+            qd = 0  # a bias carries its filter's quantized dimension
+        if not (0 <= qd < len(shape) and shape[qd] == dim
+                and len(zps) in (1, dim)):
+            raise InvokeError("%s: %d scales and %d zero points do not fit "
+                              "dimension %d of shape %s" % (
+                                  t.label(), dim, len(zps), qd, shape))
+        inner = 1
+        for d in shape[qd + 1:]:
+            inner *= d
+        for i in range(n):
+            c = i // inner % dim
+            out[i] = (v[i] - zps[c if len(zps) > 1 else 0]) * scales[c]
+        return out
     s, z = t.scale, t.zero_point
     for i in range(n):
         out[i] = (v[i] - z) * s

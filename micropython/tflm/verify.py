@@ -60,8 +60,8 @@ from micropython import const
 
 from . import kernels
 from .flatbuf import Table
-from .errors import (ArenaError, FormatError, ModelError, PrepareError,
-                     tensor_label)
+from .errors import (FormatError, ModelError, PrepareError,
+                     out_of_memory, tensor_label)
 
 _ADD = const(0)
 _AVERAGE_POOL_2D = const(1)
@@ -517,12 +517,7 @@ def internal_error(e, stage):
     than a bug.
     """
     if isinstance(e, MemoryError):
-        import gc
-        gc.collect()  # room for the message: the failed block is free
-        free = getattr(gc, "mem_free", None)
-        return ArenaError("out of memory while %s: the model needs more RAM "
-                          "than is free%s" % (stage, "" if free is None else
-                                              " (%d bytes free)" % free()))
+        return out_of_memory(stage)
     what = "%s %s" % (type(e).__name__, e) if str(e) else type(e).__name__
     cls = PrepareError if stage.startswith("preparing") else ModelError
     return cls("%s while %s: %s (no check caught this: please report it "
