@@ -44,6 +44,15 @@ def target(board=None, arch=None):
     return arch, arch
 
 
+def kernel_modules():
+    """{BuiltinOperator code: kernel module name} for every operator the
+    device package supports (its op resolver table, kernels._KERNELS,
+    which the device reads one code at a time)."""
+    from tflm import kernels
+    return {int(w.split(":")[0]): w.split(":")[1]
+            for w in kernels._KERNELS.split()}
+
+
 def _kernel_deps(name, seen, types=None):
     """Adds kernel module name and the kernels/ modules it imports
     (`from . import x`, `from .x import y`) to seen, transitively. An

@@ -17,7 +17,8 @@ import pytest
 
 from conftest import SHARED, run_mp
 from host_tools import fuzz, opgen
-from tflm import kernels, schema, verify
+from host_tools.build import kernel_modules
+from tflm import schema, verify
 from tflm.errors import FormatError, ModelError
 from tflm.flatbuf import FlatBuffer
 from tflm.model import Model
@@ -396,7 +397,7 @@ def kernel_io_cases():
     """Every kernel, with its inputs missing (-1), no inputs, no outputs:
     a PrepareError (or ModelError), never an internal error."""
     cases = {}
-    for code in sorted(kernels.modules()):
+    for code in sorted(kernel_modules()):
         name = schema.builtin_name(code)
         for what, ins, outs in (("minus1", [-1], [1]), ("no_inputs", [],
                                                         [1]),
@@ -466,7 +467,7 @@ def test_every_kernel_module_has_cases():
     their missing-input checks tested automatically)."""
     names = {n[7:].rsplit("_", 1)[0] for n in CASES
              if n.startswith("kernel_") and n.endswith("_minus1")}
-    assert names == {schema.builtin_name(c) for c in kernels.modules()}
+    assert names == {schema.builtin_name(c) for c in kernel_modules()}
 
 
 # ------------------------------------------------- limits, under CPython

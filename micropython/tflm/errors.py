@@ -77,11 +77,10 @@ def out_of_memory(stage):
     caught)."""
     import gc
     gc.collect()  # room for the message: the failed block is free
-    free = getattr(gc, "mem_free", None)
+    f = getattr(gc, "mem_free", None)  # None under CPython (host tests)
     try:
         return ArenaError("out of memory while %s: the model needs more "
-                          "RAM than is free%s"
-                          % (stage, "" if free is None else
-                             " (%d bytes free)" % free()))
+                          "RAM than is free%s" % (stage, " (%d bytes free)"
+                                                  % f() if f else ""))
     except MemoryError:  # not even room for the message
         return ArenaError("out of memory")

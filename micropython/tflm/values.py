@@ -240,8 +240,8 @@ def quantize(t, values):
         raise InvokeError("%s: set_float() takes real values, not bytes"
                           % t.label())
     if t.dtype not in RANGES:
-        raise InvokeError("%s is %s: set_float() quantizes into int8, "
-                          "uint8, int16 or int32" % (t.label(), t.dtype))
+        raise InvokeError("%s: no set_float() for %s" % (t.label(),
+                                                          t.dtype))
     lo, hi = RANGES[t.dtype]
     out = []
     for x in values:
@@ -299,25 +299,21 @@ def _dequantize_into(t, out):
         return out
     if not t.scale:
         raise InvokeError("%s has no quantization scale" % t.label())
+    # per channel along quantized_dimension when there are several scales
     scales, zps = t.scales, t.zero_points
-    if len(scales) > 1:  # per channel, along quantized_dimension
-        qd, shape = t.quantized_dimension, t.shape
-        dim = len(scales)
-        if len(shape) == 1 and shape[0] == dim:
-            qd = 0  # a bias carries its filter's quantized dimension
-        if not (0 <= qd < len(shape) and shape[qd] == dim
-                and len(zps) in (1, dim)):
-            raise InvokeError("%s: %d scales and %d zero points do not fit "
-                              "dimension %d of shape %s" % (
-                                  t.label(), dim, len(zps), qd, shape))
-        inner = 1
-        for d in shape[qd + 1:]:
-            inner *= d
-        for i in range(n):
-            c = i // inner % dim
-            out[i] = (v[i] - zps[c if len(zps) > 1 else 0]) * scales[c]
-        return out
-    s, z = t.scale, t.zero_point
+    qd, shape = t.quantized_dimension, t.shape
+    dim = len(scales)
+    if len(shape) == 1:
+        qd = 0  # a bias carries its filter's quantized dimension
+    if len(zps) not in (1, dim) or dim > 1 and not (
+            0 <= qd < len(shape) and shape[qd] == dim):
+        raise InvokeError("%s: %d scales for shape %s"
+                          % (t.label(), dim, shape))
+    inner = 1
+    for d in shape[qd + 1:]:
+        inner *= d
+    one = len(zps) == 1
     for i in range(n):
-        out[i] = (v[i] - z) * s
+        c = i // inner % dim
+        out[i] = (v[i] - zps[0 if one else c]) * scales[c]
     return out

@@ -176,19 +176,6 @@ def custom_module_name(name):
     return _after(_CUSTOM_KERNELS, " %s:" % name)
 
 
-def custom_modules():
-    """{custom name: kernel module name} of the built-in CUSTOM
-    operators (host tools and tests)."""
-    return {w.split(":")[0]: w.split(":")[1]
-            for w in _CUSTOM_KERNELS.split()}
-
-
-def modules():
-    """{builtin code: kernel module name} for every supported operator
-    (host tools and tests; the device looks codes up one at a time)."""
-    return {int(w.split(":")[0]): w.split(":")[1] for w in _KERNELS.split()}
-
-
 def lazy(name):
     """[(TensorType code, module name)] that kernel module `name` imports
     inside its prepare for tensors of that type (see _LAZY)."""
