@@ -101,8 +101,9 @@ def prepare(op, ins, outs, ctx):
                                    % (label, filt.label(), s))
             m, s = r
         ms[k], ss[k] = m, s
-    # one output pixel's accumulators: 4 words (int64 limbs) per channel
-    work = conv_util.work_buffer(ctx, 4 * oc)
+    # one output pixel's accumulators: a word per channel (int32), or 4
+    # (int64 limbs)
+    work = conv_util.work_buffer(ctx, 4 * oc if wide else oc)
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
                     sh, sw, dh, dw, ph, pw, oc // groups,
                     0 if bias is None else 1, wide))
