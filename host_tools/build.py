@@ -58,7 +58,7 @@ def _kernel_deps(name, seen, types=None):
     (`from . import x`, `from .x import y`) to seen, transitively. An
     import inside a function that kernels._LAZY declares for a tensor
     type is followed only when `types` (a set of TensorType codes, None:
-    all) holds that type."""
+    all) holds that type (always for type *)."""
     from tflm import kernels
     if name in seen:
         return
@@ -71,7 +71,8 @@ def _kernel_deps(name, seen, types=None):
             r"^(\s*)from \.(?:\s+import\s+(\w+)|(\w+)\s+import)", src, re.M):
         dep = a or b
         if ind and types is not None and any(m == dep for _, m in lazy) \
-                and not any(m == dep and t in types for t, m in lazy):
+                and not any(m == dep and (t is None or t in types)
+                            for t, m in lazy):
             continue
         if os.path.exists(os.path.join(PKG_DIR, "tflm", "kernels",
                                        dep + ".py")):

@@ -1,12 +1,12 @@
 """Construction of an Interpreter: TFLM's MicroAllocator.
 
 Imported by Interpreter() for its construction only, together with what
-only construction uses (verify, planner, quant, context: CONSTRUCTION in
-interpreter.py); the interpreter drops them from sys.modules when it is
-built, so that a board's heap gets their RAM back (function objects,
-module dicts, machine code: about 9 KB on armv6m) and keeps only what
-invoke() and the tensors' methods use. The next Interpreter imports them
-again.
+only construction uses (verify, planner, quant, context, and the kernels'
+prepare helpers, conv_util: CONSTRUCTION in interpreter.py);
+the interpreter drops them from sys.modules when it is built, so that a
+board's heap gets their RAM back (function objects, module dicts, machine
+code: about 11 KB on armv6m) and keeps only what invoke() and the
+tensors' methods use. The next Interpreter imports them again.
 
 Construction follows TFLM's MicroAllocator so that a board's heap, which
 never moves objects, does not fragment: every size is known before any
@@ -152,7 +152,8 @@ def build(it, model, arena_size, had):
         # pass's objects; only sys.modules keeps them until _build drops
         # them
         from . import planner, verify
-        del planner, verify
+        from .kernels import conv_util  # the kernels' prepare helpers
+        del planner, verify, conv_util
         free0 = _free()
         buf, it.model_in_ram = _open_model(model)
         it._stage = "parsing the model"

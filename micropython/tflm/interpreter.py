@@ -17,16 +17,19 @@ from .model import Model  # noqa: F401 (see CONSTRUCTION)
 from .heap import _MP
 from .errors import InvokeError, TFLMError, out_of_memory
 
-# What only construction uses (allocator.py: TFLM's MicroAllocator, and
-# what it imports): Interpreter() imports them and, once built, drops
-# those it imported from sys.modules (_drop), so that they give their RAM
-# back to the heap. No module that lives on may import them at its top
-# (tests/test_board_heap.py checks this). What lives on is imported here,
-# by `import tflm`, so that the transient modules are made after it, in
-# one run of blocks, rather than amid it. CONSTRUCTION[1:3], verify and
-# planner, go as soon as the sizing pass is done (allocator._build).
+# What only construction uses (allocator.py: TFLM's MicroAllocator, what
+# it imports, and the kernels' prepare-time helpers, which kernel modules
+# import inside prepare): Interpreter() imports them and, once built,
+# drops those it imported from sys.modules (_drop), so that they give
+# their RAM back to the heap. No module that lives on may import them at
+# its top (tests/test_board_heap.py checks this). What lives on is
+# imported here, by `import tflm`, so that the transient modules are made
+# after it, in one run of blocks, rather than amid it. CONSTRUCTION[1:3],
+# verify and planner, go as soon as the sizing pass is done
+# (allocator._build).
 CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
-                "tflm.quant", "tflm.context")
+                "tflm.quant", "tflm.context", "tflm.kernels.conv_util",
+                "tflm.kernels.lut_math", "tflm.kernels.gemmlowp")
 
 
 def _pick(tensors, i, what):
@@ -55,8 +58,9 @@ def _drop(had, first=0, end=len(CONSTRUCTION)):
         name = CONSTRUCTION[k]
         if not had >> k & 1 and name in sys.modules:
             del sys.modules[name]
+            pkg, _, attr = name.rpartition(".")
             try:
-                delattr(sys.modules["tflm"], name[5:])
+                delattr(sys.modules[pkg], attr)
             except (AttributeError, KeyError):
                 pass
     gc.collect()

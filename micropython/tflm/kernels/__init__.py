@@ -42,6 +42,21 @@ from micropython import const
 from ..errors import PrepareError
 from ..heap import pack as _pack  # kernels/pack.py is a module here
 
+# THUMB: the port runs Thumb machine code (the native arch in
+# sys.implementation._mpy is armv6m .. armv7emdp; False under CPython and
+# on the unix port). There CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D
+# run their hot loops in kernels/thumb.py and thumb_dw.py, elsewhere in
+# their viper twins mac.py and mac_dw.py: the same functions and blocks.
+# The kernel modules import them at their own import (not in prepare:
+# see preload). WORD: bytes of a machine word (4 on 32-bit
+# ports, 8 on 64-bit ones and CPython's host tools, which plan for the
+# unix port).
+try:
+    THUMB = 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
+except AttributeError:
+    THUMB = False
+WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
+
 _ADD = const(0)
 _EXPAND_DIMS = const(70)
 _FLOAT32 = const(0)
@@ -132,11 +147,14 @@ INPLACE_CODES = (_ADD, _SUB)
 
 # Modules that a kernel module imports inside its prepare, for one tensor
 # type, as " module:type:imported" words (type f: FLOAT32, i: INT32, h:
-# INT16). The interpreter imports them before it parses the model when
-# the model has tensors of that type, so that their code, which stays in
-# RAM, is not made amid construction's objects (a board's heap never moves an
+# INT16; *: any type, for the prepare-time helpers that
+# interpreter.CONSTRUCTION drops once an interpreter is built). The
+# interpreter imports them before it parses the model when the model has
+# tensors of that type, so that their code, which stays in RAM, is not
+# made amid construction's objects (a board's heap never moves an
 # object). tests/test_board_heap.py checks this table against the
-# kernels' sources.
+# kernels' sources. (kernels/conv_util.py, which most kernels use, is
+# imported for every model.)
 _LAZY = (
     " activations:f:float_ops add:f:float_ops add:i:binary_i32"
     " arg_minmax:f:f32"
@@ -148,6 +166,8 @@ _LAZY = (
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
     " svdf:f:f32 softmax:h:quantize add:h:quantize sub:h:quantize"
     " fully_connected:h:fc16 conv:h:conv16 depthwise_conv:h:dw16"
+    " activations:*:gemmlowp activations:*:lut_math div:*:gemmlowp"
+    " lut:*:lut_math prelu:*:gemmlowp softmax:*:gemmlowp"
 )
 
 
@@ -178,14 +198,16 @@ def custom_module_name(name):
 
 def lazy(name):
     """[(TensorType code, module name)] that kernel module `name` imports
-    inside its prepare for tensors of that type (see _LAZY)."""
+    inside its prepare for tensors of that type, None: of any type (see
+    _LAZY)."""
     out = []
     key = " %s:" % name
     i = _LAZY.find(key)
     while i >= 0:
         rest = _after(_LAZY[i:], key)
         out.append((_FLOAT32 if rest.startswith("f") else
-                    _INT16 if rest.startswith("h") else _INT32, rest[2:]))
+                    _INT16 if rest.startswith("h") else
+                    None if rest.startswith("*") else _INT32, rest[2:]))
         i = _LAZY.find(key, i + 1)
     return out
 
@@ -215,11 +237,12 @@ def _preload(name, model, key, custom):
         # now, the next module's code fills its holes (heap.py)
         _pack()
     subs = lazy(name)
-    if subs:
-        types = model.used_codes(custom, key)
-        for t, sub in subs:
-            if t in types:
-                _preload(sub, model, key, custom)
+    types = ()
+    for t, sub in subs:
+        if t is not None and not types:
+            types = model.used_codes(custom, key)
+        if t is None or t in types:
+            _preload(sub, model, key, custom)
 
 
 def find(code, custom=None):

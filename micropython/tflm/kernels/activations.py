@@ -18,9 +18,7 @@ result negated). float32 RELU / RELU6 run in float_ops.py.
 from micropython import const
 
 from ..errors import ModelError, PrepareError
-from .gemmlowp import mbqm_ref
 from . import lut
-from .lut_math import f32_bits, f32_div
 
 _FLOAT32 = const(0)
 _LEAKY_RELU = const(98)
@@ -69,6 +67,7 @@ def prepare(op, ins, outs, ctx):
     PrepareError (types, shapes, zero output scale, scale ratios whose
     TFLM arithmetic overflows int32: see check_shift and _six).
     """
+    from .gemmlowp import mbqm_ref
     code = op.code
     if (code in (_RELU, _RELU6) and ins and ins[0] is not None
             and ins[0].type == _FLOAT32):
@@ -102,6 +101,7 @@ def _six(op, x, zp):
     Raises PrepareError when round(6.0f / scale) + zp does not fit int32
     (input scale below about 2.8e-9): TFLM's conversion to int32_t is
     then undefined (x86 gives INT32_MIN, Arm saturates)."""
+    from .lut_math import f32_div
     from .. import quant
     m, e = f32_div((3, 1), quant.from_f32(x.scale))
     if e >= 0:
@@ -139,6 +139,8 @@ def _alpha_multiplier(in_scale, alpha, out_scale, neg):
 def _leaky_table(op, x, y, alpha):
     """QuantizeLeakyRelu for every input byte. Raises PrepareError for a
     multiplier shift above 30 (check_shift)."""
+    from .gemmlowp import mbqm_ref
+    from .lut_math import f32_bits
     zi, zo = x.zero_point, y.zero_point
     mi, si = _ratio(x.scale, y.scale)
     neg, a = f32_bits(alpha)

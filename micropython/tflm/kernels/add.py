@@ -42,7 +42,6 @@ from micropython import const
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
 from . import broadcast
-from .conv_util import scratch_halves, work_buffer
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -133,6 +132,7 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
     pairs of the two inputs and the output (all shifts <= 0). The fused
     activation is option 0 of an options table of type opts_type.
     """
+    from .conv_util import scratch_halves
     bc = broadcast.check(op, x1, x2, y)
     act = op.opt_byte(0, 0) if op.options_type == opts_type else 0
     wide = y.type == _INT16
@@ -205,6 +205,7 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
     (the low byte of each little-endian int32), building its tables in
     the first chunk only.
     """
+    from .conv_util import scratch_halves, work_buffer
     lps = broadcast.loops(x1.shape, x2.shape, y.shape) if bc else None
     work = work_buffer(ctx, 512)
     if lps is None or len(lps) == 1:

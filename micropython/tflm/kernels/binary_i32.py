@@ -25,7 +25,6 @@ from micropython import const
 
 from ..errors import PrepareError
 from . import broadcast
-from .conv_util import keep, scratch_halves
 
 _ACT_RELU = const(1)
 _ACT_RELU6 = const(3)
@@ -49,6 +48,7 @@ def prepare(op, ins, outs, ctx, act=0):
     tensors without quantization (sub.cc), ADD inputs without (add.cc).
     Raises PrepareError otherwise.
     """
+    from .conv_util import keep, scratch_halves
     x1, x2, y = broadcast.binary_io(op, ins, outs)
     if y.type != _INT32:
         raise PrepareError("%s: %s is %s; expected int32" % (

@@ -45,11 +45,11 @@ from micropython import const
 
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
-from . import conv_util
+from . import THUMB
 
-# The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
+# The loops: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
 mac = None
-if conv_util.THUMB:
+if THUMB:
     try:
         from . import thumb as mac
     except (ImportError, SyntaxError, ValueError):
@@ -82,6 +82,7 @@ def prepare(op, ins, outs, ctx):
     (C = g * CIN, g > 1) are supported. Raises PrepareError for wrong
     types, ranks, shapes, options or quantization.
     """
+    from . import conv_util
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_conv
         return prepare_conv(op, ins, outs, ctx)

@@ -28,7 +28,6 @@ from micropython import const
 
 from ..errors import PrepareError
 from ..heap import persistent
-from . import conv_util
 from .quantize import store_i16
 from .rescale import scale_i32
 from .wide import check_io16, finish, reduced
@@ -51,6 +50,7 @@ def prepare(op, ins, outs, ctx):
     without a bias). Raises PrepareError (also for a multiplier whose
     total shift 15 - shift is below 1 with int64 accumulation).
     """
+    from . import conv_util
     label = op.label()
     inp, filt, bias, out = check_io16(op, ins, outs)
     padding = op.opt_byte(0, 0)

@@ -27,7 +27,7 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from . import conv_util, f32
+from . import f32
 from .f32 import dot
 
 _FULLY_CONNECTED_OPTIONS = const(8)
@@ -35,6 +35,7 @@ _FULLY_CONNECTED_OPTIONS = const(8)
 
 def _io(op, ins, outs, rank4=True):
     """(input, filter, bias or None, output) of a float32 conv-like op."""
+    from . import conv_util
     if len(ins) not in (2, 3) or len(outs) != 1 or None in (ins[0], ins[1]):
         raise PrepareError("%s: expected input, filter, optional bias and "
                            "1 output" % op.label())
@@ -70,6 +71,7 @@ def prepare_conv(op, ins, outs, ctx):
     [OC] or None, all float32; outs: [B,OH,OW,OC]. Conv2DOptions as the
     int8 kernel reads them. Raises PrepareError.
     """
+    from . import conv_util
     inp, filt, bias, out = _io(op, ins, outs)
     padding, sw, sh = op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0)
     act, dw, dh = op.opt_byte(3, 0), op.opt_int(4, 1), op.opt_int(5, 1)
@@ -98,6 +100,7 @@ def prepare_depthwise(op, ins, outs, ctx):
     DepthwiseConv2DOptions as the int8 kernel reads them. Raises
     PrepareError (also when OC != C * depth_multiplier).
     """
+    from . import conv_util
     inp, filt, bias, out = _io(op, ins, outs)
     padding, sw, sh = op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0)
     dm, act = op.opt_int(3, 0), op.opt_byte(4, 0)

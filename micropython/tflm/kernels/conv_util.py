@@ -6,7 +6,6 @@ follows PopulateConvolutionQuantizationParams in
 tensorflow/lite/kernels/kernel_util.cc. Nothing here runs in invoke().
 """
 
-import sys
 from array import array
 
 import micropython  # under CPython, the tflm package installs a shim
@@ -16,21 +15,8 @@ from micropython import const
 from .. import schema
 from ..heap import keep, persistent, zeros  # noqa: F401 (kernels: keep)
 from ..errors import ModelError, PrepareError
+from . import WORD  # noqa: F401 (kernels: conv_util.WORD)
 
-# THUMB: the port runs Thumb machine code (the native arch in
-# sys.implementation._mpy is armv6m .. armv7emdp; False under CPython and
-# on the unix port). There CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D
-# run their hot loops in kernels/thumb.py and thumb_dw.py, elsewhere in
-# their viper twins mac.py and mac_dw.py: the same functions and blocks.
-# The kernel modules import them at their own import (not in prepare:
-# see kernels.preload). WORD: bytes of a machine word (4 on 32-bit
-# ports, 8 on 64-bit ones and CPython's host tools, which plan for the
-# unix port).
-try:
-    THUMB = 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
-except AttributeError:
-    THUMB = False
-WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
 
 
 def check_near(op, ctx, block, bufs):

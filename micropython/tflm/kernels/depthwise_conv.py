@@ -36,11 +36,11 @@ from micropython import const
 
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
-from . import conv_util
+from . import THUMB
 
-# The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
+# The loops: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
 mac = None
-if conv_util.THUMB:
+if THUMB:
     try:
         from . import thumb_dw as mac
     except (ImportError, SyntaxError, ValueError):
@@ -92,6 +92,7 @@ def prepare(op, ins, outs, ctx):
     and output bytes, unless one output pixel needs more), KH*KW + OC
     words.
     """
+    from . import conv_util
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_depthwise
         return prepare_depthwise(op, ins, outs, ctx)

@@ -67,8 +67,6 @@ from micropython import const
 
 from ..errors import InvokeError, PrepareError, raise_made
 from . import broadcast, check_int8
-from .conv_util import keep, persistent, scratch_halves
-from .gemmlowp import pot, srdhm, w32
 
 _ACT_RELU = const(1)
 _ACT_RELU6 = const(3)
@@ -93,6 +91,7 @@ def prepare(op, ins, outs, ctx):
     RELU_N1_TO_1. Raises PrepareError naming the op and tensor for other
     types, shapes that do not broadcast or a quantized int32 input.
     """
+    from .conv_util import keep, persistent, scratch_halves
     x1, x2, y = broadcast.binary_io(op, ins, outs)
     act = op.opt_byte(0, 0) if op.options_type == _DIV_OPTIONS else 0
     if y.type == _INT8:
@@ -161,6 +160,7 @@ def _reciprocal(v):
     one_over_one_plus_x_for_x_in_0_1 (gemmlowp fixedpoint.h, Newton-
     Raphson in Q2.29) of v normalized to [1, 2); a Q0.31 raw value in
     (2**30, 2**31). The shift (bit length of v - 1) is eval's."""
+    from .gemmlowp import pot, srdhm, w32
     from .. import quant
     n = quant.bitlen(v)
     a = w32((v << (32 - n)) - (1 << 31))  # Q0.31 of v / 2**n * 2 - 1

@@ -25,7 +25,6 @@ from micropython import const
 
 from ..errors import PrepareError
 from ..heap import persistent
-from . import conv_util
 from .quantize import store_i16
 from .wide import check_io16, finish, reduced
 
@@ -44,6 +43,7 @@ def prepare(op, ins, outs, ctx):
     kernel's. Raises PrepareError (also for a multiplier whose total
     shift 15 - shift is below 1).
     """
+    from . import conv_util
     label = op.label()
     inp, filt, bias, out = check_io16(op, ins, outs)
     padding = op.opt_byte(0, 0)

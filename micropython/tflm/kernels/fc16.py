@@ -25,7 +25,6 @@ import micropython
 from micropython import const
 
 from ..errors import ModelError, PrepareError
-from .conv_util import keep, limit_scratch
 from .fully_connected import _multipliers, _options, _shapes
 from .quantize import store_i16
 from .rescale import scale_i32
@@ -82,6 +81,7 @@ def prepare(op, ins, outs, ctx):
     PrepareError (also for a multiplier whose total shift 15 - shift is
     below 1, where TFLM's int64 rounding shifts by a negative amount).
     """
+    from .conv_util import keep, limit_scratch
     from .. import quant
     label = op.label()
     act, fmt, _ = _options(op)

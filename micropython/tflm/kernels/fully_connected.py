@@ -35,10 +35,9 @@ from micropython import const
 
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import (THUMB, WORD, bias_words, check_near, keep,
-                        limit_scratch, work_buffer)
+from . import THUMB
 
-# The loops: Thumb machine code on Cortex-M, viper elsewhere (conv_util)
+# The loops: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
 mac = None
 if THUMB:
     try:
@@ -196,6 +195,8 @@ def prepare(op, ins, outs, ctx):
     units. Options: fused activation, weights_format (DEFAULT only),
     keep_num_dims (only shapes matter). Raises PrepareError.
     """
+    from .conv_util import (WORD, bias_words, check_near, keep,
+                            limit_scratch, work_buffer)
     from .. import quant
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .conv_f32 import prepare_fc

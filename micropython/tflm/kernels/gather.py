@@ -27,7 +27,6 @@ import micropython
 from micropython import const
 
 from ..errors import InvokeError, PrepareError, raise_made
-from .conv_util import keep
 
 _FLOAT32 = const(0)
 _INT32 = const(2)
@@ -142,6 +141,7 @@ def prepare(op, ins, outs, ctx):
     otherwise; eval raises InvokeError for an index out of range.
     Semantics: TFLM kernels/gather.cc.
     """
+    from .conv_util import keep
     if len(ins) != 2 or None in ins or len(outs) != 1 or outs[0] is None:
         _fail(op, "needs params, indices and one output")
     x, c, y = ins[0], ins[1], outs[0]

@@ -19,7 +19,6 @@ from micropython import const
 from . import check_int8
 from ..errors import PrepareError
 from .rescale import scale_i32, store_i8
-from .conv_util import keep
 
 _L2NORM_OPTIONS = const(12)
 
@@ -31,6 +30,7 @@ def prepare(op, ins, outs, ctx):
     activation, which must be NONE. The row length must keep the sum of
     squares below 2**31. Raises PrepareError.
     """
+    from .conv_util import keep
     label = op.label()
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)

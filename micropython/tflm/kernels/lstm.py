@@ -49,7 +49,6 @@ from micropython import const
 from ..heap import persistent
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32
-from .conv_util import bias_words
 
 _INT16 = const(7)
 _INT32 = const(2)
@@ -204,6 +203,7 @@ def prepare(op, ins, outs, ctx):
     UnidirectionalSequenceLstmPrepare, int8 x int8 -> int16 cell). ins:
     the 24 inputs (None for the absent ones); outs: [output]. Raises
     PrepareError."""
+    from .conv_util import bias_words
     from .. import quant
     x, h, c, y, major, batch, steps, n_in, n = _check(op, ins, outs)
     label = op.label()

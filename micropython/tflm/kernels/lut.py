@@ -21,8 +21,6 @@ from micropython import const
 
 from . import check_int8
 from ..errors import InvokeError, ModelError, PrepareError, raise_made
-from . import lut_math
-from .conv_util import keep
 
 _FLOAT32 = const(0)
 _HARD_SWISH = const(117)
@@ -50,6 +48,7 @@ def unary_io(op, ins, outs, what="int8"):
 def bind(ctx, table, x, y):
     """(eval_fn, state) writing y[i] = table[x[i] & 0xFF]; the table goes
     to the persistent arena (conv_util.keep)."""
+    from .conv_util import keep
     return _eval, (x.data, y.data, x.size, keep(ctx, table, 1))
 
 
@@ -65,6 +64,7 @@ def prepare(op, ins, outs, ctx):
     InvokeError if an input is below its zero point. float32 LOGISTIC /
     TANH run in float_ops. Raises PrepareError.
     """
+    from . import lut_math
     code = op.code
     if (code in (_LOGISTIC, _TANH) and ins and ins[0] is not None
             and ins[0].type == _FLOAT32):
@@ -109,6 +109,8 @@ def prepare(op, ins, outs, ctx):
 
 
 def _prepare_rsqrt(op, x, y, ctx):
+    from . import lut_math
+    from .conv_util import keep
     mult, shift = lut_math.rsqrt_params(x.scale, y.scale)
     # MultiplyByQuantizedMultiplier(data, mult, shift - 20) must not shift
     # right by more than 31, nor left by more than 30 (x * (1 << 31..)

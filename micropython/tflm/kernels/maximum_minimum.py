@@ -19,7 +19,6 @@ from micropython import const
 from ..errors import PrepareError
 from .rescale import store_i8
 from . import broadcast
-from .conv_util import keep, scratch_halves
 
 _FLOAT32 = const(0)
 _INT32 = const(2)
@@ -36,6 +35,7 @@ def prepare(op, ins, outs, ctx):
     ins: two tensors of the output's type (int8, int32 or float32) whose
     shapes broadcast to the output's. Raises PrepareError otherwise.
     """
+    from .conv_util import keep, scratch_halves
     x1, x2, y = broadcast.binary_io(op, ins, outs)
     if y.type not in _TYPES:
         raise PrepareError("%s: %s is %s; only int8, int32 and float32 are "

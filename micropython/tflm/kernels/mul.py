@@ -26,7 +26,6 @@ from micropython import const
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from . import broadcast
-from .conv_util import keep, scratch_halves
 
 _FLOAT32 = const(0)
 _INT32 = const(2)
@@ -54,6 +53,7 @@ def prepare(op, ins, outs, ctx):
 
 
 def _prepare_int8(op, ins, outs, ctx, act):
+    from .conv_util import keep, scratch_halves
     from .. import quant
     x1, x2, y = broadcast.int8_io(op, ins, outs,
                                  "int8, int32, float32")

@@ -25,7 +25,7 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from . import conv_util, f32
+from . import f32
 from .f32 import dot, vdiv
 
 _FLOAT32 = const(0)
@@ -44,6 +44,7 @@ def prepare_pool(op, ins, outs, ctx):
     Pool2DOptions: padding, stride_w, stride_h, filter_w, filter_h,
     activation. Raises PrepareError.
     """
+    from . import conv_util
     label = op.label()
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)

@@ -20,7 +20,6 @@ import micropython
 from micropython import const
 
 from ..errors import ModelError, PrepareError
-from .conv_util import keep
 
 _INT8 = const(9)
 _PADDING_SAME = const(0)
@@ -108,6 +107,7 @@ def prepare_with(op, ins, outs, ctx, fn):
     and zero point. Options: padding, strides, filter size (all >= 1),
     fused activation. Raises PrepareError.
     """
+    from .conv_util import keep
     from .. import quant
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
         from .pool_f32 import prepare_pool

@@ -25,8 +25,6 @@ from micropython import const
 
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
-from .gemmlowp import mbqm_ref
-from .conv_util import keep
 from .broadcast import broadcast_loops
 
 _INT8 = const(9)
@@ -41,6 +39,8 @@ def prepare(op, ins, outs, ctx):
     out_scale below 2**30 (TFLM overflows int32 beyond). Raises
     PrepareError.
     """
+    from .gemmlowp import mbqm_ref
+    from .conv_util import keep
     from .. import quant
     label = op.label()
     if len(ins) != 2 or None in ins or len(outs) != 1:

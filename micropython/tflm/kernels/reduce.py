@@ -37,7 +37,6 @@ from micropython import const
 
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
-from .conv_util import keep
 
 _FLOAT32 = const(0)
 _INT32 = const(2)
@@ -339,6 +338,7 @@ def prepare(op, ins, outs, ctx):
     naming the operator and tensor otherwise. Semantics: TFLM
     reduce_common.cc, reference/reduce.h (see the module docstring).
     """
+    from .conv_util import keep
     x, y = _check(op, ins, outs)
     code = op.code
     if x.type == _FLOAT32 and code != _REDUCE_MAX:

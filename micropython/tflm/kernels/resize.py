@@ -34,7 +34,6 @@ from micropython import const
 
 from ..heap import zeros
 from ..errors import PrepareError
-from . import conv_util
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -136,6 +135,7 @@ def prepare_nearest(op, ins, outs, ctx):
     PrepareError for other types, ranks, a non-constant size or an
     output shape that does not match the size.
     """
+    from . import conv_util
     x, y, oh, ow = _check(op, ins, outs, ctx, _NN_TYPES)
     align, half = _flags(op, _RESIZE_NEAREST_NEIGHBOR_OPTIONS, 0, 1)
     b, h, w, c = x.shape
@@ -250,6 +250,7 @@ def prepare_bilinear(op, ins, outs, ctx):
     as TFLM does. Raises PrepareError for other types, ranks, a
     non-constant size or a mismatched output shape.
     """
+    from . import conv_util
     x, y, oh, ow = _check(op, ins, outs, ctx, (_INT8, _FLOAT32))
     align, half = _flags(op, _RESIZE_BILINEAR_OPTIONS, 2, 3)
     if align and half:
@@ -401,6 +402,7 @@ def prepare_bilinear_f32(x, y, oh, ow, align, half, ctx):
     evaluated with f32.vec over the pixel's C channels (8 calls, each
     one float32 rounding per operation; a * b alone is fl(-0.0 + a * b),
     exact), the partial results in ctx.scratch (2 * C words)."""
+    from . import conv_util
     from . import f32
     b, h, w, c = x.shape
     k = conv_util.keep

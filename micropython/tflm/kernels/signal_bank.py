@@ -51,7 +51,6 @@ from micropython import const
 
 from ..errors import PrepareError
 from . import signal_util as su
-from .conv_util import keep
 
 _INT16 = const(7)
 _INT32 = const(2)
@@ -83,6 +82,7 @@ def prepare(op, ins, outs, ctx):
     """Check one of the five operators (op.name) and bind its eval.
     Shapes, types and options as in the module doc; raises PrepareError
     otherwise."""
+    from .conv_util import keep
     name = op.name
     if name == "SignalFilterBank":
         return _prepare_bank(op, ins, outs, ctx)
@@ -136,6 +136,7 @@ def _at_least(op, y, n):
 
 
 def _prepare_bank(op, ins, outs, ctx):
+    from .conv_util import keep
     su.io(op, ins, outs, 6, 1)
     x, w, u, fstart, wstart, width = ins
     y = outs[0]
@@ -184,6 +185,7 @@ def _i16(t):
 
 
 def _prepare_subtraction(op, ins, outs, ctx):
+    from .conv_util import keep
     su.io(op, ins, outs, 1, 2)
     x, (y, noise) = ins[0], outs
     su.want(op, x, _UINT32, 1)

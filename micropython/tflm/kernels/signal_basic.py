@@ -35,7 +35,6 @@ from micropython import const
 
 from ..errors import PrepareError
 from . import signal_util as su
-from .conv_util import keep
 
 _INT16 = const(7)
 _INT32 = const(2)
@@ -81,6 +80,7 @@ def _fits(op, x, y):
 
 
 def _prepare_window(op, ins, outs, ctx):
+    from .conv_util import keep
     su.io(op, ins, outs, 2, 1)
     (x, w), y = ins, outs[0]
     su.want(op, x, _INT16, -2)

@@ -34,7 +34,6 @@ from micropython import const
 from ..heap import persistent
 from ..errors import PrepareError
 from . import signal_util as su
-from .conv_util import keep
 
 _INT16 = const(7)
 # The permutation table holds uint16 indexes of the N/2 complex inputs
@@ -46,6 +45,7 @@ def prepare(op, ins, outs, ctx):
     output int16 [..., 2 * (N/2 + 1)] with as many rows, options T = 7
     (int16) and fft_length N, even, 4 <= N <= 131072, N/2 a product of
     2, 3, 4 and 5, L <= N. Raises PrepareError otherwise."""
+    from .conv_util import keep
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
     label = op.label()

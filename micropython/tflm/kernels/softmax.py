@@ -14,8 +14,8 @@ code, E[d] = exp_on_negative_values(rescaled -d) (a Q0.31 raw value, 0 when
 sums R[d], takes GetReciprocal of the sum (gemmlowp Newton-Raphson, in
 word-size independent viper), and writes
     clamp(RoundingDivideByPOT(SRDHM(E[d], reciprocal), exponent) - 128)
-through rescale.scale_i32 / store_i8 (int16: exponent 8 lower, minus
-32768, quantize.store_i16). Excluded elements have E[d] = 0
+through fixedpoint.requant_i8b (int16: exponent 8 lower, minus 32768,
+rescale.scale_i32 then quantize.store_i16). Excluded elements have E[d] = 0
 and so give -128, as TFLM's explicit branch does.
 """
 
@@ -26,9 +26,7 @@ from micropython import const
 
 from . import check_int8
 from ..errors import ModelError, PrepareError
-from .rescale import scale_i32, store_i8
-from . import conv_util
-from .gemmlowp import exp_neg, rdbpot as _rdbpot, srdhm as _srdhm
+from ..fixedpoint import requant_i8b
 
 _INT16 = const(7)
 _INT8 = const(9)
@@ -45,6 +43,7 @@ _ONE_OVER_256 = const(0x3B800000)  # float32 bits of 1 / 256
 
 def exp_on_negative_values(a):
     """gemmlowp exp_on_negative_values for a Q5.26 raw a <= 0; Q0.31 raw."""
+    from .gemmlowp import exp_neg
     return exp_neg(a, _SCALED_DIFF_INTEGER_BITS)
 
 
@@ -54,6 +53,8 @@ def _tables(mult, shift, diff_min, ctx=None):
     In the sizing pass (ctx.sizing) only their space is asked for: the
     256 fixed-point exponentials cost a board tens of millions of
     instructions."""
+    from .gemmlowp import rdbpot as _rdbpot, srdhm as _srdhm
+    from . import conv_util
     sizing = getattr(ctx, "sizing", False)
     e_tab = conv_util.persistent(ctx, "i", 256, sizing)
     r_tab = conv_util.persistent(ctx, "i", 256, sizing)
@@ -154,17 +155,19 @@ def prepare(op, ins, outs, ctx):
     m = array("i", [0])
     s = array("i", [0])
     qp = array("i", [-32768, -32768, 32767] if wide else [-128, -128, 127])
-    store = store_i8
+    state = (x.data, y.data, x.size // depth if depth else 0, depth,
+             st, e_tab, r_tab, ctx.scratch, ctx.scratch_len, m, s, qp)
     if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)
-        from .quantize import store_i16 as store
-    return _eval, (x.data, y.data, x.size // depth if depth else 0, depth,
-                   st, e_tab, r_tab, ctx.scratch,
-                   ctx.scratch_len, m, s, qp, store)
+        from .quantize import scale_i32, store_i16
+        return _eval16, state + (scale_i32, store_i16)
+    return _eval, state
 
 
 def _eval(state):
-    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp, store = \
-        state
+    """int8 output: requant_i8b(wide=1: s holds an int32 shift) is
+    rescale's scale_i32 then store_i8 in one pass, so int8 models do not
+    import rescale."""
+    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp = state
     off = 0
     r = 0
     while r < rows:
@@ -176,7 +179,27 @@ def _eval(state):
             if n > step:
                 n = step
             _gather_exp(buf, n, xd, off + c, e_tab, st)
-            scale_i32(buf, n, m, s, 0)
+            requant_i8b(0, 0, 0, buf, n, 1, m, s, qp, yd, off + c, 1)
+            c += n
+        off += depth
+        r += 1
+
+
+def _eval16(state):
+    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp, scale, \
+        store = state
+    off = 0
+    r = 0
+    while r < rows:
+        _row_sum(xd, off, depth, r_tab, st)
+        _reciprocal(st, m, s)
+        c = 0
+        while c < depth:
+            n = depth - c
+            if n > step:
+                n = step
+            _gather_exp(buf, n, xd, off + c, e_tab, st)
+            scale(buf, n, m, s, 0)
             store(buf, n, yd, off + c, qp)
             c += n
         off += depth

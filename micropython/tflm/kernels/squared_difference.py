@@ -37,7 +37,6 @@ from ..fixedpoint import requant_i8b
 from .rescale import scale_i32
 from ..model import Operator
 from . import add, broadcast
-from .conv_util import keep, scratch_halves
 
 _FLOAT32 = const(0)
 _INT32 = const(2)
@@ -85,6 +84,7 @@ def prepare(op, ins, outs, ctx):
 
 
 def _prepare_int8(op, ins, outs, ctx):
+    from .conv_util import keep, scratch_halves
     x1, x2, y = broadcast.int8_io(op, ins, outs,
                                  "int8, int32, float32")
     bc = broadcast.check(op, x1, x2, y)

@@ -47,7 +47,6 @@ from micropython import const
 from ..heap import persistent
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
-from .conv_util import bias_words
 from .signal_util import aligned, io, want
 
 _FLOAT32 = const(0)
@@ -133,6 +132,7 @@ def prepare(op, ins, outs, ctx):
     both int16 or both int8; bias int32; all quantized. float32: all
     float32, activation NONE, RELU, RELU_N1_TO_1 or RELU6.
     Raises PrepareError."""
+    from .conv_util import bias_words
     from .. import quant
     x, wf, wt, bias, s, y, rank, act, dims = _check(op, ins, outs)
     batch, n_in, filters, units, memory = dims

@@ -35,7 +35,6 @@ from micropython import const
 from ..heap import zeros
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
-from . import conv_util
 
 _INT8 = const(9)
 _PADDING_SAME = const(0)
@@ -51,6 +50,7 @@ def _fail(op, msg):
 
 def _io(op, ins, outs):
     """(filter, input, bias or None, output), types and ranks checked."""
+    from . import conv_util
     if len(ins) not in (3, 4) or len(outs) != 1:
         _fail(op, "expected 3 or 4 inputs and 1 output, got %d and %d"
               % (len(ins), len(outs)))
@@ -76,6 +76,7 @@ def _io(op, ins, outs):
 
 def _geometry(op, filt, x, y, padding, sh, sw):
     """Check shapes and options; return (pad_h, pad_w)."""
+    from . import conv_util
     if padding not in (_PADDING_SAME, _PADDING_VALID):
         _fail(op, "unknown padding %d" % padding)
     if not 1 <= min(sh, sw) <= max(sh, sw) <= conv_util.INT16_MAX:
@@ -129,6 +130,7 @@ def prepare(op, ins, outs, ctx):
     float32 / int16 (not supported), wrong types, ranks, shapes, options
     or quantization.
     """
+    from . import conv_util
     filt, x, bias, y = _io(op, ins, outs)
     # TFLM's parser keeps the defaults (SAME, strides 0: rejected below)
     # unless builtin_options is a TransposeConvOptions table.

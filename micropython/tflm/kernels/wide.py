@@ -17,7 +17,6 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from .conv_util import check_rank4, check_type
 
 _INT8 = const(9)
 _INT16 = const(7)
@@ -40,6 +39,7 @@ def check_io16(op, ins, outs):
     zero points out of their arithmetic: another one is refused rather
     than computed as if it were 0), an int8 filter of rank 4. Raises
     PrepareError."""
+    from .conv_util import check_rank4, check_type
     label = op.label()
     if len(ins) not in (2, 3) or len(outs) != 1:
         raise PrepareError("%s: expected 2 or 3 inputs and 1 output, got "
