@@ -6,8 +6,10 @@
 # argv: ROMFS image, file of modules to import after tflm (one a line;
 # kernel modules only, but for CONSTRUCTION's: what they import comes with
 # them).
-# Then imports what only construction uses (tflm.interpreter.CONSTRUCTION:
-# an Interpreter imports those for its construction and drops them after).
+# Then imports what only construction uses (tflm.interpreter.CONSTRUCTION,
+# the kernels' helpers that this model's kernels declare (kernels._LAZY)
+# among them: an Interpreter imports those for its construction and drops
+# them after).
 # Prints one JSON line: {"tflm": bytes, "kernels": bytes, "construction":
 # bytes, "after_tflm": [module names], "after_kernels": [module names]}.
 import gc
@@ -29,8 +31,13 @@ with open(sys.argv[2]) as f:
 gc.collect()
 a0 = gc.mem_alloc()
 import tflm  # noqa: E402,F401 (imported to measure what it keeps)
-# the kernels' prepare helpers come and go with construction
-names = [n for n in names if n not in tflm.interpreter.CONSTRUCTION]
+# the kernels' prepare helpers come and go with construction: those that
+# kernels._LAZY declares (type *) for the kernels that need them, the
+# others (conv_util) with every construction
+C = tflm.interpreter.CONSTRUCTION
+built = [n for n in C if n in names
+         or ":*:" + n.rpartition(".")[2] not in tflm.kernels._LAZY]
+names = [n for n in names if n not in C]
 gc.collect()
 a1 = gc.mem_alloc()
 m1 = sorted(k for k in sys.modules if k.startswith("tflm"))
@@ -39,7 +46,7 @@ for name in names:
 gc.collect()
 a2 = gc.mem_alloc()
 m2 = sorted(k for k in sys.modules if k.startswith("tflm"))
-for name in tflm.interpreter.CONSTRUCTION:
+for name in built:
     __import__(name)
 gc.collect()
 a3 = gc.mem_alloc()

@@ -4,7 +4,8 @@ Names are kept as one space-separated string each, so that they cost a single
 object on the device; builtin_name() and type_name() split on demand.
 """
 
-# Operator names, indexed by BuiltinOperator code.
+# Operator names, indexed by BuiltinOperator code; "~" stands for the
+# prefix "STABLEHLO_" (builtin_name), 414 bytes less on a board's flash.
 _OP_NAMES = (
     "ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D "
     "DEPTH_TO_SPACE DEQUANTIZE EMBEDDING_LOOKUP FLOOR "
@@ -39,24 +40,24 @@ _OP_NAMES = (
     "GELU DYNAMIC_UPDATE_SLICE RELU_0_TO_1 UNSORTED_SEGMENT_PROD "
     "UNSORTED_SEGMENT_MAX UNSORTED_SEGMENT_SUM ATAN2 "
     "UNSORTED_SEGMENT_MIN SIGN BITCAST BITWISE_XOR RIGHT_SHIFT "
-    "STABLEHLO_LOGISTIC STABLEHLO_ADD STABLEHLO_DIVIDE "
-    "STABLEHLO_MULTIPLY STABLEHLO_MAXIMUM STABLEHLO_RESHAPE "
-    "STABLEHLO_CLAMP STABLEHLO_CONCATENATE "
-    "STABLEHLO_BROADCAST_IN_DIM STABLEHLO_CONVOLUTION "
-    "STABLEHLO_SLICE STABLEHLO_CUSTOM_CALL STABLEHLO_REDUCE "
-    "STABLEHLO_ABS STABLEHLO_AND STABLEHLO_COSINE "
-    "STABLEHLO_EXPONENTIAL STABLEHLO_FLOOR STABLEHLO_LOG "
-    "STABLEHLO_MINIMUM STABLEHLO_NEGATE STABLEHLO_OR "
-    "STABLEHLO_POWER STABLEHLO_REMAINDER STABLEHLO_RSQRT "
-    "STABLEHLO_SELECT STABLEHLO_SUBTRACT STABLEHLO_TANH "
-    "STABLEHLO_SCATTER STABLEHLO_COMPARE STABLEHLO_CONVERT "
-    "STABLEHLO_DYNAMIC_SLICE STABLEHLO_DYNAMIC_UPDATE_SLICE "
-    "STABLEHLO_PAD STABLEHLO_IOTA STABLEHLO_DOT_GENERAL "
-    "STABLEHLO_REDUCE_WINDOW STABLEHLO_SORT STABLEHLO_WHILE "
-    "STABLEHLO_GATHER STABLEHLO_TRANSPOSE DILATE "
-    "STABLEHLO_RNG_BIT_GENERATOR REDUCE_WINDOW "
-    "STABLEHLO_COMPOSITE STABLEHLO_SHIFT_LEFT STABLEHLO_CBRT "
-    "STABLEHLO_CASE"
+    "~LOGISTIC ~ADD ~DIVIDE "
+    "~MULTIPLY ~MAXIMUM ~RESHAPE "
+    "~CLAMP ~CONCATENATE "
+    "~BROADCAST_IN_DIM ~CONVOLUTION "
+    "~SLICE ~CUSTOM_CALL ~REDUCE "
+    "~ABS ~AND ~COSINE "
+    "~EXPONENTIAL ~FLOOR ~LOG "
+    "~MINIMUM ~NEGATE ~OR "
+    "~POWER ~REMAINDER ~RSQRT "
+    "~SELECT ~SUBTRACT ~TANH "
+    "~SCATTER ~COMPARE ~CONVERT "
+    "~DYNAMIC_SLICE ~DYNAMIC_UPDATE_SLICE "
+    "~PAD ~IOTA ~DOT_GENERAL "
+    "~REDUCE_WINDOW ~SORT ~WHILE "
+    "~GATHER ~TRANSPOSE DILATE "
+    "~RNG_BIT_GENERATOR REDUCE_WINDOW "
+    "~COMPOSITE ~SHIFT_LEFT ~CBRT "
+    "~CASE"
 )
 
 # TensorType names (lower case, as numpy spells them), indexed by code.
@@ -100,13 +101,15 @@ def _word(words, k):
 def builtin_name(code):
     """Name of a BuiltinOperator code, e.g. 3 -> 'CONV_2D'."""
     name = _word(_OP_NAMES, code) if code >= 0 else None
-    return name if name is not None else "BUILTIN_%d" % code
+    if name is None:
+        return "BUILTIN_%d" % code
+    return "STABLEHLO_" + name[1:] if name[0] == "~" else name
 
 
 def builtin_code(name):
     """BuiltinOperator code of an operator name, e.g. 'CONV_2D' -> 3 (host
     tools: splits the whole table). Raises ValueError if unknown."""
-    return _OP_NAMES.split().index(name)
+    return _OP_NAMES.replace("~", "STABLEHLO_").split().index(name)
 
 
 def type_name(code):
