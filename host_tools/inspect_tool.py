@@ -163,14 +163,16 @@ def enum(name):
 
 def scalar(fb, pos, fmt):
     """The scalar of number type fmt at pos, read by tflm.flatbuf."""
-    if fmt in ("u8", "u16", "u32", "u64", "i32", "i64", "f32"):
+    if fmt in ("u8", "u32", "u64", "i32", "i64", "f32"):
         return getattr(fb, fmt)(pos)
     if fmt == "i8":
         return (fb.u8(pos) ^ 0x80) - 0x80
     if fmt == "bool":
         return fb.u8(pos) != 0
-    if fmt == "i16":
-        return (fb.u16(pos) ^ 0x8000) - 0x8000
+    if fmt in ("u16", "i16"):  # (the device reader has no 16-bit fields)
+        fb.check(pos, 2, "uint16")
+        v = fb.mv[pos] | fb.mv[pos + 1] << 8
+        return (v ^ 0x8000) - 0x8000 if fmt == "i16" else v
     if fmt == "f64":
         return struct.unpack("<d", struct.pack("<Q", fb.u64(pos)))[0]
     raise ValueError(fmt)

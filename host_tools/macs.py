@@ -10,14 +10,15 @@ the padding are counted too (the usual convention; the kernels skip
 them). Other operators count 0.
 """
 
-from tflm import schema
 from tflm.model import Model
 
-_CONV_2D, _DEPTHWISE, _FC = (schema.builtin_code(n) for n in (
+from .opgen import OPS
+
+_CONV_2D, _DEPTHWISE, _FC = (OPS[n] for n in (
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"))
 _CONV = (_CONV_2D, _DEPTHWISE, _FC)
-_SVDF = schema.builtin_code("SVDF")
-_LSTM = schema.builtin_code("UNIDIRECTIONAL_SEQUENCE_LSTM")
+_SVDF = OPS["SVDF"]
+_LSTM = OPS["UNIDIRECTIONAL_SEQUENCE_LSTM"]
 
 
 def op_macs(model, op):

@@ -270,13 +270,29 @@ from array import array as _array
 int8, uint8, int16, float = ord('b'), ord('B'), ord('h'), ord('f')
 
 
+MAX_DIMS = 2  # ULAB_MAX_DIMS of many firmware builds
+
+
 class ndarray:
     def __init__(self, values, dtype):
         self.dtype = dtype  # an int typecode, as ulab without dtype objects
         self._a = _array(chr(dtype), values)
+        self.shape = (len(self._a),)
+
+    def reshape(self, shape):
+        n = 1
+        for d in shape:
+            n *= d
+        if len(shape) > MAX_DIMS:
+            raise ValueError("maximum number of dimensions is %d" % MAX_DIMS)
+        if n != len(self._a):
+            raise ValueError("cannot reshape array")
+        b = ndarray(self._a, self.dtype)
+        b.shape = tuple(shape)
+        return b
 
     def __len__(self):
-        return len(self._a)
+        return self.shape[0]
 
     def __iter__(self):
         return iter(self._a)
@@ -326,6 +342,44 @@ def test_ulab_ndarrays(unix_build, tmp_path):
     out = run_in(root, ULAB, extra_path=[lib]).splitlines()
     assert out == ["[5]", "ndarray 1", "ndarray True", "True",
                    "InvokeError"]
+
+
+SHAPED = r"""
+import tflm
+for name in ('r3', 'f3', 'r1', 'hello'):
+    it = tflm.Interpreter(name + '.tflite')
+    t = it.inputs[0]
+    y = it.predict([0.5] * t.size)[0]
+    d = it.outputs[0].dequantize()
+    print(name, tuple(it.outputs[0].shape), y.shape, d.shape, len(d))
+"""
+
+
+def test_ulab_outputs_are_shaped_like_the_tensor(unix_build, tmp_path):
+    """With ulab, predict() and dequantize() give ndarrays shaped like the
+    output tensor (OpenMV's ml.Model), leading 1s dropped where ulab holds
+    fewer dimensions, flat where it still has too many (the stand-in
+    holds 2, as many firmware builds; checked against ulab 6.12 built
+    with 2 and 4 dimensions)."""
+    from host_tools import opgen
+    T = opgen.Tensor
+    models = [(shared("hello_world_int8", "hello_world_int8.tflite"),
+               "hello.tflite")]
+    for name, shape in (("r3", [1, 6, 5]), ("f3", [2, 3, 4]), ("r1", [7])):
+        path = tmp_path / (name + ".tflite")
+        path.write_bytes(opgen.single_op(
+            "RELU", [T(shape, "int8", 0.5, -3)], [T(shape, "int8", 0.5, -3)]))
+        models.append((str(path), name + ".tflite"))
+    root = board_dir(tmp_path, unix_build, models)
+    lib = tmp_path / "fake_ulab"
+    for rel, text in FAKE_ULAB.items():
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lib / rel).write_text(text)
+    out = run_in(root, SHAPED, extra_path=[lib]).splitlines()
+    assert out == ["r3 (1, 6, 5) (6, 5) (6, 5) 6",
+                   "f3 (2, 3, 4) (24,) (24,) 24",
+                   "r1 (7,) (7,) (7,) 7",
+                   "hello (1, 1) (1, 1) (1, 1) 1"], out
 
 
 def test_without_ulab_dequantize_gives_array(unix_build, tmp_path):

@@ -43,11 +43,6 @@ class FlatBuffer:
         self.check(pos, 1, "byte")
         return self.mv[pos]
 
-    def u16(self, pos):
-        self.check(pos, 2, "uint16")
-        b = self.mv
-        return b[pos] | (b[pos + 1] << 8)
-
     def u32(self, pos):
         self.check(pos, 4, "uint32")
         b = self.mv

@@ -29,7 +29,9 @@ from .errors import InvokeError, TFLMError, out_of_memory
 # (allocator._build).
 CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.quant", "tflm.context", "tflm.kernels.conv_util",
-                "tflm.kernels.lut_math", "tflm.kernels.gemmlowp")
+                "tflm.kernels.lut_math", "tflm.kernels.gemmlowp",
+                "tflm.kernels.reshape_prep", "tflm.kernels.pooling_prep",
+                "tflm.kernels.softmax_prep")
 
 
 def _pick(tensors, i, what):
@@ -282,10 +284,13 @@ class Interpreter:
         float ulab ndarray), quantized with the input's scale and zero
         point; or the tensor's own integers (list, array.array of its type,
         int ndarray) or raw bytes (bytes, bytearray, any buffer).
-        Returns a list with one entry per output, flat, like OpenMV:
-        real values (quantized outputs dequantized; a ulab ndarray when
-        ulab imports, else array('f')); with dequantize=False, or for an
-        output without quantization, the raw values as array.array.
+        Returns a list with one entry per output, like OpenMV: real
+        values (quantized outputs dequantized): when ulab imports, a float
+        ndarray shaped like the output tensor (leading 1s dropped where
+        the firmware's ulab holds fewer dimensions, flat where it still
+        has too many: Tensor.dequantize), else a flat array('f'); with
+        dequantize=False, or for an output without quantization, the raw
+        values as a flat array.array.
         out: caller-owned buffers, one per output (a bare one for a
         one-output model; None: a new one for that output): array('f')
         / array('d') / a flat float ndarray of the output's size for

@@ -155,7 +155,8 @@ class Tensor:
         return get_values(self, out)
 
     def dequantize(self, out=None):
-        """Real values: array('f'), or a ulab ndarray if ulab imports;
+        """Real values: array('f'), or a ulab ndarray shaped like the
+        tensor if ulab imports (values.dequantize);
         with out (array('f') / array('d') or a flat float ndarray of
         size values), written into out and out returned. InvokeError for
         a wrong out or a tensor without quantization."""

@@ -103,13 +103,7 @@ def builtin_name(code):
     name = _word(_OP_NAMES, code) if code >= 0 else None
     if name is None:
         return "BUILTIN_%d" % code
-    return "STABLEHLO_" + name[1:] if name[0] == "~" else name
-
-
-def builtin_code(name):
-    """BuiltinOperator code of an operator name, e.g. 'CONV_2D' -> 3 (host
-    tools: splits the whole table). Raises ValueError if unknown."""
-    return _OP_NAMES.replace("~", "STABLEHLO_").split().index(name)
+    return "STABLEHLO_" + name[1:] if name.startswith("~") else name
 
 
 def type_name(code):

@@ -261,12 +261,15 @@ def quantize(t, values):
 
 
 def dequantize(t, out=None):
-    """array('f') of real values, or a ulab ndarray when ulab exists.
-    out: a caller-owned float container of t.size values (array('f') /
-    array('d'), or a flat float ulab ndarray), filled in place and
-    returned: no block of the tensor's size is allocated (each value is
-    still a float object on ports that box floats). InvokeError for an
-    out of another type or size."""
+    """array('f') of real values, or, when ulab exists, a float ulab
+    ndarray shaped like the tensor (OpenMV's ml.Model): its shape, less
+    leading 1s where the firmware's ulab holds fewer dimensions
+    (ULAB_MAX_DIMS, 2 in many builds: [1, 6, 8400] -> (6, 8400)), flat
+    when it still has too many. out: a caller-owned float container of
+    t.size values (array('f') / array('d'), or a flat float ulab
+    ndarray), filled in place and returned: no block of the tensor's size
+    is allocated (each value is still a float object on ports that box
+    floats). InvokeError for an out of another type or size."""
     if out is not None:
         return _dequantize_into(t, out)
     if t.dtype == "float32":
@@ -279,7 +282,19 @@ def dequantize(t, out=None):
         from ulab import numpy as np
     except ImportError:
         return vals
-    return np.array(vals, dtype=np.float)
+    return _shaped(np.array(vals, dtype=np.float), tuple(t.shape))
+
+
+def _shaped(a, dims):
+    """Flat ndarray a reshaped to dims (see dequantize)."""
+    while len(dims) > 1:
+        try:
+            return a.reshape(dims)
+        except ValueError:  # more dimensions than this ulab holds
+            if dims[0] != 1:
+                break
+            dims = dims[1:]
+    return a
 
 
 def _dequantize_into(t, out):

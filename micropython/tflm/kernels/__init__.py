@@ -160,14 +160,16 @@ _LAZY = (
     " arg_minmax:f:f32"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
     " div:f:f32 lut:f:float_ops mul:f:float_ops mul:i:binary_i32"
-    " pooling:f:pool_f32 max_pool:f:pool_f32"
-    " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax:f:float_ops"
+    " pooling_prep:f:pool_f32"
+    " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax_prep:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
-    " svdf:f:f32 softmax:h:quantize add:h:quantize sub:h:quantize"
+    " svdf:f:f32 softmax_prep:h:quantize add:h:quantize sub:h:quantize"
     " fully_connected:h:fc16 conv:h:conv16 depthwise_conv:h:dw16"
     " activations:*:gemmlowp activations:*:lut_math div:*:gemmlowp"
-    " lut:*:lut_math prelu:*:gemmlowp softmax:*:gemmlowp"
+    " lut:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
+    " softmax_prep:*:gemmlowp pooling:*:pooling_prep max_pool:*:pooling_prep"
+    " reshape:*:reshape_prep"
 )
 
 

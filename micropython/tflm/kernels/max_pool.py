@@ -1,4 +1,4 @@
-"""MAX_POOL_2D, int8 NHWC: pooling.py's checks and geometry with the max
+"""MAX_POOL_2D, int8 NHWC: pooling_prep.py's checks and geometry with the max
 loop of tensorflow/lite/kernels/internal/reference/integer_ops/pooling.h
 (MaxPool: the window clipped to the input, the maximum clamped to the
 fused activation range).
@@ -6,11 +6,11 @@ fused activation range).
 
 import micropython
 
-from .pooling import prepare_with
-
 
 def prepare(op, ins, outs, ctx):
-    """Check a MAX_POOL_2D op and bind its eval (pooling.prepare_with)."""
+    """Check a MAX_POOL_2D op and bind its eval (pooling_prep.prepare_with,
+    construction only)."""
+    from .pooling_prep import prepare_with
     return prepare_with(op, ins, outs, ctx, _max_pool)
 
 
