@@ -349,9 +349,10 @@ import tflm
 for name in ('r3', 'f3', 'r1', 'hello'):
     it = tflm.Interpreter(name + '.tflite')
     t = it.inputs[0]
-    y = it.predict([0.5] * t.size)[0]
+    y = it.predict([0.5 * (i % 5) for i in range(t.size)])[0]
     d = it.outputs[0].dequantize()
-    print(name, tuple(it.outputs[0].shape), y.shape, d.shape, len(d))
+    print(name, tuple(it.outputs[0].shape), y.shape, d.shape, len(d),
+          it.top(1)[0][0])
 """
 
 
@@ -376,10 +377,11 @@ def test_ulab_outputs_are_shaped_like_the_tensor(unix_build, tmp_path):
         (lib / rel).parent.mkdir(parents=True, exist_ok=True)
         (lib / rel).write_text(text)
     out = run_in(root, SHAPED, extra_path=[lib]).splitlines()
-    assert out == ["r3 (1, 6, 5) (6, 5) (6, 5) 6",
-                   "f3 (2, 3, 4) (24,) (24,) 24",
-                   "r1 (7,) (7,) (7,) 7",
-                   "hello (1, 1) (1, 1) (1, 1) 1"], out
+    # top(k) ranks the flat values (index 4 holds the largest, 2.0)
+    assert out == ["r3 (1, 6, 5) (6, 5) (6, 5) 6 4",
+                   "f3 (2, 3, 4) (24,) (24,) 24 4",
+                   "r1 (7,) (7,) (7,) 7 4",
+                   "hello (1, 1) (1, 1) (1, 1) 1 0"], out
 
 
 def test_without_ulab_dequantize_gives_array(unix_build, tmp_path):

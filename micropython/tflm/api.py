@@ -35,6 +35,8 @@ get_tensor / get_output return a copy (Tensor.get). None of these run on
 the invoke() path; they allocate.
 """
 
+from array import array
+
 from .errors import InvokeError
 from .values import TYPECODES
 
@@ -138,7 +140,11 @@ def top(interp, k=1):
     from .repl import output_values
     if _int(k, "k") < 1:
         raise ValueError("k must be >= 1, got %d" % k)
-    scores = output_values(interp.outputs[0], True)
+    t = interp.outputs[0]
+    # flat, also where ulab would shape them like the tensor
+    flat = array("f", range(t.size)) if t.dtype == "float32" or t.scale \
+        else None
+    scores = output_values(t, True, flat)
     labels = interp.labels
     # ties in index order (MicroPython's sort is not stable)
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]

@@ -34,28 +34,10 @@ def prepare(op, ins, outs, ctx):
 
 
 def _eval(state):
-    """int8 output: requant_i8b(wide=1: s holds an int32 shift) is
-    rescale's scale_i32 then store_i8 in one pass, so int8 models do not
-    import rescale."""
-    xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp = state
-    off = 0
-    r = 0
-    while r < rows:
-        _row_sum(xd, off, depth, r_tab, st)
-        _reciprocal(st, m, s)
-        c = 0
-        while c < depth:
-            n = depth - c
-            if n > step:
-                n = step
-            _gather_exp(buf, n, xd, off + c, e_tab, st)
-            requant_i8b(0, 0, 0, buf, n, 1, m, s, qp, yd, off + c, 1)
-            c += n
-        off += depth
-        r += 1
-
-
-def _eval16(state):
+    """Per row: max, sum, reciprocal, then the outputs chunk by chunk.
+    int8 output (scale None): requant_i8b (wide=1: s holds an int32
+    shift) is rescale's scale_i32 then store_i8 in one pass, so int8
+    models do not import rescale; int16: scale_i32, then store_i16."""
     xd, yd, rows, depth, st, e_tab, r_tab, buf, step, m, s, qp, scale, \
         store = state
     off = 0
@@ -69,8 +51,11 @@ def _eval16(state):
             if n > step:
                 n = step
             _gather_exp(buf, n, xd, off + c, e_tab, st)
-            scale(buf, n, m, s, 0)
-            store(buf, n, yd, off + c, qp)
+            if scale is None:
+                requant_i8b(0, 0, 0, buf, n, 1, m, s, qp, yd, off + c, 1)
+            else:
+                scale(buf, n, m, s, 0)
+                store(buf, n, yd, off + c, qp)
             c += n
         off += depth
         r += 1

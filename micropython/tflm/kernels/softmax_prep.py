@@ -10,7 +10,7 @@ from micropython import const
 
 from . import check_int8
 from ..errors import ModelError, PrepareError
-from .softmax import _eval, _eval16
+from .softmax import _eval
 
 _INT16 = const(7)
 _INT8 = const(9)
@@ -143,5 +143,5 @@ def prepare(op, ins, outs, ctx):
              st, e_tab, r_tab, ctx.scratch, ctx.scratch_len, m, s, qp)
     if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)
         from .quantize import scale_i32, store_i16
-        return _eval16, state + (scale_i32, store_i16)
-    return _eval, state
+        return _eval, state + (scale_i32, store_i16)
+    return _eval, state + (None, None)
