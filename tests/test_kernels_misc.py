@@ -583,6 +583,39 @@ def dequantize_case(rng, tin, extreme=False):
         np.uint8).view(NP[tin])]
 
 
+def dequantize16_case(rng, extreme=False, every=False):
+    """DEQUANTIZE int16 -> float32: any scale (extreme: subnormal, tiny,
+    huge: the product rounds to subnormals or overflows), zero points
+    across int16; every: all 65536 inputs."""
+    scale = rscale(rng, -16, 4)
+    if extreme:
+        scale = float(np.float32([1e-45, 1e-40, 1.1754942e-38, 1e-38,
+                                  1e34, 3.4e38][int(rng.integers(0, 6))]))
+    zp = int(rng.choice([0, -32768, 32767, int(rng.integers(-32768,
+                                                            32768))]))
+    shape = [65536] if every else split_shape(
+        rng, int(rng.integers(1, 300)), 3)
+    ts = [tensor(shape, "int16", scale, zp), tensor(shape, "float32")]
+    model = build(DEQUANTIZE, ts, [0], [1])
+    if every:
+        return model, lambda rng, j: [np.arange(-32768, 32768,
+                                                dtype=np.int16)]
+    return model, lambda rng, j: [rng.integers(-32768, 32768, shape,
+                                               dtype=np.int16)]
+
+
+def test_dequantize_int16(tmp_path):
+    """int16 DEQUANTIZE computes each value (no table): bit-exact with
+    TFLM across scales, zero points and every int16 input."""
+    rng = np.random.default_rng(17)
+    cases = [dequantize16_case(rng, extreme=k % 3 == 2) for k in range(24)]
+    cases += [dequantize16_case(rng, every=True) for _ in range(2)]
+    cases += [dequantize16_case(rng, extreme=True, every=True)
+              for _ in range(2)]
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
+
+
 def test_quantize(tmp_path):
     rng = np.random.default_rng(6)
     cases = [quantize_case(rng, extreme=k % 3 == 2) for k in range(24)]

@@ -539,14 +539,21 @@ def _quantize_inputs(rng, shape, s, z):
 
 
 def gen_dequantize(rng, size):
-    """DEQUANTIZE: int8 or uint8 -> float32, any scale and zero point;
-    a scalar now and then."""
+    """DEQUANTIZE: int8, uint8 or int16 -> float32, any scale and zero
+    point (int16: now and then a scale whose products are subnormal or
+    overflow); a scalar now and then."""
     shape = rand.shape(rng, size, 0 if rng.random() < 0.05 else 1, 4)
-    if rng.random() < 0.8:
+    r = rng.random()
+    if r < 0.6:
         x = T(shape, scale=rand.scale(rng), zero_point=rand.zero_point(rng))
-    else:
+    elif r < 0.8:
         x = T(shape, "uint8", scale=rand.scale(rng),
               zero_point=_uint8_zp(rng))
+    else:
+        sc = rand.scale(rng) if rng.random() < 0.8 else rng.choice(
+            (1e-45, 1e-40, 1.1754942e-38, 1e34, 3.4e38))
+        x = T(shape, "int16", scale=float(np.float32(sc)),
+              zero_point=rand.zero_point(rng, -32768, 32767))
     return opgen.single_op("DEQUANTIZE", [x], [T(shape, "float32")])
 
 
