@@ -60,7 +60,7 @@ def load(path, shift):
     buf = bytearray(len(raw) + shift)
     buf[shift:] = raw
     mv = memoryview(buf)[shift:]
-    m = model.load(mv)
+    m = model.Model(mv)
     for t in m.tensors:
         if t.is_const:
             t.data = mv[t.const_pos:t.const_pos + t.const_len]
@@ -590,7 +590,7 @@ def test_real_models_per_layer(tmp_path):
             intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
         it.set_input(x, 0)
         it.invoke()
-        m = tmodel.load(mb)
+        m = tmodel.Model(mb)
         for k, op in enumerate(m.operators):
             if op.code not in (CONV, DW):
                 continue

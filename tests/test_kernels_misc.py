@@ -338,7 +338,7 @@ def test_fully_connected_16x8_refusals(tmp_path):
 
 # --- AVERAGE_POOL_2D / MAX_POOL_2D ----------------------------------------
 
-def pool_case(rng, code, act=0, padding=None):
+def pool_case(rng, code, act=0, padding=None, dtype="int8"):
     n = int(rng.integers(1, 3))
     h, w = int(rng.integers(1, 12)), int(rng.integers(1, 12))
     c = int(rng.integers(1, 10))
@@ -352,14 +352,34 @@ def pool_case(rng, code, act=0, padding=None):
     else:
         oh, ow = -(-h // sh), -(-w // sw)
     s, zp = rscale(rng, -8, 0), rzp(rng)
-    ts = [tensor((n, h, w, c), "int8", s, zp),
-          tensor((n, oh, ow, c), "int8", s, zp)]
+    if dtype == "int16":
+        s = rscale(rng, -14, -6)
+        zp = int(rng.choice([0, -32768, 32767, int(rng.integers(-999,
+                                                                999))]))
+    ts = [tensor((n, h, w, c), dtype, s, zp),
+          tensor((n, oh, ow, c), dtype, s, zp)]
     opts = S.Pool2DOptionsT()
     opts.padding = padding
     opts.strideW, opts.strideH = sw, sh
     opts.filterWidth, opts.filterHeight = fw, fh
     opts.fusedActivationFunction = act
-    return build(code, ts, [0], [1], OPT_POOL, opts), inputs_i8((n, h, w, c))
+    model = build(code, ts, [0], [1], OPT_POOL, opts)
+    if dtype == "int16":  # full range, the extremes often
+        return model, lambda rng, j: [rng.choice(np.array(
+            [-32768, -32767, 32767, 0, int(rng.integers(-32768, 32768))],
+            np.int16), (n, h, w, c)) if j else rng.integers(
+                -32768, 32768, (n, h, w, c), dtype=np.int16)]
+    return model, inputs_i8((n, h, w, c))
+
+
+def test_pooling_int16(tmp_path):
+    """16x8 models' AVERAGE_POOL_2D / MAX_POOL_2D (pool16.py): int16 in
+    and out, every fused activation, full-range and extreme values."""
+    rng = np.random.default_rng(12)
+    cases = [pool_case(rng, AVG if k % 2 else MAXP, act=(k // 2) % 4,
+                       dtype="int16") for k in range(32)]
+    errs = run_cases(cases, tmp_path, sets=2)
+    assert errs == [None] * len(cases)
 
 
 def test_pooling(tmp_path):

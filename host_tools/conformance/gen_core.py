@@ -376,13 +376,18 @@ def _gen_pool(op):
                 "activation": rand.activation(rng, ACTS)}
         if _is_float(rng):
             q = {"dtype": "float32"}
+        elif rng.random() < 0.2:  # 16x8 models
+            q = {"dtype": "int16", "scale": rand.scale(rng),
+                 "zero_point": 0 if rng.random() < 0.5 else
+                 rand.zero_point(rng, -32768, 32767)}
         else:
             s, z = _int8_q(rng)
             q = {"scale": s, "zero_point": z}
         return opgen.single_op(op, [T([n, h, w, c], **q)],
                                [T([n, oh, ow, c], **q)], opts)
     gen.__doc__ = ("%s: filter 1..5, strides 1..3, SAME / VALID, fused "
-                   "activation; output quantization = input's." % op)
+                   "activation; int8, int16 (1 in 5) or float32; output "
+                   "quantization = input's." % op)
     return gen
 
 

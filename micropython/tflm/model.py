@@ -9,7 +9,7 @@ the file is checked; errors name the tensor or operator and the offset.
 from micropython import const
 
 from . import schema
-from .errors import FormatError, ModelError, op_label, tensor_label
+from .errors import ModelError, op_label, tensor_label
 from .flatbuf import FlatBuffer, Table
 from .heap import pack
 
@@ -480,11 +480,3 @@ def _element_count(ts):
             raise ModelError("%s has too many elements: shape %s"
                              % (ts.label(), ts.shape))
     return n
-
-
-def load(buf):
-    """Parse a model from a buffer; see Model."""
-    return Model(buf)
-
-
-__all__ = ("Model", "Tensor", "Operator", "load", "FormatError")

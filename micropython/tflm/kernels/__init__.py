@@ -160,13 +160,13 @@ _LAZY = (
     " arg_minmax:f:f32"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
     " div:f:f32 lut:f:float_ops mul:f:float_ops mul:i:binary_i32"
-    " pooling_prep:f:pool_f32"
+    " pooling_prep:f:pool_f32 pooling_prep:h:pool16"
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax_prep:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
     " svdf:f:f32 softmax_prep:h:quantize add:h:quantize sub:h:quantize"
     " fully_connected:h:fc16 conv:h:conv16 depthwise_conv:h:dw16"
-    " activations:*:gemmlowp activations:*:lut_math div:*:gemmlowp"
+    " activations:*:lut_math div:*:gemmlowp"
     " lut:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
     " softmax_prep:*:gemmlowp pooling:*:pooling_prep max_pool:*:pooling_prep"
     " reshape:*:reshape_prep"
@@ -224,12 +224,10 @@ def preload(code, model, custom=None):
     the tensor types of model's operators with that code (lazy();
     model.used_codes(key=...), read only for a module that has such
     imports)."""
-    name = module_name(code) if custom is None else \
-        custom_module_name(custom)
-    if name is None:
-        return
-    _preload(name, model, code if custom is None else custom,
-             custom is not None)
+    name = _name(code, custom)
+    if name is not None:
+        _preload(name, model, code if custom is None else custom,
+                 custom is not None)
 
 
 def _preload(name, model, key, custom):
@@ -250,11 +248,13 @@ def _preload(name, model, key, custom):
 def find(code, custom=None):
     """The kernel module for a builtin code, or for built-in CUSTOM
     operator `custom` (a str), or None if unsupported."""
-    name = module_name(code) if custom is None else \
+    name = _name(code, custom)
+    return None if name is None else _import(name)
+
+
+def _name(code, custom):
+    return module_name(code) if custom is None else \
         custom_module_name(custom)
-    if name is None:
-        return None
-    return _import(name)
 
 
 def check_int8(op, ts, supported="int8", quantized=True):

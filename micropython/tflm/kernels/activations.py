@@ -67,7 +67,7 @@ def prepare(op, ins, outs, ctx):
     PrepareError (types, shapes, zero output scale, scale ratios whose
     TFLM arithmetic overflows int32: see check_shift and _six).
     """
-    from .gemmlowp import mbqm_ref
+    from .lut_math import mbqm_ref  # (gemmlowp's)
     code = op.code
     if (code in (_RELU, _RELU6) and ins and ins[0] is not None
             and ins[0].type == _FLOAT32):
@@ -139,8 +139,7 @@ def _alpha_multiplier(in_scale, alpha, out_scale, neg):
 def _leaky_table(op, x, y, alpha):
     """QuantizeLeakyRelu for every input byte. Raises PrepareError for a
     multiplier shift above 30 (check_shift)."""
-    from .gemmlowp import mbqm_ref
-    from .lut_math import f32_bits
+    from .lut_math import f32_bits, mbqm_ref
     zi, zo = x.zero_point, y.zero_point
     mi, si = _ratio(x.scale, y.scale)
     neg, a = f32_bits(alpha)

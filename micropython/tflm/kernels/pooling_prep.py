@@ -9,8 +9,9 @@ from array import array
 from micropython import const
 
 from ..errors import ModelError, PrepareError
-from .pooling import _eval
+from .pooling import _avg_pool, _eval
 
+_INT16 = const(7)
 _INT8 = const(9)
 _PADDING_SAME = const(0)
 _PADDING_VALID = const(1)
@@ -61,8 +62,9 @@ def _check(op, ins, outs):
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
     for t in (x, y):
-        if t.type != _INT8:
-            raise PrepareError("%s: %s is %s; only int8 is supported"
+        if t.type != x.type or t.type not in (_INT8, _INT16):
+            raise PrepareError("%s: %s is %s; supported: int8, int16, "
+                               "float32 (input and output alike)"
                                % (label, t.label(), t.dtype))
         if len(t.shape) != 4:
             raise PrepareError("%s: %s shape %s is not NHWC"
@@ -77,20 +79,24 @@ def _check(op, ins, outs):
     if not same or x.zero_point != y.zero_point:
         raise PrepareError("%s: input %s and output %s must share scale and "
                            "zero point" % (label, x.label(), y.label()))
-    if not -128 <= y.zero_point <= 127:
-        raise PrepareError("%s: zero point %d is outside int8"
-                           % (label, y.zero_point))
+    lim = 127 if y.type == _INT8 else 32767
+    if not -lim - 1 <= y.zero_point <= lim:
+        raise PrepareError("%s: zero point %d is outside %s"
+                           % (label, y.zero_point, y.dtype))
     return x, y
 
 
 def prepare_with(op, ins, outs, ctx, fn):
     """Check an AVERAGE_POOL_2D / MAX_POOL_2D op and bind its eval; fn:
-    the int8 loop (_avg_pool here, max_pool._max_pool).
+    the int8 loop (pooling._avg_pool, max_pool._max_pool; for int16
+    tensors pool16's avg16 / max16 run instead).
 
-    ins: [input int8 NHWC]; outs: [int8 NHWC], same batch and channels,
-    height and width as the padding rule gives, same scale (within 1e-6)
-    and zero point. Options: padding, strides, filter size (all >= 1),
-    fused activation. Raises PrepareError.
+    ins: [input int8 or int16 NHWC]; outs: [the same type, NHWC], same
+    batch and channels, height and width as the padding rule gives, same
+    scale (within 1e-6) and zero point. Options: padding, strides, filter
+    size (all >= 1; an int16 average pool at most 65535 taps, beyond
+    which TFLM's int32 sum can overflow), fused activation. Raises
+    PrepareError.
     """
     from .conv_util import keep
     from .. import quant
@@ -111,8 +117,17 @@ def prepare_with(op, ins, outs, ctx, fn):
     if oh < 1 or ow < 1 or tuple(y.shape) != (n, oh, ow, c):
         raise PrepareError("%s: output %s shape %s, expected %s"
                            % (label, y.label(), y.shape, [n, oh, ow, c]))
+    if x.type == _INT16:  # (declared in kernels._LAZY)
+        from .pool16 import avg16, max16
+        if fn is _avg_pool and fh * fw > 65535:
+            raise PrepareError("%s: an int16 average over %d taps can "
+                               "overflow TFLM's int32 sum (at most 65535)"
+                               % (label, fh * fw))
+        fn = avg16 if fn is _avg_pool else max16
+    lim = 127 if x.type == _INT8 else 32767
     try:
-        lo, hi = quant.activation_range(act, y.scale, y.zero_point)
+        lo, hi = quant.activation_range(act, y.scale, y.zero_point,
+                                        -lim - 1, lim)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     ph, pw = _pad(h, fh, sh, oh), _pad(w, fw, sw, ow)

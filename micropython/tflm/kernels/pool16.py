@@ -1,0 +1,147 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D, int16 NHWC (16x8 models): pooling.py's
+and max_pool.py's loops with 16-bit elements, imported only for models
+whose pooling operators have int16 tensors (kernels._LAZY). Same
+semantics: TFLM's reference_integer_ops AveragePool / MaxPool for
+int16_t (window clipped to the input, int32 sum divided by the in-bounds
+tap count rounding half away from zero, C's truncating division, clamped
+to the fused activation range), from pooling_prep.prepare_with.
+"""
+
+import micropython
+
+
+@micropython.viper
+def avg16(x, y, acc, p, c0: int, cn: int):
+    """pooling._avg_pool for int16 (little-endian bytes, any alignment)."""
+    px = ptr8(x)
+    py = ptr8(y)
+    pa = ptr32(acc)
+    q = ptr32(p)
+    h: int = q[1]
+    w: int = q[2]
+    c: int = q[3]
+    one: int = 1
+    S: int = one << 31
+    lo: int = (q[12] ^ S) - S
+    hi: int = (q[13] ^ S) - S
+    nb: int = q[0]
+    oh: int = q[4]
+    ow: int = q[5]
+    b: int = 0
+    o: int = c0  # output offset of the current pixel's first channel
+    while b < nb:
+        oy: int = 0
+        while oy < oh:
+            iy0: int = oy * q[6] - q[10]
+            fy0: int = 0 if iy0 >= 0 else 0 - iy0
+            fy1: int = q[8] if q[8] < h - iy0 else h - iy0
+            ox: int = 0
+            while ox < ow:
+                ix0: int = ox * q[7] - q[11]
+                fx0: int = 0 if ix0 >= 0 else 0 - ix0
+                fx1: int = q[9] if q[9] < w - ix0 else w - ix0
+                k: int = 0
+                while k < cn:
+                    pa[k] = 0
+                    k += 1
+                fy: int = fy0
+                while fy < fy1:
+                    r: int = ((b * h + iy0 + fy) * w + ix0 + fx0) * c + c0
+                    fx: int = fx0
+                    while fx < fx1:
+                        k = 0
+                        while k < cn:
+                            i: int = 2 * (r + k)
+                            pa[k] = pa[k] + ((px[i] | (px[i + 1] << 8))
+                                             ^ 0x8000) - 0x8000
+                            k += 1
+                        r += c
+                        fx += 1
+                    fy += 1
+                # Rounded division by the in-bounds tap count, as TFLM:
+                # (acc > 0) ? (acc + n/2) / n : (acc - n/2) / n, truncating.
+                count: int = (fy1 - fy0) * (fx1 - fx0)
+                half: int = count >> 1
+                k = 0
+                while k < cn:
+                    v: int = (pa[k] ^ S) - S
+                    if v > 0:
+                        v = (v + half) // count
+                    else:
+                        v = 0 - (half - v) // count
+                    if v < lo:
+                        v = lo
+                    if v > hi:
+                        v = hi
+                    py[2 * (o + k)] = v
+                    py[2 * (o + k) + 1] = v >> 8
+                    k += 1
+                o += c
+                ox += 1
+            oy += 1
+        b += 1
+
+
+@micropython.viper
+def max16(x, y, acc, p, c0: int, cn: int):
+    """max_pool._max_pool for int16 (little-endian bytes, any alignment)."""
+    px = ptr8(x)
+    py = ptr8(y)
+    pa = ptr32(acc)
+    q = ptr32(p)
+    h: int = q[1]
+    w: int = q[2]
+    c: int = q[3]
+    one: int = 1
+    S: int = one << 31
+    lo: int = (q[12] ^ S) - S
+    hi: int = (q[13] ^ S) - S
+    nb: int = q[0]
+    oh: int = q[4]
+    ow: int = q[5]
+    b: int = 0
+    o: int = c0
+    while b < nb:
+        oy: int = 0
+        while oy < oh:
+            iy0: int = oy * q[6] - q[10]
+            fy0: int = 0 if iy0 >= 0 else 0 - iy0
+            fy1: int = q[8] if q[8] < h - iy0 else h - iy0
+            ox: int = 0
+            while ox < ow:
+                ix0: int = ox * q[7] - q[11]
+                fx0: int = 0 if ix0 >= 0 else 0 - ix0
+                fx1: int = q[9] if q[9] < w - ix0 else w - ix0
+                k: int = 0
+                while k < cn:
+                    pa[k] = 0  # values are kept biased by +32768
+                    k += 1
+                fy: int = fy0
+                while fy < fy1:
+                    r: int = ((b * h + iy0 + fy) * w + ix0 + fx0) * c + c0
+                    fx: int = fx0
+                    while fx < fx1:
+                        k = 0
+                        while k < cn:
+                            i: int = 2 * (r + k)
+                            v: int = (px[i] | (px[i + 1] << 8)) ^ 0x8000
+                            if v > pa[k]:
+                                pa[k] = v
+                            k += 1
+                        r += c
+                        fx += 1
+                    fy += 1
+                k = 0
+                while k < cn:
+                    v = pa[k] - 0x8000
+                    if v < lo:
+                        v = lo
+                    if v > hi:
+                        v = hi
+                    py[2 * (o + k)] = v
+                    py[2 * (o + k) + 1] = v >> 8
+                    k += 1
+                o += c
+                ox += 1
+            oy += 1
+        b += 1
