@@ -55,15 +55,20 @@ def _bind(t, w, model_mv, head):
 def _drop(had, first=0, end=len(CONSTRUCTION)):
     """Drop CONSTRUCTION[first:end] but those with bit k of had set (k:
     their index) from sys.modules and from their package (the module
-    objects then die with what only they referenced), and collect."""
+    objects then die with what only they referenced), and collect. Runs
+    on a heap that construction may have exhausted: splitting a name
+    allocates, so garbage is collected first, and where even that does
+    not fit the package keeps the module until the next import of it
+    replaces it (never a MemoryError from here)."""
+    gc.collect()
     for k in range(first, end):
         name = CONSTRUCTION[k]
         if not had >> k & 1 and name in sys.modules:
             del sys.modules[name]
-            pkg, _, attr = name.rpartition(".")
             try:
+                pkg, _, attr = name.rpartition(".")
                 delattr(sys.modules[pkg], attr)
-            except (AttributeError, KeyError):
+            except (AttributeError, KeyError, MemoryError):
                 pass
     gc.collect()
 
@@ -133,19 +138,24 @@ class Interpreter:
 
     def __init__(self, model, arena_size=None, labels=None):
         # Every attribute is set here, before anything that dies is made:
-        # the instance's attribute table is then allocated once, low.
-        self._steps = self._tensors = self.model = self.arena = None
-        self._words = self._states = self._variables = None
-        self._where = self.inputs = self.outputs = None
-        self._prof_ops = self._prof_us = None
-        self._profiled = self.model_in_ram = False
-        self.copied_bytes = self.persistent_size = self.arena_size = 0
-        self._n_requests = self.ram = self._imported = 0
-        # A resizable buffer given as the model, and its length: invoke()
-        # refuses to run once it changed (its bytes may have moved).
-        self._source = self._source_len = None
-        self.path = model if isinstance(model, str) else None
-        self._stage = "reading the model"
+        # the instance's attribute table is then allocated once, low (on
+        # a full heap, that is the first allocation to fail).
+        try:
+            self._steps = self._tensors = self.model = self.arena = None
+            self._words = self._states = self._variables = None
+            self._where = self.inputs = self.outputs = None
+            self._prof_ops = self._prof_us = None
+            self._profiled = self.model_in_ram = False
+            self.copied_bytes = self.persistent_size = self.arena_size = 0
+            self._n_requests = self.ram = self._imported = 0
+            # A resizable buffer given as the model, and its length:
+            # invoke() refuses to run once it changed (its bytes may have
+            # moved).
+            self._source = self._source_len = None
+            self.path = model if isinstance(model, str) else None
+            self._stage = "reading the model"
+        except MemoryError:
+            raise out_of_memory("creating the interpreter")
         if not _MP:
             raise TFLMError("tflm.Interpreter runs on MicroPython (its "
                             "kernels are viper code); on a PC use the unix "
