@@ -753,9 +753,9 @@ def test_prepare_errors(tmp_path):
     add(build(QUANTIZE, [tensor([4], "float32"),
                          tensor([4], "int16", 0.1, 0)], [0], [1]),
         "QUANTIZE", "float32 -> int16")
-    add(build(DEQUANTIZE, [tensor([4], "int16", 0.1, 0),
+    add(build(DEQUANTIZE, [tensor([4], "int32", 0.1, 0),
                            tensor([4], "float32")], [0], [1]),
-        "DEQUANTIZE", "tensor 0", "int16")
+        "DEQUANTIZE", "tensor 0", "int32")
     errs = run_cases([c for c, _ in cases], tmp_path)
     for err, (_, words) in zip(errs, cases):
         assert err is not None
