@@ -207,7 +207,9 @@ def _kernel_order(names=None):
     if names is None:
         names = _model_kernels(rel for _, rel in package_sources())
     else:
-        lazy = {m for n in names for _, m in kernels.lazy(n)} - set(names)
+        # (the prepare-time helpers, type *, come with every use)
+        lazy = {m for n in names for t, m in kernels.lazy(n)
+                if t is not None} - set(names)
     order = []
     for n in sorted(names):
         deps = set()

@@ -12,7 +12,11 @@ import micropython
 
 @micropython.viper
 def avg16(x, y, acc, p, c0: int, cn: int):
-    """pooling._avg_pool for int16 (little-endian bytes, any alignment)."""
+    """Average pool of channels [c0, c0 + cn) of int16 NHWC x into y
+    (little-endian bytes, any alignment); acc: int32 scratch of >= cn
+    words; p: pooling_prep's int32 parameters (batch, h, w, c, out h,
+    out w, strides, filter, padding, activation min / max). TFLM's
+    reference_integer_ops::AveragePool for int16_t."""
     px = ptr8(x)
     py = ptr8(y)
     pa = ptr32(acc)
@@ -84,7 +88,9 @@ def avg16(x, y, acc, p, c0: int, cn: int):
 
 @micropython.viper
 def max16(x, y, acc, p, c0: int, cn: int):
-    """max_pool._max_pool for int16 (little-endian bytes, any alignment)."""
+    """Max pool of channels [c0, c0 + cn), the arguments as avg16's;
+    values are kept biased by +32768 in acc. TFLM's
+    reference_integer_ops::MaxPool for int16_t."""
     px = ptr8(x)
     py = ptr8(y)
     pa = ptr32(acc)

@@ -94,9 +94,9 @@ def prepare_with(op, ins, outs, ctx, fn):
     ins: [input int8 or int16 NHWC]; outs: [the same type, NHWC], same
     batch and channels, height and width as the padding rule gives, same
     scale (within 1e-6) and zero point. Options: padding, strides, filter
-    size (all >= 1; an int16 average pool at most 65535 taps, beyond
-    which TFLM's int32 sum can overflow), fused activation. Raises
-    PrepareError.
+    size (all >= 1; an int16 average pool at most 65535 taps within
+    the input, beyond which TFLM's int32 sum +- taps / 2 can overflow),
+    fused activation. Raises PrepareError.
     """
     from .conv_util import keep
     from .. import quant
@@ -119,10 +119,11 @@ def prepare_with(op, ins, outs, ctx, fn):
                            % (label, y.label(), y.shape, [n, oh, ow, c]))
     if x.type == _INT16:  # (declared in kernels._LAZY)
         from .pool16 import avg16, max16
-        if fn is _avg_pool and fh * fw > 65535:
+        taps = min(fh, x.shape[1]) * min(fw, x.shape[2])  # in bounds
+        if fn is _avg_pool and taps > 65535:
             raise PrepareError("%s: an int16 average over %d taps can "
-                               "overflow TFLM's int32 sum (at most 65535)"
-                               % (label, fh * fw))
+                               "overflow TFLM's int32 rounding (at most "
+                               "65535)" % (label, taps))
         fn = avg16 if fn is _avg_pool else max16
     lim = 127 if x.type == _INT8 else 32767
     try:

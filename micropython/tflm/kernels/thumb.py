@@ -12,7 +12,7 @@ address in a model, are read one byte at a time.
 
 This module compiles only where MicroPython has the Thumb inline
 assembler (rp2, stm32, qemu-arm...). The kernels import it on those ports
-only (conv_util.THUMB: the native arch of sys.implementation._mpy is
+only (kernels.THUMB: the native arch of sys.implementation._mpy is
 armv6m .. armv7emdp) and keep their viper loops for the others: each
 function here has the contract of the viper loop it replaces, and
 tests/test_thumb.py runs this machine code (mpy-cross -march=armv6m) in
