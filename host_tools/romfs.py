@@ -237,15 +237,23 @@ def mpy_cross_cmd():
     return ["mpy-cross"]
 
 
+# CPython-only modules: never on a board (a board imports the package
+# without them).
+HOST_ONLY = ("tflm/_host.py",)
+
+
 def package_sources(pkg_dir=None):
-    """(source path, path in the image) for each .py of the package."""
+    """(source path, path in the image) for each .py of the package that a
+    board uses (HOST_ONLY left out)."""
     pkg_dir = os.path.abspath(pkg_dir or os.path.join(PKG_DIR, "tflm"))
     base = os.path.dirname(pkg_dir)
     for root, dirs, names in os.walk(pkg_dir):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(n for n in names if n.endswith(".py")):
             src = os.path.join(root, name)
-            yield src, os.path.relpath(src, base).replace(os.sep, "/")
+            rel = os.path.relpath(src, base).replace(os.sep, "/")
+            if rel not in HOST_ONLY:
+                yield src, rel
 
 
 def source_name(rel):

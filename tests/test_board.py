@@ -279,6 +279,9 @@ class ndarray:
         self._a = _array(chr(dtype), values)
         self.shape = (len(self._a),)
 
+    def flatten(self):
+        return ndarray(self._a, self.dtype)
+
     def reshape(self, shape):
         n = 1
         for d in shape:
@@ -346,13 +349,21 @@ def test_ulab_ndarrays(unix_build, tmp_path):
 
 SHAPED = r"""
 import tflm
+from ulab import numpy as np
 for name in ('r3', 'f3', 'r1', 'hello'):
     it = tflm.Interpreter(name + '.tflite')
     t = it.inputs[0]
     y = it.predict([0.5 * (i % 5) for i in range(t.size)])[0]
     d = it.outputs[0].dequantize()
+    z = it.predict(y)[0]  # a shaped output goes back in (flattened)
     print(name, tuple(it.outputs[0].shape), y.shape, d.shape, len(d),
-          it.top(1)[0][0])
+          it.top(1)[0][0], z.shape == y.shape and
+          list(z.flatten()) == list(y.flatten()))
+    try:
+        it.outputs[0].dequantize(np.array([0.0] * t.size).reshape(
+            (1, t.size)))
+    except tflm.InvokeError:  # out is filled in place: it must be flat
+        print('refused')
 """
 
 
@@ -378,10 +389,10 @@ def test_ulab_outputs_are_shaped_like_the_tensor(unix_build, tmp_path):
         (lib / rel).write_text(text)
     out = run_in(root, SHAPED, extra_path=[lib]).splitlines()
     # top(k) ranks the flat values (index 4 holds the largest, 2.0)
-    assert out == ["r3 (1, 6, 5) (6, 5) (6, 5) 6 4",
-                   "f3 (2, 3, 4) (24,) (24,) 24 4",
-                   "r1 (7,) (7,) (7,) 7 4",
-                   "hello (1, 1) (1, 1) (1, 1) 1 0"], out
+    assert out == ["r3 (1, 6, 5) (6, 5) (6, 5) 6 4 True", "refused",
+                   "f3 (2, 3, 4) (24,) (24,) 24 4 True", "refused",
+                   "r1 (7,) (7,) (7,) 7 4 True", "refused",
+                   "hello (1, 1) (1, 1) (1, 1) 1 0 True", "refused"], out
 
 
 def test_without_ulab_dequantize_gives_array(unix_build, tmp_path):

@@ -456,3 +456,27 @@ print(json.dumps(r))
     assert len(q) == 2, out
     assert got["after"] - (q[1] - q[0]) < got["imported"] // 4, (got, q)
     assert got["same"] and got["live"] and got["both"], got
+
+
+def test_top_without_outputs(tmp_path):
+    """top(k) on a model without outputs raises InvokeError, as output(0)
+    does (it raised IndexError)."""
+    from host_tools import opgen
+    T = opgen.Tensor
+    m = opgen.Model()
+    x = m.add_tensor(T([4], "int8", 0.1, 0))
+    y = m.add_tensor(T([4], "int8", 0.1, 0))
+    m.add_op("RELU", [x], [y])
+    m.inputs, m.outputs = [x], []
+    path = tmp_path / "no_out.tflite"
+    path.write_bytes(m.build())
+    out = run_mp("""
+import tflm
+it = tflm.Interpreter(%r)
+for f in (lambda: it.top(1), lambda: it.output(0)):
+    try:
+        f()
+    except tflm.InvokeError:
+        print('InvokeError')
+""" % str(path), tmp_path)
+    assert out.split() == ["InvokeError", "InvokeError"], out

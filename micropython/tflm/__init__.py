@@ -13,26 +13,7 @@ reader, model view and memory planner (kernels need MicroPython's viper).
 import sys
 
 if sys.implementation.name != "micropython":
-    # CPython (host tools): let '@micropython.viper' modules import. On
-    # MicroPython the compiler handles that decorator itself.
-
-    class _MicroPythonShim:
-        """Stand-in so kernel modules import under CPython (not run)."""
-
-        @staticmethod
-        def viper(f):
-            return f
-
-        native = asm_thumb = viper
-
-        @staticmethod
-        def const(x):
-            return x
-
-    # A folder named 'micropython' (this repo's) may already be imported
-    # as a namespace package: replace anything without 'viper'.
-    if not hasattr(sys.modules.get("micropython"), "viper"):
-        sys.modules["micropython"] = _MicroPythonShim
+    from . import _host  # noqa: F401 (CPython: the micropython shim)
 
 from .errors import (TFLMError, FormatError, ModelError,  # noqa: E402,F401
                      UnsupportedOpError, PrepareError, ArenaError,

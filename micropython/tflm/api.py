@@ -140,7 +140,7 @@ def top(interp, k=1):
     from .repl import output_values
     if _int(k, "k") < 1:
         raise ValueError("k must be >= 1, got %d" % k)
-    t = interp.outputs[0]
+    t = interp.output(0)  # InvokeError for a model without outputs
     # flat, also where ulab would shape them like the tensor
     flat = array("f", range(t.size)) if t.dtype == "float32" or t.scale \
         else None

@@ -67,6 +67,14 @@ def _raw(values):
         return None
 
 
+def _flat(values):
+    """A ulab / numpy ndarray of more than one dimension flattened (so a
+    shaped output of predict() or an image-shaped array can go in); any
+    other value as it is."""
+    return values.flatten() if len(getattr(values, "shape", ())) > 1 \
+        else values
+
+
 def _check_container(t, values, what):
     """InvokeError unless values is a sequence, buffer or ndarray."""
     try:
@@ -82,6 +90,7 @@ def _check_container(t, values, what):
 def set_values(t, values):
     """Write values into tensor t (see Tensor.set)."""
     _check_container(t, values, "set()")
+    values = _flat(values)
     if is_float_values(values) and not isinstance(values, (list, tuple)):
         if t.dtype != "float32":
             raise InvokeError("%s is %s: real values need set_float()"
@@ -198,8 +207,11 @@ def view(t):
 
 
 def _out_len(t, out, what):
-    """len(out), after checking that out is a sequence (InvokeError)."""
+    """len(out), after checking that out is a sequence, and flat
+    (InvokeError: it is filled in place, so it cannot be flattened)."""
     _check_container(t, out, what)
+    if len(getattr(out, "shape", ())) > 1:
+        raise InvokeError("%s: %s must be flat" % (t.label(), what))
     return len(out)
 
 
@@ -242,6 +254,7 @@ def quantize(t, values):
     if t.dtype not in RANGES:
         raise InvokeError("%s: no set_float() for %s" % (t.label(),
                                                           t.dtype))
+    values = _flat(values)
     lo, hi = RANGES[t.dtype]
     out = []
     for x in values:
