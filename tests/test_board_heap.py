@@ -158,9 +158,9 @@ def test_lazy_imports_are_declared():
 
 
 # Package cost ratchet (issue 14 asks for <= 24 KB on armv6m, import tflm
-# plus person_detect's kernels; today about 31.2 KB on the emulated
-# Cortex-M0 once an interpreter is built: 11.1 KB made by `import tflm`,
-# 20.1 KB by the kernel modules, 14.4 KB of it their armv6m machine code
+# plus person_detect's kernels; today about 31.0 KB on the emulated
+# Cortex-M0 once an interpreter is built: 11.0 KB made by `import tflm`,
+# 20.0 KB by the kernel modules, 14.4 KB of it their armv6m machine code
 # (on the unix port: with the viper loops of mac.py / mac_dw.py, which a
 # Cortex-M board replaces with the machine code of thumb.py /
 # thumb_dw.py; the Thumb loops are counted in place of the viper ones).
