@@ -25,10 +25,15 @@ RUNNER = r"""
 import sys, micropython
 sys.path.insert(0, sys.argv[1])
 import tflm
-from tflm.interpreter import Interpreter
+from tflm.interpreter import CONSTRUCTION, Interpreter
+# imported once, the construction modules stay (compiled from source on
+# the unix port, they would be compiled again for every model; that they
+# come and go is tests/test_board_heap.py's)
+for m in CONSTRUCTION:
+    __import__(m)
 d, n = sys.argv[2], int(sys.argv[3])
 calls = [0]  # of the forced scratch length, checked after each build
-if len(sys.argv) > 4:  # imported here, the allocator stays (CONSTRUCTION)
+if len(sys.argv) > 4:
     import tflm.allocator
     def forced(ts):
         calls[0] += 1

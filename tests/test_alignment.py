@@ -59,6 +59,10 @@ def float_const_models():
 CHECK = r"""
 import uctypes
 import tflm
+# imported once, the construction modules stay (compiled from source on
+# the unix port, they would be compiled again for every model)
+for n in tflm.interpreter.CONSTRUCTION:
+    __import__(n)
 
 def items(x, depth=0):
     if isinstance(x, (tuple, list)) and depth < 4:
@@ -112,7 +116,8 @@ def test_unaligned_constants_are_copied_or_read_bytewise(tmp_path):
             models.append((op, raw.hex()))
     models += float_const_models()
     code = "import json\nMODELS = %r\n" % models + CHECK
-    found = json.loads(run_mp(code, tmp_path).strip().splitlines()[-1])
+    found = json.loads(run_mp(code, tmp_path, timeout=900).strip()
+                       .splitlines()[-1])
     bad = sorted({(op, dt) for _, op, dt in found
                   if (op, dt) not in BYTEWISE})
     assert not bad, "kernels holding unaligned 2/4-byte constants: %s" % bad
