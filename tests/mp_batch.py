@@ -25,7 +25,8 @@ RUNNER = r"""
 import sys, micropython
 sys.path.insert(0, sys.argv[1])
 import tflm
-from tflm.interpreter import CONSTRUCTION, Interpreter
+from tflm.interpreter import Interpreter
+from tflm.interpreter import CONSTRUCTION
 # imported once, the construction modules stay (compiled from source on
 # the unix port, they would be compiled again for every model; that they
 # come and go is tests/test_board_heap.py's)
