@@ -19,7 +19,9 @@ buffer living only during its operator, like RequestScratchBufferInArena);
 the tail holds what kernels keep for eval (AllocatePersistentBuffer).
 
 What prepare may use (ctx):
-- ctx.model: the model.Model (constant data: ctx.model.fb).
+- ctx.const_ints(op, t, what): the values of a constant integer tensor
+  (axes, paddings, shapes, sizes: what TFLM's Prepare reads with
+  GetTensorData from a constant input), read from the model's bytes.
 - ctx.scratch: this operator's scratch buffer, ctx.scratch_len int32
   words (twice the largest last dimension of the op's outputs, at least
   32; ctx.limit_scratch(n) lowers it), used only during its own eval (a
@@ -37,6 +39,8 @@ What prepare may use (ctx):
   state tuple) is copied into the arena's tail and the state gets a view
   of the copy in its place (kernels call heap.keep(ctx, ...)): for small
   arrays; persistent() makes no heap copy.
+- ctx.copied_bytes: kernels add the bytes of constants they copy into
+  the arena (reported as interp.copied_bytes).
 Kernels touch nothing else of the interpreter.
 """
 
@@ -46,6 +50,9 @@ from .errors import PrepareError
 from .heap import _copy, pack, zeros
 
 _INT8 = const(9)
+_INT16 = const(7)
+_INT32 = const(2)
+_INT64 = const(4)
 _NOTHING = memoryview(b"")  # what untouched requests get in the sizing pass
 
 
@@ -170,6 +177,32 @@ class KernelContext:
         a kernel may skip computing the values of its tables then (their
         sizes must be the same)."""
         return self._tail is None
+
+    def const_ints(self, op, t, what, any_int=False):
+        """The values of constant tensor t as a tuple of ints, read
+        byte by byte from the model (any address), or None when t is
+        not a constant. t: int32 or int64 (also int8 and int16 with
+        any_int). Raises PrepareError naming op, what and t for another
+        type. Follows TFLM's Prepare reading a constant input with
+        GetTensorData (tensorflow/lite/micro/kernels/kernel_util.h)."""
+        if t.const_pos is None:
+            return None
+        if not (t.type == _INT32 or t.type == _INT64 or any_int
+                and (t.type == _INT8 or t.type == _INT16)):
+            raise PrepareError("%s: %s %s must be int32 or int64, not %s"
+                               % (op.label(), what, t.label(), t.dtype))
+        fb, pos, w = self.model.fb, t.const_pos, t.itemsize
+        if w == 4:
+            return tuple(fb.i32(pos + 4 * k) for k in range(t.size))
+        if w == 8:
+            return tuple(fb.i64(pos + 8 * k) for k in range(t.size))
+        top, out = 1 << (8 * w - 1), []
+        for k in range(t.size):
+            v = fb.u8(pos + w * k)
+            if w == 2:
+                v |= fb.u8(pos + 2 * k + 1) << 8
+            out.append((v ^ top) - top)
+        return tuple(out)
 
     def limit_scratch(self, n):
         """This op uses at most n words of scratch: scratch_len becomes

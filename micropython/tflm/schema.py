@@ -75,8 +75,14 @@ _TYPE_NAMES = (
 # which the compiler folds in. A public name would cost a qstr and a dict
 # entry on the board, and once a session's new qstrs pass 620,
 # MicroPython allocates a 640-entry qstr pool (about 4.5 KB) at once.
+# Builtin option fields are named the same way, as the options table's
+# name without "Options" and the field's (schema.fbs, upper case):
+# `_CONV2D_STRIDE_W = const(1)`, read as op.opt_int(_CONV2D_STRIDE_W, 0)
+# (opt_int: int32 fields, opt_byte: int8 / uint8 / bool / enum fields,
+# opt_float: float32 fields; the default is the schema's).
 # tests/test_schema_consts.py checks every such constant against the
-# official generated schema.
+# official generated schema, and that no option is read by a bare index,
+# with another accessor or another default.
 
 # Element sizes in bytes by TensorType code (0: not supported).
 TYPE_SIZES = (b"\x04\x02\x04\x01\x08\x00\x01\x02\x08\x01\x08\x10\x08\x00\x00"

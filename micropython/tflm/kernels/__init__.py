@@ -18,11 +18,12 @@ conv_util.scratch_halves splits it), ctx.work(n) / conv_util.work_buffer
 (more scratch words), heap.persistent(ctx, typecode, n) (zeros in the
 arena's persistent tail, like AllocatePersistentBuffer, for multipliers,
 shifts, biases: prepare fills them by index; conv_util.bias_array copies
-a bias there, counted in ctx.copied_bytes) and ctx.model (constant
-data). Smaller arrays that an op keeps for eval (tables, parameter
-blocks) go through heap.keep(ctx, a): they are copied into the tail
-and the state holds views of the copies. Eval code reads all of them
-with viper pointers only. prepare runs twice (a sizing pass, then the
+a bias there, counted in ctx.copied_bytes) and ctx.const_ints (the
+values of a constant integer input: axes, shapes, paddings). Smaller
+arrays that an op keeps for eval (tables, parameter blocks) go
+through heap.keep(ctx, a): they are copied into the tail and the
+state holds views of the copies. Eval code reads all of them with
+viper pointers only. prepare runs twice (a sizing pass, then the
 real one, see context.py) and must ask for the same buffers both times.
 
 eval_fn(state) is the hot path: it must not allocate (it runs under

@@ -26,6 +26,7 @@ _RELU = const(19)
 _RELU6 = const(21)
 
 _LEAKY_RELU_OPTIONS = const(75)
+_LEAKY_RELU_ALPHA = const(0)
 
 
 def _table(fn):
@@ -85,7 +86,7 @@ def prepare(op, ins, outs, ctx):
             check_shift(op, s, x, y)
             table = _table(lambda q: max(zo, zo + mbqm_ref(q - zi, m, s)))
         elif code == _LEAKY_RELU:
-            alpha = op.opt_float(0, 0.0) \
+            alpha = op.opt_float(_LEAKY_RELU_ALPHA, 0.0) \
                 if op.options_type == _LEAKY_RELU_OPTIONS else 0.0
             table = _leaky_table(op, x, y, alpha)
         else:

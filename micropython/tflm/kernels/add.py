@@ -49,6 +49,7 @@ _INT32 = const(2)
 
 _ADD_OPTIONS = const(11)
 _LEFT_SHIFT = const(20)  # int8; int16: 15 (add_common.cc)
+_ADD_FUSED_ACTIVATION_FUNCTION = const(0)
 # Element count from which equal-shape ADDs use the lookup-table path:
 # filling the tables costs about as much as 170 elements of the other.
 LUT_MIN = 256
@@ -134,7 +135,8 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
     """
     from .conv_util import scratch_halves
     bc = broadcast.check(op, x1, x2, y)
-    act = op.opt_byte(0, 0) if op.options_type == opts_type else 0
+    act = (op.opt_byte(_ADD_FUSED_ACTIVATION_FUNCTION, 0)
+           if op.options_type == opts_type else 0)
     wide = y.type == _INT16
     if wide:
         lo, hi = broadcast.activation_range(op, act, y, -32768, 32767)

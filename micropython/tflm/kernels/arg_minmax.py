@@ -159,7 +159,7 @@ def prepare(op, ins, outs, ctx):
         _fail(op, "input %s is a scalar" % x.label())
     g = _table(x.shape, y.shape)
     if axis.is_const:
-        a = ctx.model.fb.i32(axis.const_pos)
+        a = ctx.const_ints(op, axis, "axis")[0]
         if not -rank <= a < rank or not g[4 * (a % rank) + 3]:
             _fail(op, "axis %d of %s does not reduce input %s %s to output "
                   "%s %s" % (a, axis.label(), x.label(), tuple(x.shape),

@@ -24,6 +24,8 @@ _INT64 = const(4)
 _INT8 = const(9)
 
 _CONCATENATION_OPTIONS = const(10)
+_CONCATENATION_AXIS = const(0)
+_CONCATENATION_FUSED_ACTIVATION_FUNCTION = const(1)
 _TYPES = (_FLOAT32, _INT8, _INT16, _INT32,
           _INT64, _BOOL)
 
@@ -56,8 +58,8 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: %s type %s is not supported"
                            % (label, y.label(), y.dtype))
     opts = op.options_type == _CONCATENATION_OPTIONS
-    axis = op.opt_int(0, 0) if opts else 0
-    if opts and op.opt_byte(1, 0) != 0:
+    axis = op.opt_int(_CONCATENATION_AXIS, 0) if opts else 0
+    if opts and op.opt_byte(_CONCATENATION_FUSED_ACTIVATION_FUNCTION, 0) != 0:
         raise PrepareError("%s: fused activation must be NONE" % label)
     rank = len(y.shape)
     if not -rank <= axis < rank:

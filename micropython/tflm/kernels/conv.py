@@ -70,6 +70,12 @@ _DREL = const(9)
 
 # requant_i8b's fast path (fixedpoint): |x| <= 2**20
 _FAST = const(1 << 20)
+_CONV2D_DILATION_H_FACTOR = const(5)
+_CONV2D_DILATION_W_FACTOR = const(4)
+_CONV2D_FUSED_ACTIVATION_FUNCTION = const(3)
+_CONV2D_PADDING = const(0)
+_CONV2D_STRIDE_H = const(2)
+_CONV2D_STRIDE_W = const(1)
 
 
 def prepare(op, ins, outs, ctx):
@@ -90,12 +96,12 @@ def prepare(op, ins, outs, ctx):
         from .conv16 import prepare as prepare16
         return prepare16(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)
-    padding = op.opt_byte(0, 0)
-    sw = op.opt_int(1, 0)
-    sh = op.opt_int(2, 0)
-    act = op.opt_byte(3, 0)
-    dw = op.opt_int(4, 1)
-    dh = op.opt_int(5, 1)
+    padding = op.opt_byte(_CONV2D_PADDING, 0)
+    sw = op.opt_int(_CONV2D_STRIDE_W, 0)
+    sh = op.opt_int(_CONV2D_STRIDE_H, 0)
+    act = op.opt_byte(_CONV2D_FUSED_ACTIVATION_FUNCTION, 0)
+    dw = op.opt_int(_CONV2D_DILATION_W_FACTOR, 1)
+    dh = op.opt_int(_CONV2D_DILATION_H_FACTOR, 1)
     b, h, w, c = inp.shape
     oc, kh, kw, cin = filt.shape
     if cin < 1 or c < 1 or c % cin:

@@ -38,6 +38,13 @@ _CONV_2D_OPTIONS = const(1)
 # products summed in one word before it is added to the int64 limbs:
 # |sum| < 64 * 128 * 65536 = 2**29
 _DCHUNK = const(64)
+_CONV2D_DILATION_H_FACTOR = const(5)
+_CONV2D_DILATION_W_FACTOR = const(4)
+_CONV2D_FUSED_ACTIVATION_FUNCTION = const(3)
+_CONV2D_PADDING = const(0)
+_CONV2D_QUANTIZED_BIAS_TYPE = const(6)
+_CONV2D_STRIDE_H = const(2)
+_CONV2D_STRIDE_W = const(1)
 
 
 def prepare(op, ins, outs, ctx):
@@ -53,12 +60,12 @@ def prepare(op, ins, outs, ctx):
     from . import conv_util
     label = op.label()
     inp, filt, bias, out = check_io16(op, ins, outs)
-    padding = op.opt_byte(0, 0)
-    sw = op.opt_int(1, 0)
-    sh = op.opt_int(2, 0)
-    act = op.opt_byte(3, 0)
-    dw = op.opt_int(4, 1)
-    dh = op.opt_int(5, 1)
+    padding = op.opt_byte(_CONV2D_PADDING, 0)
+    sw = op.opt_int(_CONV2D_STRIDE_W, 0)
+    sh = op.opt_int(_CONV2D_STRIDE_H, 0)
+    act = op.opt_byte(_CONV2D_FUSED_ACTIVATION_FUNCTION, 0)
+    dw = op.opt_int(_CONV2D_DILATION_W_FACTOR, 1)
+    dh = op.opt_int(_CONV2D_DILATION_H_FACTOR, 1)
     b, h, w, c = inp.shape
     oc, kh, kw, cin = filt.shape
     if cin < 1 or c < 1 or c % cin:
@@ -78,7 +85,7 @@ def prepare(op, ins, outs, ctx):
         wide = bias.type == _INT64
     else:  # Conv2DOptions.quantized_bias_type
         wide = op.options_type != _CONV_2D_OPTIONS or \
-            op.opt_byte(6, 0) != _INT32
+            op.opt_byte(_CONV2D_QUANTIZED_BIAS_TYPE, 0) != _INT32
     ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,

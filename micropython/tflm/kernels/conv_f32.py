@@ -31,6 +31,21 @@ from . import f32
 from .f32 import dot
 
 _FULLY_CONNECTED_OPTIONS = const(8)
+_CONV2D_DILATION_H_FACTOR = const(5)
+_CONV2D_DILATION_W_FACTOR = const(4)
+_CONV2D_FUSED_ACTIVATION_FUNCTION = const(3)
+_CONV2D_PADDING = const(0)
+_CONV2D_STRIDE_H = const(2)
+_CONV2D_STRIDE_W = const(1)
+_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER = const(3)
+_DEPTHWISE_CONV2D_DILATION_H_FACTOR = const(6)
+_DEPTHWISE_CONV2D_DILATION_W_FACTOR = const(5)
+_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION = const(4)
+_DEPTHWISE_CONV2D_PADDING = const(0)
+_DEPTHWISE_CONV2D_STRIDE_H = const(2)
+_DEPTHWISE_CONV2D_STRIDE_W = const(1)
+_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION = const(0)
+_FULLY_CONNECTED_WEIGHTS_FORMAT = const(1)
 
 
 def _io(op, ins, outs, rank4=True):
@@ -73,8 +88,12 @@ def prepare_conv(op, ins, outs, ctx):
     """
     from . import conv_util
     inp, filt, bias, out = _io(op, ins, outs)
-    padding, sw, sh = op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0)
-    act, dw, dh = op.opt_byte(3, 0), op.opt_int(4, 1), op.opt_int(5, 1)
+    padding = op.opt_byte(_CONV2D_PADDING, 0)
+    sw = op.opt_int(_CONV2D_STRIDE_W, 0)
+    sh = op.opt_int(_CONV2D_STRIDE_H, 0)
+    act = op.opt_byte(_CONV2D_FUSED_ACTIVATION_FUNCTION, 0)
+    dw = op.opt_int(_CONV2D_DILATION_W_FACTOR, 1)
+    dh = op.opt_int(_CONV2D_DILATION_H_FACTOR, 1)
     b, h, w, c = inp.shape
     oc, kh, kw, cin = filt.shape
     if cin < 1 or c % cin or oc < 1 or oc % (c // cin):
@@ -102,9 +121,13 @@ def prepare_depthwise(op, ins, outs, ctx):
     """
     from . import conv_util
     inp, filt, bias, out = _io(op, ins, outs)
-    padding, sw, sh = op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0)
-    dm, act = op.opt_int(3, 0), op.opt_byte(4, 0)
-    dw, dh = op.opt_int(5, 1), op.opt_int(6, 1)
+    padding = op.opt_byte(_DEPTHWISE_CONV2D_PADDING, 0)
+    sw = op.opt_int(_DEPTHWISE_CONV2D_STRIDE_W, 0)
+    sh = op.opt_int(_DEPTHWISE_CONV2D_STRIDE_H, 0)
+    dm = op.opt_int(_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER, 0)
+    act = op.opt_byte(_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION, 0)
+    dw = op.opt_int(_DEPTHWISE_CONV2D_DILATION_W_FACTOR, 1)
+    dh = op.opt_int(_DEPTHWISE_CONV2D_DILATION_H_FACTOR, 1)
     b, h, w, c = inp.shape
     one, kh, kw, oc = filt.shape
     if one != 1 or dm < 1 or c < 1 or oc != c * dm:
@@ -133,10 +156,12 @@ def prepare_fc(op, ins, outs, ctx):
     x, wt, bias, y = _io(op, ins, outs, rank4=False)
     label = op.label()
     opts = op.options_type == _FULLY_CONNECTED_OPTIONS
-    if opts and op.opt_byte(1, 0) != 0:
+    if opts and op.opt_byte(_FULLY_CONNECTED_WEIGHTS_FORMAT, 0) != 0:
         raise PrepareError("%s: weights_format %d is not supported"
-                           % (label, op.opt_byte(1, 0)))
-    act = op.opt_byte(0, 0) if opts else 0
+                           % (label,
+                              op.opt_byte(_FULLY_CONNECTED_WEIGHTS_FORMAT, 0)))
+    act = (op.opt_byte(_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, 0)
+           if opts else 0)
     if len(wt.shape) < 2 or not y.shape:
         raise PrepareError("%s: weights %s shape %s must have rank >= 2"
                            % (label, wt.label(), wt.shape))

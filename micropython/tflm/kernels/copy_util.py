@@ -24,7 +24,6 @@ from micropython import const
 
 from .. import schema
 from ..errors import PrepareError, raise_made  # noqa: F401 (re-export)
-from .reshape import const_ints
 
 _BOOL = const(6)
 _FLOAT32 = const(0)
@@ -67,7 +66,7 @@ def const_vector(op, t, what, ctx, n=None, int64=False):
     if t.type != _INT32 and not (int64 and t.type == _INT64):
         fail(op, "%s %s must be int32%s, not %s" % (
             what, t.label(), " or int64" if int64 else "", t.dtype))
-    v = const_ints(op, t, ctx, what) if t.size else ()
+    v = ctx.const_ints(op, t, what) if t.size else ()
     if v is None:
         fail(op, "%s %s must be a constant tensor" % (what, t.label()))
     if n is not None and len(v) != n:

@@ -31,6 +31,7 @@ _FLOAT32 = const(0)
 _INT8 = const(9)
 _DEPTH_TO_SPACE_OPTIONS = const(94)
 _SPACE_TO_DEPTH_OPTIONS = const(19)
+_DEPTH_TO_SPACE_BLOCK_SIZE = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -58,7 +59,9 @@ def prepare(op, ins, outs, ctx):
                            % (label, x.label(), tuple(x.shape)))
     want = (_DEPTH_TO_SPACE_OPTIONS if to_space else
             _SPACE_TO_DEPTH_OPTIONS)
-    bs = op.opt_int(0, 0) if op.options_type == want else 0
+    # block_size is field 0 of both DepthToSpaceOptions and SpaceToDepthOptions
+    bs = (op.opt_int(_DEPTH_TO_SPACE_BLOCK_SIZE, 0)
+          if op.options_type == want else 0)
     if bs < 1:
         raise PrepareError("%s: block_size %d must be at least 1"
                            % (label, bs))

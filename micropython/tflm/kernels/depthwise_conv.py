@@ -63,6 +63,13 @@ _FAST = const(1 << 20)
 # it, mac.plane (PL_BLOCK), in the work buffer
 _DWB = const(45)
 _PLB = const(32)
+_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER = const(3)
+_DEPTHWISE_CONV2D_DILATION_H_FACTOR = const(6)
+_DEPTHWISE_CONV2D_DILATION_W_FACTOR = const(5)
+_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION = const(4)
+_DEPTHWISE_CONV2D_PADDING = const(0)
+_DEPTHWISE_CONV2D_STRIDE_H = const(2)
+_DEPTHWISE_CONV2D_STRIDE_W = const(1)
 
 
 def _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw):
@@ -100,13 +107,13 @@ def prepare(op, ins, outs, ctx):
         from .dw16 import prepare as prepare16
         return prepare16(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)
-    padding = op.opt_byte(0, 0)
-    sw = op.opt_int(1, 0)
-    sh = op.opt_int(2, 0)
-    dm = op.opt_int(3, 0)
-    act = op.opt_byte(4, 0)
-    dw = op.opt_int(5, 1)
-    dh = op.opt_int(6, 1)
+    padding = op.opt_byte(_DEPTHWISE_CONV2D_PADDING, 0)
+    sw = op.opt_int(_DEPTHWISE_CONV2D_STRIDE_W, 0)
+    sh = op.opt_int(_DEPTHWISE_CONV2D_STRIDE_H, 0)
+    dm = op.opt_int(_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER, 0)
+    act = op.opt_byte(_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION, 0)
+    dw = op.opt_int(_DEPTHWISE_CONV2D_DILATION_W_FACTOR, 1)
+    dh = op.opt_int(_DEPTHWISE_CONV2D_DILATION_H_FACTOR, 1)
     b, h, w, c = inp.shape
     one, kh, kw, oc = filt.shape
     if one != 1:

@@ -78,6 +78,7 @@ _DIV_OPTIONS = const(29)
 
 _INT32_MAX = const(0x7FFFFFFF)
 _INT32_MIN = const(-0x80000000)
+_DIV_FUSED_ACTIVATION_FUNCTION = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -93,7 +94,8 @@ def prepare(op, ins, outs, ctx):
     """
     from .conv_util import keep, persistent, scratch_halves
     x1, x2, y = broadcast.binary_io(op, ins, outs)
-    act = op.opt_byte(0, 0) if op.options_type == _DIV_OPTIONS else 0
+    act = (op.opt_byte(_DIV_FUSED_ACTIVATION_FUNCTION, 0)
+           if op.options_type == _DIV_OPTIONS else 0)
     if y.type == _INT8:
         check_int8(op, (x1, x2, y), "float32, int32, int8")
     elif y.type == _INT32:

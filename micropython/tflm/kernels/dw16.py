@@ -32,6 +32,13 @@ _INT64 = const(4)
 # taps summed in one word before it is added to the int64 limbs:
 # |sum| < 64 * 128 * 65536 = 2**29
 _DCHUNK = const(64)
+_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER = const(3)
+_DEPTHWISE_CONV2D_DILATION_H_FACTOR = const(6)
+_DEPTHWISE_CONV2D_DILATION_W_FACTOR = const(5)
+_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION = const(4)
+_DEPTHWISE_CONV2D_PADDING = const(0)
+_DEPTHWISE_CONV2D_STRIDE_H = const(2)
+_DEPTHWISE_CONV2D_STRIDE_W = const(1)
 
 
 def prepare(op, ins, outs, ctx):
@@ -46,13 +53,13 @@ def prepare(op, ins, outs, ctx):
     from . import conv_util
     label = op.label()
     inp, filt, bias, out = check_io16(op, ins, outs)
-    padding = op.opt_byte(0, 0)
-    sw = op.opt_int(1, 0)
-    sh = op.opt_int(2, 0)
-    dm = op.opt_int(3, 0)
-    act = op.opt_byte(4, 0)
-    dw = op.opt_int(5, 1)
-    dh = op.opt_int(6, 1)
+    padding = op.opt_byte(_DEPTHWISE_CONV2D_PADDING, 0)
+    sw = op.opt_int(_DEPTHWISE_CONV2D_STRIDE_W, 0)
+    sh = op.opt_int(_DEPTHWISE_CONV2D_STRIDE_H, 0)
+    dm = op.opt_int(_DEPTHWISE_CONV2D_DEPTH_MULTIPLIER, 0)
+    act = op.opt_byte(_DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION, 0)
+    dw = op.opt_int(_DEPTHWISE_CONV2D_DILATION_W_FACTOR, 1)
+    dh = op.opt_int(_DEPTHWISE_CONV2D_DILATION_H_FACTOR, 1)
     b, h, w, c = inp.shape
     one, kh, kw, oc = filt.shape
     if one != 1:

@@ -33,11 +33,13 @@ from .wide import finish, reduced
 _INT8 = const(9)
 _INT16 = const(7)
 _INT32 = const(2)
+_FULLY_CONNECTED_OPTIONS = const(8)
 _INT64 = const(4)
 _UNIT_CHUNK = const(128)  # units whose results are kept at once (scratch)
 # products summed in one word before it is added to the int64 limbs:
 # |sum| < 64 * 128 * 65536 = 2**29
 _DCHUNK = const(64)
+_FULLY_CONNECTED_QUANTIZED_BIAS_TYPE = const(4)
 
 
 def _check(op, ins, outs):
@@ -93,7 +95,8 @@ def prepare(op, ins, outs, ctx):
     if bias is not None:
         wide = bias.type == _INT64
     else:  # FullyConnectedOptions.quantized_bias_type (field 4)
-        wide = op.opt_byte(4, 0) != _INT32 if op.options_type == 8 else 1
+        wide = (op.opt_byte(_FULLY_CONNECTED_QUANTIZED_BIAS_TYPE, 0) != _INT32
+                if op.options_type == _FULLY_CONNECTED_OPTIONS else 1)
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point,

@@ -97,12 +97,7 @@ def _fill(op, ins, outs, ctx):
     if dims.type not in DIMS_TYPES or len(dims.shape) != 1:
         _fail(op, "dims %s must be a 1-D integer tensor, it is %s %s"
               % (dims.label(), dims.dtype, tuple(dims.shape)))
-    w = dims.itemsize
-    raw = ctx.model.fb.mv[dims.const_pos:dims.const_pos + dims.nbytes]
-    vals = tuple(int.from_bytes(raw[k * w:(k + 1) * w], "little")
-                 for k in range(dims.size))
-    vals = tuple(v - (1 << (8 * w)) if v >> (8 * w - 1) else v
-                 for v in vals)
+    vals = ctx.const_ints(op, dims, "dims", True)
     if vals != tuple(y.shape):
         _fail(op, "dims %s is %s, output %s has shape %s"
               % (dims.label(), vals, y.label(), tuple(y.shape)))

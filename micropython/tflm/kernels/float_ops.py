@@ -49,6 +49,8 @@ _ADD_OPTIONS = const(11)
 _SUB_OPTIONS = const(28)
 _MUL_OPTIONS = const(21)
 _SOFTMAX_OPTIONS = const(9)
+_ADD_FUSED_ACTIVATION_FUNCTION = const(0)
+_SOFTMAX_BETA = const(0)
 
 _ONE = f32.consts(f32.ONE)
 _MINUS_ONE = f32.consts(f32.MINUS_ONE)
@@ -107,7 +109,10 @@ def _prepare_binary(op, ins, outs, ctx):
     (x1, x2), y = _float_io(op, ins, outs, 2)
     opts = {_ADD: _ADD_OPTIONS, _SUB: _SUB_OPTIONS,
             _MUL: _MUL_OPTIONS}[op.code]
-    act = op.opt_byte(0, 0) if op.options_type == opts else 0
+    # fused_activation_function: field 0 of AddOptions, SubOptions and
+    # MulOptions alike
+    act = (op.opt_byte(_ADD_FUSED_ACTIVATION_FUNCTION, 0)
+           if op.options_type == opts else 0)
     lo, hi = f32.act_range(act)
     if tuple(x1.shape) == tuple(x2.shape) and x1.size == y.size:
         loops = [[y.size, 1, 1, 1]]
@@ -181,8 +186,8 @@ def _prepare_softmax(op, x, y, ctx):
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (op.label(), x.label(), x.shape,
                                        y.label(), y.shape))
-    beta = op.opt_float(0, 0.0) if op.options_type == _SOFTMAX_OPTIONS \
-        else 0.0
+    beta = (op.opt_float(_SOFTMAX_BETA, 0.0)
+            if op.options_type == _SOFTMAX_OPTIONS else 0.0)
     depth = x.shape[-1]
     rows = x.size // depth if depth else 0
     # tmp: 0 max, 1 sum, 2 beta

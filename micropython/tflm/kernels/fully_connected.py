@@ -64,6 +64,9 @@ _UNIT_CHUNK = const(128)
 # that mac.dots reads (DOTS_BLOCK in thumb.py, then REL)
 _BLK = const(10)
 _REL = const(9)
+_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION = const(0)
+_FULLY_CONNECTED_KEEP_NUM_DIMS = const(2)
+_FULLY_CONNECTED_WEIGHTS_FORMAT = const(1)
 
 
 def _options(op):
@@ -71,7 +74,9 @@ def _options(op):
     options table is absent or of another type."""
     if op.options_type != _FULLY_CONNECTED_OPTIONS:
         return 0, 0, 0
-    return op.opt_byte(0, 0), op.opt_byte(1, 0), op.opt_byte(2, 0)
+    return (op.opt_byte(_FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION, 0),
+            op.opt_byte(_FULLY_CONNECTED_WEIGHTS_FORMAT, 0),
+            op.opt_byte(_FULLY_CONNECTED_KEEP_NUM_DIMS, 0))
 
 
 def _check(op, ins, outs):

@@ -33,6 +33,8 @@ _INT32 = const(2)
 _INT8 = const(9)
 
 _GATHER_OPTIONS = const(23)
+_GATHER_AXIS = const(0)
+_GATHER_BATCH_DIMS = const(1)
 
 
 def _fail(op, msg):
@@ -97,19 +99,20 @@ def _eval(st):
 def _geometry(op, x, c, y):
     """(axis, batch_dims, array g) from the options, checked as Prepare."""
     rank, crank = len(x.shape), len(c.shape)
-    axis = op.opt_int(0, 0) if op.options_type == _GATHER_OPTIONS else 0
-    bd = op.opt_int(1, 0) if op.options_type == _GATHER_OPTIONS else 0
+    opts = op.options_type == _GATHER_OPTIONS
+    a0 = axis = op.opt_int(_GATHER_AXIS, 0) if opts else 0
+    b0 = bd = op.opt_int(_GATHER_BATCH_DIMS, 0) if opts else 0
     if axis < 0:
         axis += rank
     if bd < 0:
         bd += crank
     if not 0 <= axis < rank:
         _fail(op, "axis %d is out of range for params %s of rank %d"
-              % (op.opt_int(0, 0), x.label(), rank))
+              % (a0, x.label(), rank))
     if not (0 <= bd <= axis and bd < rank and bd <= crank):
         _fail(op, "batch_dims %d does not fit axis %d, params %s rank %d and "
-              "indices %s rank %d" % (op.opt_int(1, 0), axis, x.label(),
-                                      rank, c.label(), crank))
+              "indices %s rank %d" % (b0, axis, x.label(), rank, c.label(),
+                                      crank))
     if tuple(x.shape[:bd]) != tuple(c.shape[:bd]):
         _fail(op, "params %s %s and indices %s %s differ in the first %d "
               "(batch) dimensions" % (x.label(), tuple(x.shape), c.label(),

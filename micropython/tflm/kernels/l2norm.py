@@ -21,6 +21,7 @@ from ..errors import PrepareError
 from .rescale import scale_i32, store_i8
 
 _L2NORM_OPTIONS = const(12)
+_L2NORM_FUSED_ACTIVATION_FUNCTION = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -44,7 +45,8 @@ def prepare(op, ins, outs, ctx):
                            "%s shape %s must match" % (label, x.label(),
                                                        x.shape, y.label(),
                                                        y.shape))
-    act = op.opt_byte(0, 0) if op.options_type == _L2NORM_OPTIONS else 0
+    act = (op.opt_byte(_L2NORM_FUSED_ACTIVATION_FUNCTION, 0)
+           if op.options_type == _L2NORM_OPTIONS else 0)
     if act != 0:
         raise PrepareError("%s: fused activation must be NONE" % label)
     depth = x.shape[-1]

@@ -104,6 +104,9 @@ _SIGMOID = (
 # each weight.
 _P_PAIRS = const(11)
 _P_SIZE = const(33)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP = const(1)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION = const(0)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR = const(3)
 
 
 def _check(op, ins, outs):
@@ -163,7 +166,7 @@ def _check(op, ins, outs):
     if len(x.shape) != 3 or len(y.shape) != 3:
         raise PrepareError("%s: input %s and output %s must have rank 3"
                            % (label, x.label(), y.label()))
-    major = op.opt_byte(3, 0) != 0
+    major = op.opt_byte(_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0
     batch, steps = (x.shape[1], x.shape[0]) if major else x.shape[:2]
     n_in = x.shape[2]
     n = h.shape[1] if len(h.shape) == 2 else -1
@@ -228,7 +231,7 @@ def prepare(op, ins, outs, ctx):
         power = _log2_round(c.scale)
         # cell_clip > 0: clip to +-(int16)min(clip / scale, 32767) (the
         # double quotient, truncated); p[8] holds that plus 1, 0: no clip
-        clip = op.opt_float(1, 0.0)
+        clip = op.opt_float(_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP, 0.0)
         qclip = 0
         if clip > 3e38:  # +inf (or FLT_MAX): the quotient caps at 32767
             qclip = 32768
@@ -262,7 +265,9 @@ def prepare(op, ins, outs, ctx):
         p[j] = v
     # the cell gate's activation: TANH; any other leaves the gate as it
     # is (TFLM's release build passes its TFLITE_ASSERT_FALSE)
-    tanh_gate = op.opt_byte(0, 0) == _ACT_TANH
+    act = op.opt_byte(_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION,
+                      0)
+    tanh_gate = act == _ACT_TANH
     rows = batch if major else 1
     words = rows * n
     fc = persistent(ctx, "i", 7)

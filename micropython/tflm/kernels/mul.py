@@ -31,6 +31,7 @@ _FLOAT32 = const(0)
 _INT32 = const(2)
 
 _MUL_OPTIONS = const(21)
+_MUL_FUSED_ACTIVATION_FUNCTION = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -41,7 +42,8 @@ def prepare(op, ins, outs, ctx):
     fused activation. Raises PrepareError for other types, bad shapes, or
     a multiplier shift above 30 (x * (1 << shift) would overflow in TFLM).
     """
-    act = op.opt_byte(0, 0) if op.options_type == _MUL_OPTIONS else 0
+    act = (op.opt_byte(_MUL_FUSED_ACTIVATION_FUNCTION, 0)
+           if op.options_type == _MUL_OPTIONS else 0)
     t = ins[0].type if ins and ins[0] is not None else None
     if t == _FLOAT32:
         from . import float_ops

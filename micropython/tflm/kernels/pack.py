@@ -21,20 +21,25 @@ from .copy_util import (F32, I8, I16, I32, I64, axis_of, check_types, fail,
                         interleave_eval, prod)
 
 _PACK = const(83)
+_PACK_OPTIONS = const(59)
+_UNPACK_OPTIONS = const(64)
+_PACK_VALUES_COUNT = const(0)
+_PACK_AXIS = const(1)
+_UNPACK_NUM = const(0)
+_UNPACK_AXIS = const(1)
 
 _PACK_TYPES = (F32, I8, I16, I32, I64)
 _UNPACK_TYPES = (F32, I8, I16, I32)
-PACK_OPTIONS, UNPACK_OPTIONS = 59, 64  # BuiltinOptions members
 
 
-def _options(op, want):
-    """(field 0, field 1) of the op's options table if it is of union type
-    want, else (0, 0): TFLM's parser leaves the defaults when
+def _options(op, want, f_count, f_axis):
+    """(fields f_count, f_axis) of the op's options table if it is of
+    union type want, else (0, 0): TFLM's parser leaves the defaults when
     builtin_options is another table or none (then TFLM copies nothing,
     and the count check below rejects the op)."""
     if op.options_type != want:
         return 0, 0
-    return op.opt_int(0), op.opt_int(1)
+    return op.opt_int(f_count), op.opt_int(f_axis)
 
 
 def _blocks(big, axis):
@@ -56,7 +61,7 @@ def _pack(op, ins, outs):
     y = outs[0]
     for t in ins:
         check_types(op, t, outs, _PACK_TYPES, "PACK")
-    count, axis = _options(op, PACK_OPTIONS)
+    count, axis = _options(op, _PACK_OPTIONS, _PACK_VALUES_COUNT, _PACK_AXIS)
     if count != len(ins):
         fail(op, "values_count %d but %d inputs" % (count, len(ins)))
     rank = len(y.shape)
@@ -73,7 +78,7 @@ def _unpack(op, ins, outs):
         fail(op, "needs one input and outputs")
     x = ins[0]
     check_types(op, x, outs, _UNPACK_TYPES, "UNPACK")
-    num, axis = _options(op, UNPACK_OPTIONS)
+    num, axis = _options(op, _UNPACK_OPTIONS, _UNPACK_NUM, _UNPACK_AXIS)
     rank = len(x.shape)
     axis = axis_of(op, axis, rank)
     if num != len(outs) or x.shape[axis] != num:

@@ -36,8 +36,7 @@ def _paddings(op, t, rank, ctx):
     if t.size != 2 * rank:
         raise PrepareError("%s: paddings %s has %d values for rank %d"
                            % (op.label(), t.label(), t.size, rank))
-    fb = ctx.model.fb
-    v = [fb.i32(t.const_pos + 4 * k) for k in range(t.size)]
+    v = ctx.const_ints(op, t, "paddings")
     return [(v[2 * i], v[2 * i + 1]) for i in range(rank)]
 
 

@@ -34,6 +34,13 @@ _MAX_POOL_2D = const(17)
 
 _POOL2D_OPTIONS = const(5)
 _REDUCER_OPTIONS = const(27)
+_POOL2D_FILTER_HEIGHT = const(4)
+_POOL2D_FILTER_WIDTH = const(3)
+_POOL2D_FUSED_ACTIVATION_FUNCTION = const(5)
+_POOL2D_PADDING = const(0)
+_POOL2D_STRIDE_H = const(2)
+_POOL2D_STRIDE_W = const(1)
+_REDUCER_KEEP_DIMS = const(0)
 
 
 def prepare_pool(op, ins, outs, ctx):
@@ -54,8 +61,11 @@ def prepare_pool(op, ins, outs, ctx):
         conv_util.check_rank4(op, t, "input" if t is x else "output")
     if op.options_type != _POOL2D_OPTIONS:
         raise PrepareError("%s has no Pool2DOptions" % label)
-    padding, sw, sh = op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0)
-    fw, fh, act = op.opt_int(3, 0), op.opt_int(4, 0), op.opt_byte(5, 0)
+    padding = op.opt_byte(_POOL2D_PADDING, 0)
+    sw, sh = op.opt_int(_POOL2D_STRIDE_W, 0), op.opt_int(_POOL2D_STRIDE_H, 0)
+    fw = op.opt_int(_POOL2D_FILTER_WIDTH, 0)
+    fh = op.opt_int(_POOL2D_FILTER_HEIGHT, 0)
+    act = op.opt_byte(_POOL2D_FUSED_ACTIVATION_FUNCTION, 0)
     n, h, w, c = x.shape
     oh = conv_util.out_size(padding, h, fh, sh, 1)
     ow = conv_util.out_size(padding, w, fw, sw, 1)
@@ -244,18 +254,17 @@ def prepare_mean(op, ins, outs, ctx):
     if axis.type != _INT32 or not axis.is_const:
         raise PrepareError("%s: axis %s must be a constant int32 tensor"
                            % (label, axis.label()))
-    fb = ctx.model.fb
     rank = len(x.shape)
     axes = []
-    for k in range(axis.size):
-        a = fb.i32(axis.const_pos + 4 * k)
+    for a in ctx.const_ints(op, axis, "axis"):
         if not -rank <= a < rank:
             raise PrepareError("%s: axis %d out of range for rank %d"
                                % (label, a, rank))
         a %= rank if rank else 1
         if a not in axes:
             axes.append(a)
-    keep = op.opt_byte(0, 0) if op.options_type == _REDUCER_OPTIONS else 0
+    keep = (op.opt_byte(_REDUCER_KEEP_DIMS, 0)
+            if op.options_type == _REDUCER_OPTIONS else 0)
     want = tuple(1 if i in axes else d for i, d in enumerate(x.shape)
                  if keep or i not in axes)
     if tuple(y.shape) != want:

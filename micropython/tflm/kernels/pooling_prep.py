@@ -17,6 +17,12 @@ _PADDING_SAME = const(0)
 _PADDING_VALID = const(1)
 
 _POOL2D_OPTIONS = const(5)
+_POOL2D_FILTER_HEIGHT = const(4)
+_POOL2D_FILTER_WIDTH = const(3)
+_POOL2D_FUSED_ACTIVATION_FUNCTION = const(5)
+_POOL2D_PADDING = const(0)
+_POOL2D_STRIDE_H = const(2)
+_POOL2D_STRIDE_W = const(1)
 
 # The double 1e-6 of PoolingPrepare's scale check, as m * 2**e.
 _ONE_E_MINUS_6 = (0x10C6F7A0B5ED8D, -72)
@@ -27,8 +33,11 @@ def _options(op):
     zeros (rejected later) when the Pool2DOptions table is missing."""
     if op.options_type != _POOL2D_OPTIONS:
         return 0, 0, 0, 0, 0, 0
-    return (op.opt_byte(0, 0), op.opt_int(1, 0), op.opt_int(2, 0),
-            op.opt_int(3, 0), op.opt_int(4, 0), op.opt_byte(5, 0))
+    return (op.opt_byte(_POOL2D_PADDING, 0),
+            op.opt_int(_POOL2D_STRIDE_W, 0), op.opt_int(_POOL2D_STRIDE_H, 0),
+            op.opt_int(_POOL2D_FILTER_WIDTH, 0),
+            op.opt_int(_POOL2D_FILTER_HEIGHT, 0),
+            op.opt_byte(_POOL2D_FUSED_ACTIVATION_FUNCTION, 0))
 
 
 def _out_size(padding, size, filt, stride):

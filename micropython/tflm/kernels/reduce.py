@@ -67,10 +67,8 @@ def resolve_axes(op, axis, rank, ctx):
         return []  # ResolveAxis ignores the axes of a scalar
     if not axis.is_const:
         _fail(op, "axis %s must be a constant tensor" % axis.label())
-    fb = ctx.model.fb
     axes = []
-    for k in range(axis.size):
-        a = fb.i32(axis.const_pos + 4 * k)
+    for a in ctx.const_ints(op, axis, "axis"):
         if not -rank <= a < rank:
             _fail(op, "axis %d of %s is out of range for rank %d"
                   % (a, axis.label(), rank))

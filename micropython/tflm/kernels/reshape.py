@@ -24,20 +24,6 @@ def _fail(op, msg):
     raise PrepareError("%s: %s" % (op.label(), msg))
 
 
-def const_ints(op, t, ctx, what):
-    """Values of a constant int32 / int64 tensor as a tuple, or None when
-    t is not a constant. Raises PrepareError for other types."""
-    if t.const_pos is None:
-        return None
-    fb = ctx.model.fb
-    if t.type == _INT32:
-        return tuple(fb.i32(t.const_pos + 4 * k) for k in range(t.size))
-    if t.type == _INT64:
-        return tuple(fb.i64(t.const_pos + 8 * k) for k in range(t.size))
-    _fail(op, "%s %s must be int32 or int64, not %s"
-          % (what, t.label(), t.dtype))
-
-
 def prepare(op, ins, outs, ctx):
     """See reshape_prep.prepare (construction only: it is dropped once an
     interpreter is built, interpreter.CONSTRUCTION)."""

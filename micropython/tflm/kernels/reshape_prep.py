@@ -8,12 +8,14 @@ from array import array
 from micropython import const
 
 from ..errors import InvokeError
-from .reshape import _check_shape, _fail, const_ints
+from .reshape import _check_shape, _fail
 
 _EXPAND_DIMS = const(70)
 _INT32 = const(2)
 _RESHAPE = const(22)
 _SQUEEZE = const(43)
+_RESHAPE_NEW_SHAPE = const(0)
+_SQUEEZE_SQUEEZE_DIMS = const(0)
 
 
 def resolve_shape(op, shape, src_shape):
@@ -65,16 +67,18 @@ def _reshape_target(op, ins, ctx):
     ReshapeOptions.new_shape, else None (the stored output shape)."""
     st = _shape_tensor(ins)
     if st is not None and (st.is_const or st.size == 0):
-        return const_ints(op, st, ctx, "shape tensor") or ()
-    if st is None and op.options is not None and op.options.has(0):
-        vals = op.options.int_vector(0)
+        return ctx.const_ints(op, st, "shape tensor") or ()
+    if st is None and op.options is not None \
+            and op.options.has(_RESHAPE_NEW_SHAPE):
+        vals = op.options.int_vector(_RESHAPE_NEW_SHAPE)
         return () if vals == (0,) else vals  # legacy [0]: a scalar
     return None
 
 
 def _squeeze_target(op, src):
     rank = len(src.shape)
-    axes = op.options.int_vector(0) if op.options is not None else ()
+    axes = (op.options.int_vector(_SQUEEZE_SQUEEZE_DIMS)
+            if op.options is not None else ())
     drop = set()
     for a in axes:
         if not -rank <= a < rank:
@@ -94,7 +98,7 @@ def _expand_target(op, ins, ctx):
     src = ins[0]
     if len(ins) < 2 or ins[1] is None:
         _fail(op, "needs an axis input")
-    vals = const_ints(op, ins[1], ctx, "axis")
+    vals = ctx.const_ints(op, ins[1], "axis")
     if vals is None or len(vals) != 1:
         _fail(op, "axis %s must be a constant with one element"
               % ins[1].label())

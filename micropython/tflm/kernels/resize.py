@@ -47,6 +47,10 @@ MAX_DIM = 1 << 20  # TFLM's (1 << 10) * size must fit int32
 # only from a table of the op's own type (else both false).
 _RESIZE_BILINEAR_OPTIONS = const(15)
 _RESIZE_NEAREST_NEIGHBOR_OPTIONS = const(74)
+_RESIZE_BILINEAR_ALIGN_CORNERS = const(2)
+_RESIZE_BILINEAR_HALF_PIXEL_CENTERS = const(3)
+_RESIZE_NEAREST_NEIGHBOR_ALIGN_CORNERS = const(0)
+_RESIZE_NEAREST_NEIGHBOR_HALF_PIXEL_CENTERS = const(1)
 
 
 def _flags(op, want, f_align, f_half):
@@ -84,8 +88,7 @@ def _check(op, ins, outs, ctx, types):
     if not size.is_const:
         _fail(op, "size %s is not constant (TFLM requires it)"
               % size.label())
-    fb = ctx.model.fb
-    oh, ow = fb.i32(size.const_pos), fb.i32(size.const_pos + 4)
+    oh, ow = ctx.const_ints(op, size, "size")
     b, h, w, c = x.shape
     want = (b, oh, ow, c)
     if tuple(y.shape) != want:
@@ -137,7 +140,9 @@ def prepare_nearest(op, ins, outs, ctx):
     """
     from . import conv_util
     x, y, oh, ow = _check(op, ins, outs, ctx, _NN_TYPES)
-    align, half = _flags(op, _RESIZE_NEAREST_NEIGHBOR_OPTIONS, 0, 1)
+    align, half = _flags(op, _RESIZE_NEAREST_NEIGHBOR_OPTIONS,
+                         _RESIZE_NEAREST_NEIGHBOR_ALIGN_CORNERS,
+                         _RESIZE_NEAREST_NEIGHBOR_HALF_PIXEL_CENTERS)
     b, h, w, c = x.shape
     cb = c * x.itemsize
     ytab = array("i", (nearest_index(i, h, oh, align, half) * w * cb
@@ -252,7 +257,9 @@ def prepare_bilinear(op, ins, outs, ctx):
     """
     from . import conv_util
     x, y, oh, ow = _check(op, ins, outs, ctx, (_INT8, _FLOAT32))
-    align, half = _flags(op, _RESIZE_BILINEAR_OPTIONS, 2, 3)
+    align, half = _flags(op, _RESIZE_BILINEAR_OPTIONS,
+                         _RESIZE_BILINEAR_ALIGN_CORNERS,
+                         _RESIZE_BILINEAR_HALF_PIXEL_CENTERS)
     if align and half:
         _fail(op, "half_pixel_centers requires align_corners false")
     if x.type == _FLOAT32:

@@ -26,7 +26,6 @@ from ..errors import InvokeError
 from .copy_util import (BOOL, F32, I8, I16, I32, I64, check_types,
                         const_vector, fail, gather, raise_made, strided_plan,
                         strides_of)
-from .reshape import const_ints
 
 _TYPES = (F32, I8, I16, I32, BOOL)
 _MAX_RANK = const(5)
@@ -82,8 +81,8 @@ def prepare(op, ins, outs, ctx):
     if len(y.shape) != rank:
         fail(op, "output %s has rank %d, input %s rank %d"
              % (y.label(), len(y.shape), x.label(), rank))
-    if const_ints(op, ins[1], ctx, "begin") is None or \
-            const_ints(op, ins[2], ctx, "size") is None:
+    if ctx.const_ints(op, ins[1], "begin") is None or \
+            ctx.const_ints(op, ins[2], "size") is None:
         return _dynamic(op, x, y, ins[1], ins[2])
     begin = const_vector(op, ins[1], "begin", ctx, rank, int64=True)
     size = const_vector(op, ins[2], "size", ctx, rank, int64=True)

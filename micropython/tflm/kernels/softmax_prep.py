@@ -19,7 +19,8 @@ _SCALED_DIFF_INTEGER_BITS = const(5)
 _ACCUM_INTEGER_BITS = const(12)
 _INT32_MAX = const((1 << 31) - 1)
 _INT32_MIN = const(-(1 << 31))
-_ONE_OVER_256 = const(0x3B800000)  # float32 bits of 1 / 256
+_ONE_OVER_256 = const(0x3B800000)
+_SOFTMAX_BETA = const(0)  # float32 bits of 1 / 256
 
 
 # gemmlowp fixed point, plain Python (prepare time only): gemmlowp.py.
@@ -119,8 +120,8 @@ def prepare(op, ins, outs, ctx):
         if y.zero_point != -128 or not one_over_256:
             raise PrepareError("%s: output %s must have scale 1/256 and "
                                "zero point -128" % (label, y.label()))
-    beta = op.opt_float(0, 0.0) if op.options_type == _SOFTMAX_OPTIONS \
-        else 0.0
+    beta = (op.opt_float(_SOFTMAX_BETA, 0.0)
+            if op.options_type == _SOFTMAX_OPTIONS else 0.0)
     mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
     e_tab, r_tab = _tables(mult, shift, diff_min, ctx)
     depth = x.shape[-1]

@@ -36,7 +36,6 @@ from micropython import const
 from ..errors import InvokeError
 from .copy_util import (F32, I8, I32, check_types, const_vector, fail,
                         raise_made)
-from .reshape import const_ints
 
 _INT8 = const(9)
 _SPACE_TO_BATCH_ND = const(38)
@@ -127,8 +126,8 @@ def prepare(op, ins, outs, ctx):
     g = array("i", [n, N, H, W, C * x.itemsize, OB, OH, OW, 1, 1, 0, 0,
                     pad, int(s2b)] + [0] * 6)
     fn = _s2b if s2b else _b2s
-    dynamic = (const_ints(op, ins[1], ctx, "block_shape") is None
-               or const_ints(op, ins[2], ctx, what) is None)
+    dynamic = (ctx.const_ints(op, ins[1], "block_shape") is None
+               or ctx.const_ints(op, ins[2], what) is None)
     if not dynamic:
         g[8], g[9], g[10], g[11] = _const_params(op, ins, ctx, n, what, x,
                                                  y, s2b)

@@ -27,6 +27,9 @@ from .copy_util import (BOOL, F32, I8, I16, I32, check_types, const_vector,
 _TYPES = (F32, I8, I16, I32, BOOL)
 _MAX_RANK = const(4)
 _STRIDED_SLICE_OPTIONS = const(32)  # BuiltinOptions.StridedSliceOptions
+_STRIDED_SLICE_BEGIN_MASK = const(0)
+_STRIDED_SLICE_END_MASK = const(1)
+_STRIDED_SLICE_SHRINK_AXIS_MASK = const(4)
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -115,7 +118,9 @@ def prepare(op, ins, outs, ctx):
         vals.append(v)
     # TFLM reads the masks only from a StridedSliceOptions table (another
     # union type, or none: all 0).
-    masks = (op.opt_int(0), op.opt_int(1), op.opt_int(4)) if \
+    masks = (op.opt_int(_STRIDED_SLICE_BEGIN_MASK),
+             op.opt_int(_STRIDED_SLICE_END_MASK),
+             op.opt_int(_STRIDED_SLICE_SHRINK_AXIS_MASK)) if \
         op.options_type == _STRIDED_SLICE_OPTIONS else (0, 0, 0)
     out, axes, base = plan(op, x.shape, vals[0], vals[1], vals[2], masks,
                            x.itemsize)

@@ -21,6 +21,7 @@ _INT16 = const(7)
 _INT32 = const(2)
 
 _SUB_OPTIONS = const(28)
+_SUB_FUSED_ACTIVATION_FUNCTION = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -37,7 +38,8 @@ def prepare(op, ins, outs, ctx):
         return float_ops.prepare(op, ins, outs, ctx)
     if t == _INT32:
         from . import binary_i32
-        act = op.opt_byte(0, 0) if op.options_type == _SUB_OPTIONS else 0
+        act = (op.opt_byte(_SUB_FUSED_ACTIVATION_FUNCTION, 0)
+               if op.options_type == _SUB_OPTIONS else 0)
         return binary_i32.prepare(op, ins, outs, ctx, act)
     if t == _INT16:
         x1, x2, y = add.int16_io(op, ins, outs)

@@ -55,6 +55,8 @@ _INT32 = const(2)
 _INT8 = const(9)
 _SVDF_OPTIONS = const(6)
 _ACT_RELU6 = const(3)
+_SVDF_FUSED_ACTIVATION_FUNCTION = const(1)
+_SVDF_RANK = const(0)
 
 # 1e-5 as a double: 0x14F8B588E368F1 * 2**-69 (the bias-scale tolerance)
 _TOL = (0x14F8B588E368F1, -69)
@@ -89,7 +91,8 @@ def _check(op, ins, outs):
     y = outs[0]
     if op.options_type != _SVDF_OPTIONS:
         raise PrepareError("%s has no SVDFOptions (rank)" % label)
-    rank, act = op.opt_int(0, 0), op.opt_byte(1, 0)
+    rank = op.opt_int(_SVDF_RANK, 0)
+    act = op.opt_byte(_SVDF_FUSED_ACTIVATION_FUNCTION, 0)
     for t in (x, wf, wt, s, y):
         if len(t.shape) != 2:
             raise PrepareError("%s: %s has shape %s, expected rank 2"

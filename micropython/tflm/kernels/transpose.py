@@ -26,7 +26,6 @@ from micropython import const
 
 from ..heap import keep
 from ..errors import PrepareError
-from .reshape import const_ints
 
 _MAX_RANK = const(6)
 
@@ -48,7 +47,7 @@ def _perm(op, ins, rank, ctx):
         _fail(op, "perm %s must be 1-D, it has shape %s"
               % (pt.label(), tuple(pt.shape)))
     # An empty perm (rank 0) has no bytes, so a file cannot mark it const.
-    perm = const_ints(op, pt, ctx, "perm") if pt.size else ()
+    perm = ctx.const_ints(op, pt, "perm") if pt.size else ()
     if perm is None:
         _fail(op, "perm %s must be a constant tensor" % pt.label())
     if len(perm) != rank:

@@ -41,7 +41,11 @@ _PADDING_SAME = const(0)
 _PADDING_VALID = const(1)
 
 
-_TRANSPOSE_CONV_OPTIONS = const(49)  # BuiltinOptions.TransposeConvOptions
+_TRANSPOSE_CONV_OPTIONS = const(49)
+_TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION = const(3)
+_TRANSPOSE_CONV_PADDING = const(0)
+_TRANSPOSE_CONV_STRIDE_H = const(2)
+_TRANSPOSE_CONV_STRIDE_W = const(1)  # BuiltinOptions.TransposeConvOptions
 
 
 def _fail(op, msg):
@@ -136,10 +140,10 @@ def prepare(op, ins, outs, ctx):
     # unless builtin_options is a TransposeConvOptions table.
     padding = sw = sh = act = 0
     if op.options_type == _TRANSPOSE_CONV_OPTIONS:
-        padding = op.opt_byte(0, 0)
-        sw = op.opt_int(1, 0)
-        sh = op.opt_int(2, 0)
-        act = op.opt_byte(3, 0)
+        padding = op.opt_byte(_TRANSPOSE_CONV_PADDING, 0)
+        sw = op.opt_int(_TRANSPOSE_CONV_STRIDE_W, 0)
+        sh = op.opt_int(_TRANSPOSE_CONV_STRIDE_H, 0)
+        act = op.opt_byte(_TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION, 0)
     ph, pw = _geometry(op, filt, x, y, padding, sh, sw)
     b, h, w, ic = x.shape
     oc, kh, kw, _ = filt.shape
