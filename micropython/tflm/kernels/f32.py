@@ -31,6 +31,15 @@ significand, forms the exact result with 6 guard bits plus a sticky bit
 (products from 12-bit limbs, quotients by long division), and rounds
 once.
 
+The operations are written out in each engine's loop, not called: a
+call per element would cost more than the arithmetic, and float32 bit
+patterns above 2**30 cannot cross a call on a 32-bit port (below). The
+copies are marked `# >>> NAME [VAR]` ... `# <<< NAME` (fmul: the product
+of two normal or subnormal operands; fadd: acc + pr; round: rounding S
+with exponent e into VAR), here and in f32_math.py, and
+tests/test_copies.py checks that all copies of a NAME are the same code
+(VAR renamed, comments and annotations aside): change one, change all.
+
 Operands are buffers of float32 words read with ptr32: model constants
 that are not 4-byte aligned are copied once at prepare (words()).
 Indexes and strides are in elements. Intermediates stay below 2**31 and
@@ -250,6 +259,7 @@ def dot(p, q, x, w, b, out):
                     continue  # acc + (+-0) == acc for acc != +-0
                 pr = sg << 31
             else:
+                # >>> fmul
                 if ea:
                     ma |= H23
                 else:
@@ -279,7 +289,8 @@ def dot(p, q, x, w, b, out):
                 if S < H29:
                     S = S << 1
                     e -= 1
-                # round S * 2**(e - 156) to float32 (see ROUNDING below)
+                # round S * 2**(e - 156) to float32 (fl() in the module doc)
+                # >>> round pr
                 if e >= 0xFF:
                     pr = INF
                 else:
@@ -297,8 +308,11 @@ def dot(p, q, x, w, b, out):
                     g: int = S & 63
                     if g > 32 or (g == 32 and (pr & 1)):
                         pr += 1
+                # <<< round
                 pr |= sg << 31
+                # <<< fmul
             # ---- acc = fl(acc + pr) ----
+            # >>> fadd
             sa: int = (acc >> 31) & 1
             sb: int = (pr >> 31) & 1
             ea = (acc >> 23) & 0xFF
@@ -362,6 +376,7 @@ def dot(p, q, x, w, b, out):
                     while S < H29:
                         S = S << 1
                         e -= 1
+                    # >>> round acc
                     if e >= 0xFF:
                         acc = INF
                     else:
@@ -379,7 +394,9 @@ def dot(p, q, x, w, b, out):
                         g = S & 63
                         if g > 32 or (g == 32 and (acc & 1)):
                             acc += 1
+                    # <<< round
                     acc |= sa << 31
+            # <<< fadd
         # ---- clamp (NaN passes) and store ----
         if (acc & MAG) <= INF:
             k: int = acc & MAG
@@ -465,6 +482,7 @@ def vec(p, q, a_, b_, c_, out):
         elif (ea | ma) == 0 or (eb | mb) == 0:
             pr = sg << 31
         else:
+            # >>> fmul
             if ea:
                 ma |= H23
             else:
@@ -494,7 +512,8 @@ def vec(p, q, a_, b_, c_, out):
             if S < H29:
                 S = S << 1
                 e -= 1
-            # round S * 2**(e - 156) to float32 (see dot)
+            # round S * 2**(e - 156) to float32 (fl() in the module doc)
+            # >>> round pr
             if e >= 0xFF:
                 pr = INF
             else:
@@ -512,8 +531,11 @@ def vec(p, q, a_, b_, c_, out):
                 g: int = S & 63
                 if g > 32 or (g == 32 and (pr & 1)):
                     pr += 1
+            # <<< round
             pr |= sg << 31
+            # <<< fmul
         # ---- acc = fl(acc + pr) ----
+        # >>> fadd
         sa: int = (acc >> 31) & 1
         sb: int = (pr >> 31) & 1
         ea = (acc >> 23) & 0xFF
@@ -577,6 +599,7 @@ def vec(p, q, a_, b_, c_, out):
                 while S < H29:
                     S = S << 1
                     e -= 1
+                # >>> round acc
                 if e >= 0xFF:
                     acc = INF
                 else:
@@ -594,7 +617,9 @@ def vec(p, q, a_, b_, c_, out):
                     g = S & 63
                     if g > 32 or (g == 32 and (acc & 1)):
                         acc += 1
+                # <<< round
                 acc |= sa << 31
+        # <<< fadd
         # ---- clamp (NaN passes) and store ----
         if (acc & MAG) <= INF:
             k: int = acc & MAG
@@ -703,6 +728,7 @@ def vdiv(p, q, a_, b_, out):
                 k += 1
             if ma:
                 S |= 1  # sticky
+            # >>> round acc
             if e >= 0xFF:
                 acc = INF
             else:
@@ -720,6 +746,7 @@ def vdiv(p, q, a_, b_, out):
                 g: int = S & 63
                 if g > 32 or (g == 32 and (acc & 1)):
                     acc += 1
+            # <<< round
             acc |= sg << 31
         # ---- clamp (NaN passes) and store ----
         if (acc & MAG) <= INF:

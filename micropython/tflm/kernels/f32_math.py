@@ -169,7 +169,8 @@ def vexp(p, c, st, x, out):
             S: int = (eh << 6) | (el >> 17)
             if el & 0x1FFFF:
                 S |= 1
-            # round S * 2**(e - 156) to float32 (see f32.dot)
+            # round S * 2**(e - 156) to float32 (fl() in f32.py's doc)
+            # >>> round res
             if e >= 0xFF:
                 res = INF
             else:
@@ -187,6 +188,7 @@ def vexp(p, c, st, x, out):
                 g: int = S & 63
                 if g > 32 or (g == 32 and (res & 1)):
                     res += 1
+            # <<< round
         ptr32(po)[0] = res
         po += 4
 
