@@ -30,7 +30,7 @@ PACKAGE_JSON = os.path.join(ROOT, "package.json")
 def target(board=None, arch=None):
     """(arch, name of the build folder) for a board id or an arch."""
     if board:
-        from .boards import get_board
+        from .board_spec import get_board
         b = get_board(board)
         if arch and arch != b["march"]:
             raise SystemExit("board %s is %s, not %s" % (board, b["march"],

@@ -50,7 +50,6 @@ from .errors import PrepareError
 from .heap import _copy, pack, zeros
 
 _INT8 = const(9)
-_INT16 = const(7)
 _INT32 = const(2)
 _INT64 = const(4)
 _NOTHING = memoryview(b"")  # what untouched requests get in the sizing pass
@@ -180,28 +179,23 @@ class KernelContext:
 
     def const_ints(self, op, t, what, any_int=False):
         """The values of constant tensor t as a tuple of ints, read
-        byte by byte from the model (any address), or None when t is
-        not a constant. t: int32 or int64 (also int8 and int16 with
-        any_int). Raises PrepareError naming op, what and t for another
-        type. Follows TFLM's Prepare reading a constant input with
-        GetTensorData (tensorflow/lite/micro/kernels/kernel_util.h)."""
+        byte by byte from its bytes in the model (any address), or None
+        when t is not a constant. t: int32 or int64; with any_int also
+        int8 or int16, the caller having checked the type. Raises
+        PrepareError naming op, what and t for another type. Follows
+        TFLM's Prepare reading a constant input with GetTensorData
+        (tensorflow/lite/micro/kernels/kernel_util.h)."""
         if t.const_pos is None:
             return None
-        if not (t.type == _INT32 or t.type == _INT64 or any_int
-                and (t.type == _INT8 or t.type == _INT16)):
+        if not (t.type == _INT32 or t.type == _INT64 or any_int):
             raise PrepareError("%s: %s %s must be int32 or int64, not %s"
                                % (op.label(), what, t.label(), t.dtype))
-        fb, pos, w = self.model.fb, t.const_pos, t.itemsize
-        if w == 4:
-            return tuple(fb.i32(pos + 4 * k) for k in range(t.size))
-        if w == 8:
-            return tuple(fb.i64(pos + 8 * k) for k in range(t.size))
-        top, out = 1 << (8 * w - 1), []
+        d, w, out = t.data, t.itemsize, []
         for k in range(t.size):
-            v = fb.u8(pos + w * k)
-            if w == 2:
-                v |= fb.u8(pos + 2 * k + 1) << 8
-            out.append((v ^ top) - top)
+            v = 0
+            for i in range(w):  # little-endian
+                v |= d[w * k + i] << 8 * i
+            out.append(v - (v >> 8 * w - 1 << 8 * w))
         return tuple(out)
 
     def limit_scratch(self, n):
