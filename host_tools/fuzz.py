@@ -11,7 +11,7 @@ vector elements. The targets are found by walking each model's FlatBuffer
 along the TFLite schema (walk()).
 
 Every mutated model is loaded, prepared and invoked on the MicroPython
-unix port, many per process (host_tools/fuzz_driver.py prints one JSON
+unix port, many per process (host_tools/mp_cases.py prints one JSON
 line per model; a process that dies or stops answering is restarted after
 the failing model). It must either raise a TFLMError or run; when it runs
 and TFLM also runs it (in a forked child per model, since TFLM itself
@@ -29,7 +29,6 @@ tests/test_fuzz.py replays them.
 
 import json
 import os
-import queue
 import random
 import subprocess
 import sys
@@ -40,11 +39,10 @@ import time
 from tflm.errors import TFLMError
 from tflm.flatbuf import FlatBuffer
 
-from . import PKG_DIR, ROOT, device
+from . import ROOT, case_driver
 
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
 DEMO = os.path.join(ROOT, "host_tools", "data", "digits_cnn_int8.tflite")
-DRIVER = os.path.join(ROOT, "host_tools", "fuzz_driver.py")
 CORPUS = os.path.join(ROOT, "tests", "fuzz_corpus")
 CORPUS_MAX_BYTES = 8 << 10
 CASE_TIMEOUT = 30.0  # seconds one model may take on either side
@@ -415,65 +413,17 @@ class Case:
         self.id, self.path, self.inputs = cid, path, inputs
         self.base, self.edits, self.trunc, self.what = (base, edits, trunc,
                                                         what)
-        self.dev = None   # result dict from fuzz_driver
+        self.dev = None   # result dict from mp_cases.py
         self.ref = None   # result dict from the TFLM worker
 
 
-def _lines(proc, q):
-    for line in proc.stdout:
-        q.put(line)
-    q.put(None)
-
-
 def run_device(cases, work, tag="dev", timeout=CASE_TIMEOUT):
-    """Run cases through fuzz_driver.py; sets case.dev for each.
-
-    The driver answers in case order. A crash, or a silent stretch longer
-    than timeout, marks the first unanswered case ('crash' / 'hang') and
-    restarts the driver after it.
-    """
-    todo = sorted(cases, key=lambda c: c.id)
-    listing = os.path.join(work, tag + "_cases.txt")
-    with open(listing, "w") as f:
-        for c in todo:
-            f.write("%d\t%s\t%s\n" % (c.id, c.path, "|".join(c.inputs)))
-    by_id = {c.id: c for c in todo}
-    pos = 0  # todo[pos:] have no result yet
-    while pos < len(todo):
-        cmd = [device.micropython_bin(), "-X", "heapsize=" + HEAP, DRIVER,
-               PKG_DIR, listing, str(todo[pos].id)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        q = queue.Queue()
-        threading.Thread(target=_lines, args=(proc, q), daemon=True).start()
-        failed = None
-        while pos < len(todo):
-            try:
-                line = q.get(timeout=timeout)
-            except queue.Empty:
-                proc.kill()
-                failed = {"r": "hang", "msg": "no answer in %gs" % timeout}
-                break
-            if line is None:
-                proc.wait()
-                err = proc.stderr.read()[-1500:]
-                failed = {"r": "crash", "msg": "micropython exited %s: %s"
-                          % (proc.returncode, err)}
-                break
-            try:
-                res = json.loads(line)
-            except ValueError:
-                continue  # stray output
-            by_id[res["id"]].dev = res
-            while pos < len(todo) and todo[pos].dev is not None:
-                pos += 1
-        proc.wait()
-        if failed is not None:
-            failed["id"] = todo[pos].id
-            todo[pos].dev = failed
-            pos += 1
-        proc.stdout.close()
-        proc.stderr.close()
+    """Run cases through host_tools/mp_cases.py with its bad API calls
+    (case_driver.run_unix); sets case.dev for each: a crash, or a silent
+    stretch longer than timeout, marks the case it happened on ('crash' /
+    'hang') and the driver restarts after it."""
+    case_driver.run_unix(cases, work, tag, lambda c: c.path, timeout,
+                         api=True)
 
 
 def run_tflm(cases, timeout=CASE_TIMEOUT):

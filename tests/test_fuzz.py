@@ -26,7 +26,7 @@ def test_campaign(capsys):
     """FUZZ_N seeded mutations of every shared model and the demo model:
     no crash, hang, non-TFLMError exception, internal error, allocating
     invoke() or output different from TFLM's; on every model that runs,
-    bad API calls (fuzz_driver.API_CALLS) raise only the documented
+    bad API calls (mp_cases.API_CALLS) raise only the documented
     exceptions and leave invoke() working without allocation."""
     failures, cases = fuzz.campaign(FUZZ_N, FUZZ_SEED, corpus=None,
                                     out=sys.stdout)
@@ -56,10 +56,11 @@ def test_corpus_replay():
 # ------------------------------------------------ the fuzzer's own machinery
 
 FAKE_PORT = r"""#!%s
-# Stands in for the micropython binary: answers like fuzz_driver.py, but
+# Stands in for the micropython binary: answers like mp_cases.py, but
 # case 2 dies with SIGSEGV and case 4 never answers.
 import json, os, signal, sys, time
-listing, first = sys.argv[-2], int(sys.argv[-1])
+args = [a for a in sys.argv if a != "api"]
+listing, first = args[-2], int(args[-1])
 for line in open(listing):
     k = int(line.split("\t")[0])
     if k < first:

@@ -3,7 +3,7 @@ calls on the interpreter.
 
 Every rule has a small model (built with opgen, edited through the schema
 object API, or byte-patched) that breaks exactly that rule. All of them run
-in one MicroPython process (host_tools/fuzz_driver.py); each test checks
+in one MicroPython process (host_tools/mp_cases.py); each test checks
 the error class and that the message names the operator, tensor and / or
 file offset. See micropython/tflm/verify.py for the layers of checks.
 """

@@ -17,7 +17,7 @@ is reproducible from (op, seed, i). For every case:
    worker process, restarted after the case if TFLM aborts); a model
    TFLM rejects is "invalid" (a generator bug: printed with its model);
 3. our runtime runs it on the MicroPython unix port, many models per
-   process (driver.py, invoke under heap_lock);
+   process (host_tools/mp_cases.py, invoke under heap_lock);
 4. outputs are compared byte for byte (float32 as bit patterns).
 
 Outcome per case: pass; fail (different bytes, a crash / hang / non-
@@ -44,7 +44,6 @@ Speed (2 shared cores): about 300 cases in 6 s with --jobs 2.
 
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
@@ -55,13 +54,11 @@ import time
 
 import numpy as np
 
-from .. import PKG_DIR, ROOT, device
+from .. import ROOT, case_driver
 from . import cases as cases_mod
 
-DRIVER = os.path.join(ROOT, "host_tools", "conformance", "driver.py")
 CORPUS = os.path.join(ROOT, "tests", "conformance_corpus")
 CASE_TIMEOUT = 60.0  # seconds one case may take on either side
-HEAP = "16M"
 DEFAULT_N = 20
 
 
@@ -128,77 +125,6 @@ def set_files(case, raw, ins, work):
         case.inputs.append(p)
 
 
-def _lines(stream, q):
-    for line in stream:
-        q.put(line)
-    q.put(None)
-
-
-def _feed(proc, lines):
-    try:
-        for line in lines:
-            proc.stdin.write(line + "\n")
-            proc.stdin.flush()
-        proc.stdin.close()
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-
-
-def _serve(todo, start, attr, timeout, what):
-    """Run todo (cases in order) through processes made by start(first
-    index) -> (proc, feed lines or None); each answers one JSON line per
-    case in order, stored in case.<attr>. A process that exits or stays
-    silent for timeout seconds marks the first unanswered case ('crash' /
-    'hang') and is restarted after it."""
-    pos = 0
-    by_id = {c.id: c for c in todo}
-    while pos < len(todo):
-        proc, feed = start(pos)
-        q = queue.Queue()
-        threading.Thread(target=_lines, args=(proc.stdout, q),
-                         daemon=True).start()
-        if feed is not None:
-            threading.Thread(target=_feed, args=(proc, feed),
-                             daemon=True).start()
-        failed = None
-        while pos < len(todo):
-            try:
-                line = q.get(timeout=timeout)
-            except queue.Empty:
-                proc.kill()
-                failed = {"r": "hang", "msg": "%s: no answer in %gs"
-                          % (what, timeout)}
-                break
-            if line is None:
-                proc.wait()
-                failed = {"r": "crash", "msg": "%s exited with status %s"
-                          % (what, proc.returncode)}
-                break
-            try:
-                res = json.loads(line)
-            except ValueError:
-                continue  # stray output
-            c = by_id.get(res.get("id"))
-            if c is not None:
-                setattr(c, attr, res)
-            while pos < len(todo) and getattr(todo[pos], attr) is not None:
-                pos += 1
-        proc.wait()
-        err = proc.stderr.read() if proc.stderr else ""
-        for s in (proc.stdout, proc.stderr, proc.stdin):
-            if s is not None:
-                try:
-                    s.close()
-                except OSError:
-                    pass
-        if failed is not None and pos < len(todo):
-            failed["id"] = todo[pos].id
-            if err:
-                failed["msg"] += ": " + err.strip()[-600:]
-            setattr(todo[pos], attr, failed)
-            pos += 1
-
-
 def run_oracle(todo, work, tag, gen_dirs=(), timeout=CASE_TIMEOUT):
     """Generate (cases without a model yet) and run TFLM, in worker
     processes (oracle_worker.py); sets case.ref, case.model, case.inputs.
@@ -213,7 +139,7 @@ def run_oracle(todo, work, tag, gen_dirs=(), timeout=CASE_TIMEOUT):
             stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
         return proc, [_request(c, work) for c in todo[pos:]]
 
-    _serve(todo, start, "ref", timeout, "TFLM worker")
+    case_driver.serve(todo, start, "ref", timeout, "TFLM worker")
     for c in todo:
         if c.ref.get("model"):
             c.model, c.inputs = c.ref["model"], c.ref["inputs"]
@@ -252,21 +178,9 @@ def _request(c, work):
 
 
 def run_device(todo, work, tag, timeout=CASE_TIMEOUT):
-    """Our results (case.dev), many cases per MicroPython process."""
-    listing = os.path.join(work, tag + "_cases.txt")
-    todo = sorted(todo, key=lambda c: c.id)
-    with open(listing, "w") as f:
-        for c in todo:
-            f.write("%d\t%s\t%s\n" % (c.id, c.model, "|".join(c.inputs)))
-
-    def start(pos):
-        cmd = [device.micropython_bin(), "-X", "heapsize=" + HEAP, DRIVER,
-               PKG_DIR, listing, str(todo[pos].id)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        return proc, None
-
-    _serve(todo, start, "dev", timeout, "micropython")
+    """Our results (case.dev), many cases per MicroPython process
+    (case_driver.run_unix)."""
+    case_driver.run_unix(todo, work, tag, lambda c: c.model, timeout)
 
 
 # Set by --target-cmd: run our side on a MicroPython target (run_target)
@@ -278,13 +192,13 @@ TARGET_CASE_BYTES = 400000
 def run_target(todo, work, tag, cmd, arch, timeout=CASE_TIMEOUT):
     """Our results (case.dev) from a MicroPython target instead of the
     unix port: cmd (with {image} and {script}, as bench-device's) runs
-    driver.py with a ROMFS image holding the package compiled for arch,
+    mp_cases.py with a ROMFS image holding the package compiled for arch,
     the cases' files and their listing; in chunks that fit an image."""
     import shlex
     from .. import romfs
     todo = sorted(todo, key=lambda c: c.id)
     package = [(p, d, False) for p, d in romfs.compile_package(arch)]
-    with open(DRIVER) as f:
+    with open(case_driver.SCRIPT) as f:
         driver = f.read()
     chunks, size = [[]], 0
     for c in todo:
@@ -319,7 +233,7 @@ def run_target(todo, work, tag, cmd, arch, timeout=CASE_TIMEOUT):
                                     stderr=subprocess.PIPE, text=True)
             return proc, None
 
-        _serve(chunk, start, "dev", timeout * 4, "the target")
+        case_driver.serve(chunk, start, "dev", timeout * 4, "the target")
 
 
 def run_cases(todo, work, jobs=1, gen_dirs=()):

@@ -1,17 +1,23 @@
-# Runs inside the MicroPython unix port (not CPython): the device side of
-# host_tools.fuzz. Arguments: pkg_dir cases_file first_id
+# Runs inside MicroPython (not CPython): the device side of the
+# conformance runner and of the fuzzer (host_tools/case_driver.py starts
+# it and reads its answers). Arguments: pkg_dir cases_file first_id [api]
+# (a target without sys.argv gets them as ARGS, prepended to this file).
 # cases_file has one line per case: "id<TAB>model path<TAB>input paths
-# separated by '|'" (base inputs: used where their size fits the input).
-# For every case with id >= first_id, prints one JSON line:
+# separated by '|'". For every case with id >= first_id, in file order, it
+# builds an Interpreter over the model placed id % 4 bytes into a buffer
+# (constants at every alignment: boards fault on unaligned 16/32-bit
+# loads), writes the inputs (each file whose size fits the input, else
+# the fill pattern, byte j = (37 * j + 11) & 255), invokes under heap_lock
+# and prints one JSON line:
 #   {"id": k, "r": "ok", "src": "bf", "out": [hex, ...], "dt": [dtype, ...],
 #    "ms": t}
 #   {"id": k, "r": "err", "cls": "ModelError", "msg": "...", "stage": s}
 #   {"id": k, "r": "bug", "cls": "IndexError", "msg": "...", "stage": s}
-# "src" says per input whether the base input ("b") or the fill pattern
-# ("f", byte j = (37 * j + 11) & 255) was written. "bug" is any exception
-# that is not a TFLMError, or an invoke() that needed the heap, or an
-# undocumented exception from a bad API call (API_CALLS) on a model that
-# ran.
+# "src" says per input whether the file ("b") or the fill pattern ("f")
+# was written. "err" is a TFLMError; "bug" any other exception, or an
+# invoke() that needed the heap (MemoryError under heap_lock), or (with
+# api, the fuzzer's mode) an undocumented exception from a bad API call
+# (API_CALLS) on a model that ran, or an invoke() that fails after them.
 import sys
 import gc
 import json
@@ -19,7 +25,12 @@ import time
 import binascii
 import micropython
 
-pkg, cases_file, first = sys.argv[1:4]
+try:  # a target without sys.argv gets them prepended (ARGS = (...))
+    _args = ARGS  # noqa: F821
+except NameError:
+    _args = sys.argv[1:]
+pkg, cases_file, first = _args[:3]
+api = len(_args) > 3 and _args[3] == "api"
 sys.path.insert(0, pkg)
 import tflm  # noqa: E402
 
@@ -27,6 +38,7 @@ first = int(first)
 
 
 def read(path):
+    """The bytes of a file."""
     with open(path, "rb") as f:
         return f.read()
 
@@ -43,6 +55,7 @@ def fill(n, boolean=False):
 
 
 def emit(d):
+    """One JSON result line on stdout (read by case_driver.serve)."""
     print(json.dumps(d))
 
 
@@ -97,10 +110,18 @@ def locked_invoke(interp):
 
 
 def run_case(k, model_path, inputs):
+    """Build, set inputs, invoke under heap_lock (then, with api, the bad
+    API calls and invoke again); emit ok (outputs as hex), err (a
+    TFLMError) or bug."""
     stage = "build"
     t0 = time.ticks_ms()
     try:
-        interp = tflm.Interpreter(read(model_path))
+        raw = read(model_path)
+        off = k % 4
+        buf = bytearray(off + len(raw))
+        buf[off:] = raw
+        raw = None
+        interp = tflm.Interpreter(memoryview(buf)[off:])
         stage = "set"
         src = ""
         for i, t in enumerate(interp.inputs):
@@ -119,21 +140,24 @@ def run_case(k, model_path, inputs):
             return
         if err is not None:
             raise err
+        stage = "output"  # (the heap is unlocked: a small target may
+        # run out of memory converting a large output)
         out = [binascii.hexlify(bytes(t.data)).decode()
                for t in interp.outputs]
-        stage = "api"
-        bad = api_bug(k, interp)
-        if bad is not None:
-            emit({"id": k, "r": "bug", "cls": type(bad[1]).__name__,
-                  "msg": "%s: %s" % (bad[0], bad[1]), "stage": stage})
-            return
-        stage = "invoke after api"
-        err = locked_invoke(interp)
-        if err is not None:
-            emit({"id": k, "r": "bug", "cls": type(err).__name__,
-                  "msg": "invoke() after the API calls: %s" % err,
-                  "stage": stage})
-            return
+        if api:
+            stage = "api"
+            bad = api_bug(k, interp)
+            if bad is not None:
+                emit({"id": k, "r": "bug", "cls": type(bad[1]).__name__,
+                      "msg": "%s: %s" % (bad[0], bad[1]), "stage": stage})
+                return
+            stage = "invoke after api"
+            err = locked_invoke(interp)
+            if err is not None:
+                emit({"id": k, "r": "bug", "cls": type(err).__name__,
+                      "msg": "invoke() after the API calls: %s" % err,
+                      "stage": stage})
+                return
         emit({"id": k, "r": "ok", "src": src, "out": out,
               "dt": [t.dtype for t in interp.outputs],
               "ms": time.ticks_diff(time.ticks_ms(), t0)})
@@ -148,6 +172,7 @@ def run_case(k, model_path, inputs):
 
 
 def main():
+    """Run every case of the cases file from the first id on."""
     with open(cases_file) as f:
         lines = f.read().split("\n")
     for line in lines:

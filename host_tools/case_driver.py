@@ -1,0 +1,124 @@
+"""Runs many models in a few MicroPython processes and collects their
+answers: the host side of the conformance runner and of the fuzzer.
+
+The device side is host_tools/mp_cases.py (it runs in MicroPython): given
+a listing of cases (id, model file, input files) it builds, invokes and
+prints one JSON line per case, in order. serve() starts such processes
+(or any worker that answers one JSON line per case, like the TFLM oracle
+workers), restarts one that crashes or goes silent after the case it was
+on, and records that case as "crash" or "hang".
+"""
+
+import json
+import os
+import queue
+import subprocess
+import threading
+
+from . import PKG_DIR, ROOT, device
+
+SCRIPT = os.path.join(ROOT, "host_tools", "mp_cases.py")
+HEAP = "16M"  # the unix port's heap for a run of cases
+
+
+def _lines(stream, q):
+    for line in stream:
+        q.put(line)
+    q.put(None)
+
+
+def _feed(proc, lines):
+    try:
+        for line in lines:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+        proc.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def serve(todo, start, attr, timeout, what):
+    """Run todo (objects with an `id`, in order) through processes made by
+    start(first index) -> (Popen with text stdout, lines to feed its stdin
+    or None); each answers one JSON line {"id": ..., ...} per case, stored
+    in case.<attr> (which must be None before). A process that exits or
+    stays silent for timeout seconds marks the first unanswered case
+    {"r": "crash" / "hang", "msg": what happened, with the end of its
+    stderr} and is restarted after it. Lines that are not JSON are
+    ignored."""
+    pos = 0
+    by_id = {c.id: c for c in todo}
+    while pos < len(todo):
+        proc, feed = start(pos)
+        q = queue.Queue()
+        threading.Thread(target=_lines, args=(proc.stdout, q),
+                         daemon=True).start()
+        if feed is not None:
+            threading.Thread(target=_feed, args=(proc, feed),
+                             daemon=True).start()
+        failed = None
+        while pos < len(todo):
+            try:
+                line = q.get(timeout=timeout)
+            except queue.Empty:
+                proc.kill()
+                failed = {"r": "hang", "msg": "%s: no answer in %gs"
+                          % (what, timeout)}
+                break
+            if line is None:
+                proc.wait()
+                failed = {"r": "crash", "msg": "%s exited with status %s"
+                          % (what, proc.returncode)}
+                break
+            try:
+                res = json.loads(line)
+            except ValueError:
+                continue  # stray output
+            c = by_id.get(res.get("id")) if isinstance(res, dict) else None
+            if c is not None:
+                setattr(c, attr, res)
+            while pos < len(todo) and getattr(todo[pos], attr) is not None:
+                pos += 1
+        proc.wait()
+        err = proc.stderr.read() if proc.stderr else ""
+        for s in (proc.stdout, proc.stderr, proc.stdin):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        if failed is not None and pos < len(todo):
+            failed["id"] = todo[pos].id
+            if err:
+                failed["msg"] += ": " + err.strip()[-600:]
+            setattr(todo[pos], attr, failed)
+            pos += 1
+
+
+def write_listing(todo, path, model_of):
+    """The cases file of mp_cases.py: "id<TAB>model<TAB>in0|in1..." per
+    case of todo (objects with id and inputs: a list of paths); model_of
+    (case) gives its model's path."""
+    with open(path, "w") as f:
+        for c in todo:
+            f.write("%d\t%s\t%s\n" % (c.id, model_of(c), "|".join(c.inputs)))
+
+
+def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev"):
+    """Our side of every case of todo on the MicroPython unix port
+    (device.micropython_bin(), heap HEAP), many cases per process, in id
+    order: sets case.<attr> to mp_cases.py's answer, or to a crash / hang
+    record. api: also make the bad API calls (the fuzzer's mode). The
+    listing goes to work/<tag>_cases.txt."""
+    todo = sorted(todo, key=lambda c: c.id)
+    listing = os.path.join(work, tag + "_cases.txt")
+    write_listing(todo, listing, model_of)
+
+    def start(pos):
+        cmd = [device.micropython_bin(), "-X", "heapsize=" + HEAP, SCRIPT,
+               PKG_DIR, listing, str(todo[pos].id)] + (["api"] if api else [])
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        return proc, None
+
+    serve(todo, start, attr, timeout, "micropython")
