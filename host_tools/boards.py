@@ -39,7 +39,7 @@ import os
 import sys
 import tempfile
 
-from . import PKG_DIR, ROOT, device
+from . import PKG_DIR, ROOT, device, device_script
 # board.json reading lives in board_spec (build.py needs it too, and
 # this module needs build.py's kernel dependencies)
 from .board_spec import (BOARDS_DIR, REQUIRED, get_board,  # noqa: F401
@@ -70,48 +70,7 @@ BUDGET_TOLERANCE = 8 * KB  # committed arena budgets may lag this much
 # JSON line: core, kernel and construction code bytes (the last: the
 # modules only construction uses, which an Interpreter drops once built),
 # then the interpreter's heap use.
-MEASURE = r"""
-import sys, gc, json
-sys.path.insert(0, sys.argv[1])
-with open(sys.argv[2]) as f:
-    mods, path = (f.read().split("\n") + [""])[:2]
-gc.collect()
-a = gc.mem_alloc()
-import tflm
-gc.collect()
-b = gc.mem_alloc()
-r = {"bits": 64 if sys.maxsize > (1 << 32) else 32, "core": b - a}
-for name in mods.split(","):
-    if name:
-        __import__("tflm.kernels." + name)
-gc.collect()
-c = gc.mem_alloc()
-r["kernels"] = c - b
-# what only construction uses (an Interpreter imports it and drops it once
-# built; imported here, it stays): part of the peak, not of what is kept
-for name in tflm.interpreter.CONSTRUCTION:
-    # the kernels' helpers that kernels._LAZY declares (type *) came with
-    # the kernel modules that use them, if any
-    if ":*:" + name.rpartition(".")[2] not in tflm.kernels._LAZY:
-        __import__(name)
-gc.collect()
-r["construction"] = gc.mem_alloc() - c
-if path:
-    with open(path, "rb") as f:
-        buf = f.read()
-    gc.collect()
-    a = gc.mem_alloc()
-    try:
-        it = tflm.Interpreter(buf)
-        gc.collect()
-        r["total"] = gc.mem_alloc() - a
-        r["arena"] = it.arena_size
-        r["persistent"] = it.persistent_size
-        r["ops"] = len(it.model.operators)
-    except Exception as e:
-        r["error"] = "%s: %s" % (type(e).__name__, e)
-print(json.dumps(r))
-"""
+MEASURE = device_script("mp_measure.py")
 
 
 def model_files(models_dir=MODELS_DIR):

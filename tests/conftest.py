@@ -14,6 +14,13 @@ SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
 PKG = os.path.join(ROOT, "micropython")
 
 
+def device_script(name):
+    """The text of tests/mp/<name>: a script that a test runs in
+    MicroPython (a file, so that it is read and linted as code)."""
+    with open(os.path.join(ROOT, "tests", "mp", name)) as f:
+        return f.read()
+
+
 def shared(*parts):
     """Path of a file in ../shared/models; skips the test if absent."""
     p = os.path.join(SHARED, *parts)

@@ -3,48 +3,12 @@ running many single-op models in one MicroPython process against TFLM."""
 
 import numpy as np
 
-from conftest import PKG
+from conftest import PKG, device_script
 from host_tools import device
 from host_tools.oracle import Reference
 
 # Every invoke runs under heap_lock: float kernels allocate nothing.
-RUNNER = r"""
-import sys, micropython
-sys.path.insert(0, sys.argv[1])
-import tflm
-from tflm.interpreter import Interpreter
-d, n = sys.argv[2], int(sys.argv[3])
-
-def rd(p):
-    with open(p, 'rb') as f:
-        return f.read()
-
-for k in range(n):
-    pre = '%s/%d' % (d, k)
-    try:
-        it = Interpreter(rd(pre + '.tflite'))
-    except tflm.TFLMError as e:
-        print('ERR', k, type(e).__name__, e)
-        continue
-    j = 0
-    while True:
-        try:
-            rd(pre + '.in%d' % j)
-        except OSError:
-            break
-        for i in range(len(it.inputs)):
-            it.inputs[i].data[:] = rd(pre + '.in%d_%d' % (j, i))
-        micropython.heap_lock()
-        try:
-            it.invoke()
-        finally:
-            micropython.heap_unlock()
-        for i in range(len(it.outputs)):
-            with open(pre + '.out%d_%d' % (j, i), 'wb') as f:
-                f.write(it.outputs[i].data)
-        j += 1
-    print('OK', k)
-"""
+RUNNER = device_script("float_batch.py")
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45,
                      1.1754942e-38, 3.4028235e38, -3.4028235e38, 1.0, -1.0],

@@ -31,7 +31,7 @@ import re
 
 import pytest
 
-from conftest import shared, unix_arch
+from conftest import device_script, shared, unix_arch
 from host_tools import fit
 from host_tools.arena import tflm_arena
 
@@ -252,40 +252,7 @@ def test_construction_modules_are_not_imported_at_a_module_top():
     assert not bad, bad
 
 
-DROP_SCRIPT = r"""
-import gc, sys
-sys.path.insert(0, sys.argv[1])
-import tflm
-from tflm.interpreter import CONSTRUCTION
-with open(sys.argv[2], 'rb') as f:
-    buf = f.read()
-def held():
-    return [n for n in CONSTRUCTION if n in sys.modules]
-print('import', held())
-it = tflm.Interpreter(buf)
-it.invoke()
-out = bytes(it.output(0).data)
-it = None
-gc.collect()
-print('built', held())
-a0 = gc.mem_alloc()
-for n in CONSTRUCTION:
-    __import__(n)
-gc.collect()
-print('cost', gc.mem_alloc() - a0)
-it = tflm.Interpreter(buf)  # they were imported before: they stay
-it.invoke()
-print('kept', held(), bytes(it.output(0).data) == out)
-it = None
-for n in CONSTRUCTION[1:]:
-    del sys.modules[n]
-    pkg, _, attr = n.rpartition('.')
-    delattr(sys.modules[pkg], attr)
-try:
-    tflm.Interpreter(b'TFL3' * 8)
-except tflm.TFLMError as e:
-    print('error', type(e).__name__, held())
-"""
+DROP_SCRIPT = device_script("board_heap_drop.py")
 
 
 def test_construction_modules_are_dropped(package, tmp_path):
@@ -308,31 +275,7 @@ def test_construction_modules_are_dropped(package, tmp_path):
     assert lines[4] == "error FormatError ['tflm.allocator']", lines
 
 
-OOM_SCRIPT = r"""
-import gc, sys
-sys.path.insert(0, sys.argv[1])
-import tflm
-with open(sys.argv[2], 'rb') as f:
-    buf = f.read()
-seen = {}
-for keep in range(0, 60000, 700):
-    gc.collect()
-    try:
-        ballast = bytearray(max(0, gc.mem_free() - keep))
-    except MemoryError:
-        continue
-    try:
-        it = tflm.Interpreter(buf)
-        it.invoke()
-        k = 'ok'
-    except tflm.ArenaError:
-        k = 'ArenaError'
-    except Exception as e:
-        k = type(e).__name__
-    it = ballast = None
-    seen[k] = seen.get(k, 0) + 1
-print(sorted(seen.items()))
-"""
+OOM_SCRIPT = device_script("board_heap_oom.py")
 
 
 def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
@@ -352,20 +295,7 @@ def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
     assert seen["ArenaError"] >= 5 and seen["ok"] >= 3, seen
 
 
-QSTR_SCRIPT = r"""
-import sys, micropython
-sys.path.insert(0, sys.argv[1])
-with open(sys.argv[3]) as f:
-    for name in f.read().split():
-        __import__(name)
-import tflm
-with open(sys.argv[2], 'rb') as f:
-    buf = f.read()
-micropython.qstr_info()
-it = tflm.Interpreter(buf)
-it.invoke()
-micropython.qstr_info()
-"""
+QSTR_SCRIPT = device_script("board_heap_qstr.py")
 
 
 @pytest.mark.parametrize("rel", sorted(MODELS))

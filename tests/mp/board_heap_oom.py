@@ -1,0 +1,26 @@
+# Runs in MicroPython: tests/test_board_heap.py (running out of heap while
+# constructing is always an ArenaError; see the test for its arguments).
+import gc
+import sys
+sys.path.insert(0, sys.argv[1])
+import tflm
+with open(sys.argv[2], 'rb') as f:
+    buf = f.read()
+seen = {}
+for keep in range(0, 60000, 700):
+    gc.collect()
+    try:
+        ballast = bytearray(max(0, gc.mem_free() - keep))
+    except MemoryError:
+        continue
+    try:
+        it = tflm.Interpreter(buf)
+        it.invoke()
+        k = 'ok'
+    except tflm.ArenaError:
+        k = 'ArenaError'
+    except Exception as e:
+        k = type(e).__name__
+    it = ballast = None
+    seen[k] = seen.get(k, 0) + 1
+print(sorted(seen.items()))
