@@ -16,3 +16,22 @@ def device_script(name):
     tools write or pass them to the unix port or a target)."""
     with open(os.path.join(ROOT, "host_tools", name)) as f:
         return f.read()
+
+
+def kernel_consts(rel, prefixes=("S_", "P_")):
+    """{NAME: value} of the module-private constants `_NAME = const(v)`
+    of device module micropython/tflm/<rel> whose NAME starts with one of
+    prefixes: a kernel's named state slots (_S_*) and parameter words
+    (_P_*), for host code that reads an eval state (see
+    docs/adding-an-operator.md)."""
+    import ast
+    with open(os.path.join(PKG_DIR, "tflm", rel)) as f:
+        tree = ast.parse(f.read())
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and getattr(node.value.func, "id", "") == "const":
+            name = node.targets[0].id.lstrip("_")
+            if name.startswith(tuple(prefixes)):
+                out[name] = ast.literal_eval(node.value.args[0])
+    return out

@@ -189,10 +189,18 @@ def op_profile(rel, repeats=20):
 
 def viper_vs_bytecode(repeats=30):
     """mp_viper_bench.py on one 1x1 CONV_2D layer (see that file)."""
+    import tempfile
+    from . import device_script, kernel_consts
     rel, op = VIPER_MODEL
-    script = os.path.join(ROOT, "host_tools", "mp_viper_bench.py")
-    proc = device.run_script(script, [PKG_DIR, model_path(rel), str(op),
-                                      str(repeats)])
+    # conv.py's state layout, by name (its _S_ / _P_ / _QP constants)
+    layout = kernel_consts("kernels/conv.py", ("S_", "P_", "QP"))
+    with tempfile.TemporaryDirectory(prefix="tflm_viper_bench_") as tmp:
+        script = os.path.join(tmp, "mp_viper_bench.py")
+        with open(script, "w") as f:
+            f.write("LAYOUT = %r\n" % layout
+                    + device_script("mp_viper_bench.py"))
+        proc = device.run_script(script, [PKG_DIR, model_path(rel), str(op),
+                                          str(repeats)])
     if proc.returncode:
         raise SystemExit(proc.stdout + proc.stderr)
     res = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,4 +1,5 @@
-# Runs inside the MicroPython unix port: how much faster is our viper
+# Runs inside the MicroPython unix port (host_tools/bench.py prepends
+# LAYOUT, conv.py's state slot names): how much faster is our viper
 # CONV_2D 1x1 kernel than the same algorithm as plain bytecode, and as
 # @micropython.native? Arguments: pkg_dir model_path op_index repeats.
 #
@@ -27,12 +28,16 @@ op_index, repeats = int(op_index), int(repeats)
 
 SRC = """
 def conv1x1(st):
-    p = st[0]  # qp (3 words), then conv.py's parameter slots
-    B = p[3]; H = p[4]; W = p[5]; C = p[6]; OH = p[7]; OW = p[8]
-    OC = p[9]; SH = p[13]; SW = p[14]; off = p[19]
-    x = st[1]; w = st[2]; bias = st[3]; out = st[4]
-    mults = st[5]; shifts = st[6]; qp = st[0]; scratch = st[7]
-    cap = p[21] * OC
+    # conv.py's eval state, by the names of its slots (LAYOUT: conv.py's
+    # _S_* slots, _P_* parameter words after the _QP words of qp)
+    p = st[S_PARAMS]
+    B = p[QP + P_B]; H = p[QP + P_H]; W = p[QP + P_W]; C = p[QP + P_C]
+    OH = p[QP + P_OH]; OW = p[QP + P_OW]; OC = p[QP + P_OC]
+    SH = p[QP + P_SH]; SW = p[QP + P_SW]; off = p[QP + P_OFF]
+    x = st[S_X]; w = st[S_FILTER]; bias = st[S_BIAS]; out = st[S_OUT]
+    mults = st[S_MULTS]; shifts = st[S_SHIFTS]; qp = st[S_PARAMS]
+    scratch = st[S_SCRATCH]
+    cap = p[QP + P_NB] * OC
     pb = 0
     o = 0
     for b in range(B):
@@ -67,6 +72,7 @@ def conv1x1(st):
 
 def compile_variant(decorator):
     g = {"requant_i8b": requant_i8b, "micropython": micropython}
+    g.update(LAYOUT)  # noqa: F821 (prepended by host_tools/bench.py)
     exec(decorator + SRC, g)
     return g["conv1x1"]
 
@@ -125,7 +131,8 @@ def main():
     out = outs[0].data
     fn(st)
     # the plain variants index the bias by word: as array('i')
-    plain = st[:3] + (_words(st[3]),) + st[4:]
+    b = LAYOUT["S_BIAS"]  # noqa: F821 (prepended)
+    plain = st[:b] + (_words(st[b]),) + st[b + 1:]
     want = bytes(out)
     res = {"op": op_index, "name": op.name,
            "macs": outs[0].size * ins[1].shape[3]}

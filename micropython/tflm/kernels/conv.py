@@ -58,9 +58,9 @@ if mac is None:
     from . import mac
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
-# the start of the parameter block st[0]: one kept block for both.
+# the start of the parameter block st[_S_PARAMS]: one kept block for both.
 _QP = const(3)
-# int32 words before the window in the window buffer st[8]: the block
+# int32 words before the window in the window buffer st[_S_WIN]: the block
 # that mac.pixels reads (PX_BLOCK in thumb.py, REL its 33rd word), or
 # mac.dots (DOTS_BLOCK, then REL)
 _BLK = const(33)
@@ -134,6 +134,7 @@ def prepare(op, ins, outs, ctx):
                                         out.data, mults, shifts,
                                         ctx.scratch))
     k = conv_util.keep
+    # in the order of the _S_ slots (below)
     st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
           mults, shifts, ctx.scratch, win,
           mac.pixels if one else mac.dots)
@@ -148,57 +149,91 @@ def _eval_any(st):
     _conv_any(st)
 
 
-# Parameter slots of st[0], after its first _QP words (the qp of
-# requant_i8b: output zero point, activation min and max):
-# 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 CIN, 10 SH, 11 SW,
-# 12 DH, 13 DW, 14 PH, 15 PW, 16 OFF (= -input_zero_point - 128), 17 FPG
-# (filters per group), 18 NB (output pixels per requantization batch: the
-# accumulators of NB consecutive pixels are requantized by one requant_i8b
-# call), 19 REL (1 on 64-bit ports: the block's addresses are stored
-# relative to the block, see mac.py).
+# The eval state (prepare's st): named slots, read by index in the viper
+# code below (const names fold to the numbers: no cost on a board) and by
+# name in host_tools/mp_viper_bench.py (host_tools.kernel_layout reads
+# these constants). A new kernel writes its layout the same way.
+_S_PARAMS = const(0)
+_S_X = const(1)
+_S_FILTER = const(2)
+_S_BIAS = const(3)
+_S_OUT = const(4)
+_S_MULTS = const(5)
+_S_SHIFTS = const(6)
+_S_SCRATCH = const(7)
+_S_WIN = const(8)
+_S_MAC = const(9)
+# st[_S_PARAMS]: requant_i8b's qp (_QP words: output zero point,
+# activation min and max), then the parameter words below (p = the block
+# after qp). OFF = -input_zero_point - 128; FPG: filters per group; NB:
+# output pixels per requantization batch (the accumulators of NB
+# consecutive pixels are requantized by one requant_i8b call); REL: 1 on
+# 64-bit ports (the block's addresses are stored relative to the block,
+# see mac.py).
+_P_B = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_C = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_OC = const(6)
+_P_KH = const(7)
+_P_KW = const(8)
+_P_CIN = const(9)
+_P_SH = const(10)
+_P_SW = const(11)
+_P_DH = const(12)
+_P_DW = const(13)
+_P_PH = const(14)
+_P_PW = const(15)
+_P_OFF = const(16)
+_P_FPG = const(17)
+_P_NB = const(18)
+_P_REL = const(19)
+
 
 @micropython.viper
 def _conv_1x1(st):
     """1x1 filter, no padding, one group: a matrix product per pixel, a
-    row of pixels per call of st[9] (mac.pixels: gather, sums,
+    row of pixels per call of st[_S_MAC] (mac.pixels: gather, sums,
     requantization with requant_i8b's fast path); values beyond that
     fast path come back after their pixel and go through requant_i8b.
     """
-    p = ptr32(int(ptr32(st[0])) + 4 * _QP)
+    p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
-    B: int = p[0]
-    H: int = p[1]
-    W: int = p[2]
-    C: int = p[3]
-    OH: int = p[4]
-    OW: int = p[5]
-    OC: int = p[6]
-    SH: int = p[10]
-    SW: int = p[11]
-    x0: int = int(ptr8(st[1]))
-    out = st[4]
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    C: int = p[_P_C]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    x0: int = int(ptr8(st[_S_X]))
+    out = st[_S_OUT]
     po: int = int(ptr8(out))
-    mults = st[5]
-    shifts = st[6]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
     ps = ptr8(shifts)
-    qp = st[0]
+    qp = st[_S_PARAMS]
     q = ptr32(qp)
-    scratch = st[7]
+    scratch = st[_S_SCRATCH]
     sp = ptr32(scratch)
-    win = st[8]
-    pixels = st[9]
+    win = st[_S_WIN]
+    pixels = st[_S_MAC]
     blk = ptr32(win)
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
-    if p[19]:
+    if p[_P_REL]:
         r0 = int(blk)
-    blk[_REL] = p[19]
+    blk[_REL] = p[_P_REL]
     v0: int = int(blk) + 4 * _BLK
     blk[0] = v0 - r0
     blk[1] = v0 + 4 * (C & ~7) - r0
     blk[2] = v0 + 4 * C - r0
     blk[4] = C
-    blk[11] = p[16]  # OFF
+    blk[11] = p[_P_OFF]
     blk[13] = int(ptr32(mults)) - r0
     blk[14] = 4
     blk[15] = int(ps) - r0
@@ -209,8 +244,8 @@ def _conv_1x1(st):
     blk[21] = OC
     blk[23] = _FAST
     blk[24] = 2 * _FAST
-    blk[25] = int(ptr8(st[2])) - r0
-    blk[26] = int(ptr32(st[3])) - r0
+    blk[25] = int(ptr8(st[_S_FILTER])) - r0
+    blk[26] = int(ptr32(st[_S_BIAS])) - r0
     blk[27] = int(sp) - r0
     blk[28] = OC
     o: int = 0  # the output offset of the current row
@@ -251,52 +286,52 @@ def _conv_any(st):
     For each output pixel the in-image tap window [kyl, kyh) x [kxl, kxh)
     is found once, so the loops have no bounds checks. For each group
     the window's v = x - input_zero_point are gathered into the window
-    array (compact: rows of nkx * CIN), then st[9] (mac.dots)
+    array (compact: rows of nkx * CIN), then st[_S_MAC] (mac.dots)
     sums it with each of the group's filters: in one call when the
     window spans whole filter rows (nkx == KW: those filter bytes are
     contiguous), else one call per row, the first starting from the bias
     and the others from the sums so far. The accumulators of NB pixels
     are requantized by one requant_i8b call.
     """
-    p = ptr32(int(ptr32(st[0])) + 4 * _QP)
+    p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
-    B: int = p[0]
-    H: int = p[1]
-    W: int = p[2]
-    C: int = p[3]
-    OH: int = p[4]
-    OW: int = p[5]
-    OC: int = p[6]
-    KH: int = p[7]
-    KW: int = p[8]
-    CIN: int = p[9]
-    SH: int = p[10]
-    SW: int = p[11]
-    DH: int = p[12]
-    DW: int = p[13]
-    PH: int = p[14]
-    PW: int = p[15]
-    off: int = (p[16] ^ S) - S
-    FPG: int = p[17]
-    x0: int = int(ptr8(st[1]))
-    w0: int = int(ptr8(st[2]))
-    bp: int = int(ptr32(st[3]))
-    out = st[4]
-    mults = st[5]
-    shifts = st[6]
-    qp = st[0]
-    scratch = st[7]
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    C: int = p[_P_C]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    CIN: int = p[_P_CIN]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    DH: int = p[_P_DH]
+    DW: int = p[_P_DW]
+    PH: int = p[_P_PH]
+    PW: int = p[_P_PW]
+    off: int = (p[_P_OFF] ^ S) - S
+    FPG: int = p[_P_FPG]
+    x0: int = int(ptr8(st[_S_X]))
+    w0: int = int(ptr8(st[_S_FILTER]))
+    bp: int = int(ptr32(st[_S_BIAS]))
+    out = st[_S_OUT]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
+    qp = st[_S_PARAMS]
+    scratch = st[_S_SCRATCH]
     sp: int = int(ptr32(scratch))
-    win = st[8]
-    dots = st[9]
+    win = st[_S_WIN]
+    dots = st[_S_MAC]
     blk = ptr32(win)
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
-    if p[19]:
+    if p[_P_REL]:
         r0 = int(blk)
-    blk[_DREL] = p[19]
+    blk[_DREL] = p[_P_REL]
     v0: int = int(blk) + 4 * _DBLK
-    cap: int = p[18] * OC  # accumulators per batch
+    cap: int = p[_P_NB] * OC  # accumulators per batch
     pb: int = 0  # first accumulator of the current pixel
     dwc: int = DW * C  # input step between horizontal taps
     xrow: int = DH * W * C  # input step between vertical taps

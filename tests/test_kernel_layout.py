@@ -1,0 +1,49 @@
+"""Eval states with named slots (docs/adding-an-operator.md): a kernel
+module that names its state slots `_S_X = const(k)` (and the words of a
+parameter block `_P_X = const(k)`) reads its state only through those
+names, and host code reads them with host_tools.kernel_consts."""
+
+import ast
+import os
+
+from conftest import PKG
+from host_tools import kernel_consts
+
+
+def _modules_with_slots():
+    root = os.path.join(PKG, "tflm", "kernels")
+    out = []
+    for fn in sorted(os.listdir(root)):
+        if fn.endswith(".py") and kernel_consts("kernels/" + fn, ("S_",)):
+            out.append("kernels/" + fn)
+    return out
+
+
+def literal_slots(src):
+    """[(line, index)] of every `st[<int>]` subscript in src."""
+    return [(n.lineno, n.slice.value) for n in ast.walk(ast.parse(src))
+            if isinstance(n, ast.Subscript)
+            and getattr(n.value, "id", "") == "st"
+            and isinstance(n.slice, ast.Constant)]
+
+
+def test_named_slots_are_used_by_name():
+    mods = _modules_with_slots()
+    assert "kernels/conv.py" in mods, mods
+    bad = []
+    for rel in mods:
+        slots = kernel_consts(rel, ("S_",))
+        # slots number the state tuple from 0, each once
+        assert sorted(slots.values()) == list(range(len(slots))), (rel,
+                                                                    slots)
+        with open(os.path.join(PKG, "tflm", rel)) as f:
+            bad += ["%s:%d: st[%r]" % (rel, line, k)
+                    for line, k in literal_slots(f.read())]
+    assert not bad, bad
+
+
+def test_the_checks_see_a_literal_slot():
+    assert literal_slots("def f(st):\n    return st[1] + st[_S_X]\n") == [
+        (2, 1)]
+    conv = kernel_consts("kernels/conv.py")
+    assert conv["S_PARAMS"] == 0 and conv["P_OFF"] == 16, conv
