@@ -49,7 +49,7 @@ if mac is None:
     from . import mac_dw as mac
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
-# the start of the parameter block st[0]: one kept block for both.
+# the start of the parameter block st[_S_PARAMS]: one kept block for both.
 _QP = const(3)
 # Bytes of a plane tile (see _dwp): at most _PLANE_MAX, and at most an eighth
 # of the op's input + output bytes (at least _PLANE_MIN), so that where the
@@ -144,6 +144,7 @@ def prepare(op, ins, outs, ctx):
                                dh, dw, ph, pw, inp.zero_point, th, tw, pww,
                                conv_util.WORD // 8])
     conv_util.check_near(op, ctx, work, (inp.data, out.data))
+    # in the order of the _S_ slots (below)
     st = (conv_util.keep(ctx, p), inp.data, filt.data, bias_w, out.data,
           mults, shifts, work, mac.dw3 if k3 else mac.dw, mac.plane)
     return (_eval_k3 if k3 else _eval_any), st
@@ -157,20 +158,52 @@ def _eval_any(st):
     _dwp(st)
 
 
-# Parameter slots of st[0], after its first _QP words (the qp of
-# requant_i8b: output zero point, activation min and max):
-# 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH, 8 KW, 9 DM, 10 SH, 11 SW,
-# 12 DH, 13 DW, 14 PH, 15 PW, 16 ZP (input zero point), 17 TH, 18 TW
-# (output rows and columns per tile), 19 PWW (bytes per plane row), 20
-# REL (1 on 64-bit ports: addresses in the blocks are relative to them,
-# see mac.py).
+# The eval state (prepare's st), by named slot (as conv.py's; the names
+# fold to the numbers):
+_S_PARAMS = const(0)
+_S_X = const(1)
+_S_FILTER = const(2)
+_S_BIAS = const(3)
+_S_OUT = const(4)
+_S_MULTS = const(5)
+_S_SHIFTS = const(6)
+_S_WORK = const(7)
+_S_DW = const(8)
+_S_PLANE = const(9)
+# st[_S_PARAMS]: requant_i8b's qp (_QP words: output zero point,
+# activation min and max), then these words (p: the block after qp). ZP:
+# the input zero point; TH, TW: output rows and columns per tile; PWW:
+# bytes per plane row; REL: 1 on 64-bit ports (addresses in the blocks
+# are relative to them, see mac.py).
+_P_B = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_C = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_OC = const(6)
+_P_KH = const(7)
+_P_KW = const(8)
+_P_DM = const(9)
+_P_SH = const(10)
+_P_SW = const(11)
+_P_DH = const(12)
+_P_DW = const(13)
+_P_PH = const(14)
+_P_PW = const(15)
+_P_ZP = const(16)
+_P_TH = const(17)
+_P_TW = const(18)
+_P_PWW = const(19)
+_P_REL = const(20)
+
 
 @micropython.viper
 def _dwp(st):
     """The output in tiles of TH x TW pixels; per tile and input channel
-    c, st[9] (mac.plane) copies the input plane the tile reads into the
+    c, st[_S_PLANE] (mac.plane) copies the input plane the tile reads into the
     work buffer as bytes x ^ 0x80 = x + 128 (taps in the padding hold
-    zp + 128), then for every output channel oc of c st[8] (mac.dw, or
+    zp + 128), then for every output channel oc of c st[_S_DW] (mac.dw, or
     mac.dw3 for 3x3 filters) sums each output with no bounds checks:
 
         acc = bias[oc] - (zp + 128) * sum(w) + sum over taps of
@@ -181,39 +214,39 @@ def _dwp(st):
     copied into the work buffer as int32 words first. Values beyond the
     fast path come back, one at a time, and go through requant_i8b.
     """
-    qp = ptr32(st[0])
+    qp = ptr32(st[_S_PARAMS])
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
-    B: int = p[0]
-    H: int = p[1]
-    W: int = p[2]
-    C: int = p[3]
-    OH: int = p[4]
-    OW: int = p[5]
-    OC: int = p[6]
-    KH: int = p[7]
-    KW: int = p[8]
-    DM: int = p[9]
-    SH: int = p[10]
-    SW: int = p[11]
-    DH: int = p[12]
-    DW: int = p[13]
-    PH: int = p[14]
-    PW: int = p[15]
-    zc: int = ((p[16] ^ S) - S) + 128  # zp + 128, the padding's byte
-    TH: int = p[17]
-    TW: int = p[18]
-    PWW: int = p[19]
-    x0: int = int(ptr8(st[1]))
-    f0: int = int(ptr8(st[2]))
-    bp = ptr32(st[3])
-    o: int = int(ptr8(st[4]))
-    pm = ptr32(st[5])
-    ps = ptr8(st[6])
-    wk = st[7]
-    dwf = st[8]
-    plf = st[9]
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    C: int = p[_P_C]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    DM: int = p[_P_DM]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    DH: int = p[_P_DH]
+    DW: int = p[_P_DW]
+    PH: int = p[_P_PH]
+    PW: int = p[_P_PW]
+    zc: int = ((p[_P_ZP] ^ S) - S) + 128  # zp + 128, the padding's byte
+    TH: int = p[_P_TH]
+    TW: int = p[_P_TW]
+    PWW: int = p[_P_PWW]
+    x0: int = int(ptr8(st[_S_X]))
+    f0: int = int(ptr8(st[_S_FILTER]))
+    bp = ptr32(st[_S_BIAS])
+    o: int = int(ptr8(st[_S_OUT]))
+    pm = ptr32(st[_S_MULTS])
+    ps = ptr8(st[_S_SHIFTS])
+    wk = st[_S_WORK]
+    dwf = st[_S_DW]
+    plf = st[_S_PLANE]
     w0b: int = int(ptr8(wk))
     wb: int = w0b + 4 * OC  # oc's weights as int32
     tb: int = wb + 4 * KH * KW  # mac.dw's block
@@ -223,11 +256,11 @@ def _dwp(st):
     pq = ptr32(tq)
     rd: int = 0  # the blocks' addresses are relative to rd, rp
     rp: int = 0
-    if p[20]:
+    if p[_P_REL]:
         rd = tb
         rp = tq
-    q[31] = p[20]
-    pq[12] = p[20]
+    q[31] = p[_P_REL]
+    pq[12] = p[_P_REL]
     eh: int = (KH - 1) * DH + 1
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
@@ -384,7 +417,8 @@ def _dwp(st):
                             # for channel oc alone
                             ptr32(wk)[oc] = q[27]
                             requant_i8b(0, oc, 0, wk, oc + 1, oc + 1,
-                                        st[5], st[6], st[0], st[4],
+                                        st[_S_MULTS], st[_S_SHIFTS],
+                                        st[_S_PARAMS], st[_S_OUT],
                                         ((q[28] ^ S) - S) + rd - o - oc, 0)
                             if q[17] == 0:  # NR: that was the last
                                 break
