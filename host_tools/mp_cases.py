@@ -35,6 +35,11 @@ sys.path.insert(0, pkg)
 import tflm  # noqa: E402
 
 first = int(first)
+# Imported once, the construction modules stay: run from source (the unix
+# port), they would be compiled again for every model. That a board gets
+# their RAM back is tests/test_board_heap.py's business.
+for _m in tflm.interpreter.CONSTRUCTION:
+    __import__(_m)
 
 
 def read(path):
