@@ -28,6 +28,7 @@ BYTEWISE = {
 }
 for _op in ("MAXIMUM", "MINIMUM", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE"):
     BYTEWISE[(_op, "int32")] = "broadcast.gather reads 4 bytes bytewise"
+BYTEWISE[("MUL", "int16")] = "broadcast.gather reads 2 bytes bytewise"
 for _op in ("MAXIMUM", "MINIMUM"):
     BYTEWISE[(_op, "float32")] = "broadcast.gather reads 4 bytes bytewise"
 for _dt in ("float32", "int32", "int16"):

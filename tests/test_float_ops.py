@@ -336,11 +336,11 @@ def test_ops_match_tflm(group, tmp_path):
     assert len(ran) >= len(cases) // 2, "TFLM rejected most cases"
 
 
-def test_int16_mul_rejected(tmp_path):
-    """Types without a kernel (int16 MUL): a clear PrepareError naming the
-    supported ones."""
+def test_int16_squared_difference_rejected(tmp_path):
+    """Types without a kernel (int16 SQUARED_DIFFERENCE): a clear
+    PrepareError naming the supported ones."""
     q = dict(scale=0.1, zero_point=0)
-    raw = opgen.single_op("MUL", [T([4], "int16", **q),
+    raw = opgen.single_op("SQUARED_DIFFERENCE", [T([4], "int16", **q),
                                   T([4], "int16", **q)],
                           [T([4], "int16", **q)])
     path = tmp_path / "m.tflite"

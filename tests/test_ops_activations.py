@@ -335,3 +335,108 @@ print(n, free - gc.mem_free())
 """ % str(path), tmp_path)
     n, grown = map(int, out.split()[-2:])
     assert n == 1100 and grown < 2000, (n, grown)
+
+
+# --- int16 (16x8) LOGISTIC, TANH, LEAKY_RELU --------------------------------
+
+ALL_Q16 = np.arange(-32768, 32768, dtype=np.int16)
+Q15 = 2.0 ** -15
+
+
+def _unary16(op, s_in, s_out, z_in=0, z_out=0, n=65536, opts=None,
+             out_dtype="int16"):
+    return opgen.single_op(
+        op, [T([n], "int16", scale=s_in, zero_point=z_in)],
+        [T([n], out_dtype, scale=s_out, zero_point=z_out)], opts)
+
+
+def test_int16_all_inputs(tmp_path):
+    """Every int16 input value: LOGISTIC / TANH at the power-of-two input
+    scales (TFLM's multiplier 3 << k, and scales within CheckedLog2's
+    1e-3 of one, which take that path too), general scales (the
+    doubling loop up to shift 31, multipliers up to 32767), an output
+    scale off 2**-15 by 0.05%; LEAKY_RELU with zero points, negative
+    and large alphas and shifts above 15 (v << shift wraps in int32)."""
+    f32 = np.float32
+    near12 = float(f32(2.0 ** -12 * 1.0006))   # CheckedLog2: -12
+    off12 = float(f32(2.0 ** -12 * 1.0008))    # not a power of two
+    cases = []
+    for op in ("LOGISTIC", "TANH"):
+        for s_in in (2.0 ** -12, 2.0 ** -11, near12, off12, 3.0517578e-05,
+                     1e-3, 0.37, 2.6, 1e-9, 4e-14):
+            cases.append(_unary16(op, s_in, Q15))
+        cases.append(_unary16(op, 1e-3, float(f32(Q15 * 1.0005))))
+    for s_in, s_out, z_in, z_out, alpha in (
+            (0.01, 0.01, 0, 0, 0.5), (1e-3, 2e-3, 100, -7, -0.3),
+            (1e-4, 1e-5, -32768, 32767, 3.5), (0.05, 1e-7, 0, 0, 0.2),
+            (1e-5, 0.3, 5, 0, -2.0), (0.02, 0.02, 0, 0, 0.0)):
+        cases.append(_unary16("LEAKY_RELU", s_in, s_out, z_in, z_out,
+                              opts={"alpha": alpha}))
+    run_cases([(raw, lambda g, j: [ALL_Q16]) for raw in cases], tmp_path)
+
+
+def _hand16():
+    """(model, input, golden): leaky_relu_test.cc Int16_1 (scale 0.01,
+    alpha 0.5), and LOGISTIC / TANH at input scale 2**-12 (multiplier 3,
+    shift 0: d = 3 * x) worked by hand from reference_integer_ops::
+    Logistic / Tanh and sigmoid_table_uint16 (T): x = 4096 (1.0): d =
+    12288; LOGISTIC h = d >> 9 = 24, ((T[24] = 47911) << 9) + 512 >> 10
+    = 23956 (sigmoid(1) * 32768 = 23955.6); TANH h = d >> 8 = 48,
+    ((T[48] = 57724) << 8) - 2**23 + 128 >> 8 = 24956 (tanh(1) * 32768 =
+    24956.0). x = 1: d = 3, h = 0, f = 3: LOGISTIC (32768 << 9) + 3 *
+    (33451 - 32768) + 512 >> 10 = 16386, x = -1: 2**25 - 16779265 + 511
+    >> 10 = 16382; TANH (32768 << 8) + 3 * 683 - 2**23 + 128 >> 8 = 8.
+    The ends (x = -32768, 32767: d = -98304, 98301) were taken from
+    TFLM."""
+    out = []
+    out.append((opgen.single_op(
+        "LEAKY_RELU", [T([2, 3], "int16", scale=0.01)],
+        [T([2, 3], "int16", scale=0.01)], {"alpha": 0.5}),
+        [0, 100, 300, 100, -100, -200], [0, 100, 300, 100, -50, -100]))
+    x = [-32768, -4096, -1, 0, 1, 4096, 32767]
+    out.append((_unary16("LOGISTIC", 2.0 ** -12, Q15, n=7), x,
+                [11, 8812, 16382, 16384, 16386, 23956, 32757]))
+    out.append((_unary16("TANH", 2.0 ** -12, Q15, n=7), x,
+                [-32767, -24956, -8, 0, 8, 24956, 32767]))
+    return out
+
+
+def test_int16_hand_checked(tmp_path):
+    hand = _hand16()
+    for raw, x, want in hand:
+        got = Reference(raw).run([np.array(x, np.int16)])[0]
+        assert got.ravel().tolist() == want, ("TFLM", got)
+    run_cases([(raw, lambda g, j, x=x: [np.array(x, np.int16)])
+               for raw, x, _ in hand], tmp_path)
+    for k, (_, _, want) in enumerate(hand):
+        got = np.fromfile(str(tmp_path / ("%d.out0_0" % k)), np.int16)
+        assert got.tolist() == want, k
+
+
+def test_int16_prepare_rejections(tmp_path):
+    """What TFLM's Prepare rejects for int16 (checked on the oracle too),
+    and what its debug build aborts on or its eval overflows on (not run
+    there): PrepareError here."""
+    x4 = [np.zeros(4, np.int16)]
+    tflm_rejects = [
+        _unary16("LOGISTIC", 1e-3, Q15, z_in=1, n=4),     # zero points 0
+        _unary16("LOGISTIC", 1e-3, Q15, z_out=-1, n=4),
+        _unary16("TANH", 1e-3, Q15, z_in=-5, n=4),
+        _unary16("LOGISTIC", 1e-3, 1 / 256, n=4),        # output 2**-15
+        _unary16("TANH", 1e-3, 2.0 ** -14, n=4),
+        _unary16("TANH", 1e-3, float(np.float32(Q15 * 1.0008)), n=4),
+        _unary16("LOGISTIC", 1e-3, 1 / 256, z_out=-128, n=4,
+                 out_dtype="int8"),                      # types differ
+        _unary16("LEAKY_RELU", 1e-3, 1e-3, n=4, out_dtype="int8",
+                 opts={"alpha": 0.1}),
+    ]
+    errors = run_cases([(raw, lambda g, j: x4) for raw in tflm_rejects],
+                       tmp_path)
+    assert all(e and "PrepareError" in e for e in errors), errors
+    (tmp_path / "dcheck").mkdir()
+    # 2.7: multiplier 33177 (DCHECK); 1e-14: multiplier 0, which TFLM's
+    # eval takes for the power-of-two case, 3 << 31 (overflow)
+    errors = run_cases([(_unary16(op, s, Q15, n=4), None)
+                        for op in ("LOGISTIC", "TANH") for s in (2.7, 1e-14)],
+                       tmp_path / "dcheck")
+    assert all(e and "PrepareError" in e for e in errors), errors

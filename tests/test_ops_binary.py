@@ -245,6 +245,23 @@ HAND = [
           ([-0.2, 0.2, -1.2, 0.8], [0.5, 0.2, -1.5, 0.5]),
           _f32_sqdiff([-0.2, 0.2, -1.2, 0.8], [0.5, 0.2, -1.5, 0.5]),
           "float32"),
+    # mul_test.cc SimpleInt16 / BroadcastInt16 (zero points 0, as TFLM
+    # requires for int16), and the int16 extremes: 2**30 / 2**15 = 32768
+    # clamps to 32767, -32768 * 32767 / 2**15 = -32767, with RELU6 at
+    # scale 2**15 the range is [0, round(6 / 2**15) = 0].
+    _hand("MUL", ([1, 2, 2, 1],) * 3, [(0.01, 0)] * 3,
+          ([-80, 20, 90, 70], [60, 40, 90, 80]), [-48, 8, 81, 56], "int16"),
+    _hand("MUL", ([1, 2, 2, 1],) * 3, [(0.01, 0)] * 3,
+          ([-80, 20, 90, 70], [60, 40, 90, 80]), [0, 8, 81, 56], "int16",
+          "RELU"),
+    _hand("MUL", ([1, 3, 1, 2], [1], [1, 3, 1, 2]),
+          [(0.05, 0), (0.05, 0), (0.01, 0)],
+          ([-40, 4, 14, 16, 22, 40], [2]), [-20, 2, 7, 8, 11, 20], "int16"),
+    _hand("MUL", ([4],) * 3, [(1.0, 0), (1.0, 0), (32768.0, 0)],
+          ([-32768, -32768, 32767, 300], [-32768, 32767, 32767, -300]),
+          [32767, -32767, 32766, -3], "int16"),
+    _hand("MUL", ([2],) * 3, [(1.0, 0), (1.0, 0), (32768.0, 0)],
+          ([-32768, 32767], [-32768, -32768]), [0, 0], "int16", "RELU6"),
     # scalars (rank 0) and a scalar broadcast
     _hand("MUL", ([], [], []), [(0.5, 1)] * 3, ([9], [-3]), [-15]),
     _hand("SUB", ([], [2, 2], [2, 2]), [(1.0, 0)] * 3, ([5], [1, 2, 3, 4]),
@@ -323,6 +340,23 @@ def test_rejections(tmp_path):
     ]
     cases = [(opgen.single_op(op, [a, b], [y]), None) for op, a, b, y in bad]
     errs = run_cases(cases, tmp_path)
+    for e in errs:
+        assert e and e.startswith("PrepareError"), e
+
+
+def test_int16_mul_rejections(tmp_path):
+    """TFLM's int16 MUL needs every zero point 0 (checked on the oracle
+    too) and inputs of one type; PrepareError here."""
+    def m(z1, z2, zo, t2="int16"):
+        return opgen.single_op("MUL", [
+            T([4], "int16", scale=0.1, zero_point=z1),
+            T([4], t2, scale=0.1, zero_point=z2)],
+            [T([4], "int16", scale=0.1, zero_point=zo)])
+    bad = [m(1, 0, 0), m(0, -3, 0), m(0, 0, 7), m(0, 0, 0, "int8")]
+    x = np.zeros(4, np.int16)
+    errs = run_cases([(raw, lambda rng, j, raw=raw: [
+        x, np.zeros(4, NP[Model(raw).tensors[1].dtype])]) for raw in bad],
+        tmp_path)
     for e in errs:
         assert e and e.startswith("PrepareError"), e
 

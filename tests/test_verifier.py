@@ -361,8 +361,9 @@ def graph_cases():
     m.add_op("SKIP_GRAM", [t1], [t2])
     unsupported = m.build()
 
-    i16 = opgen.single_op("MUL", [T([1, 4], "int16", scale=0.1),
-                                  T([1, 4], "int16", scale=0.1)],
+    i16 = opgen.single_op("SQUARED_DIFFERENCE",
+                          [T([1, 4], "int16", scale=0.1),
+                           T([1, 4], "int16", scale=0.1)],
                           [T([1, 4], "int16", scale=0.1)])
     fc = fc_model()
     fc.tensors[1].data = None  # weights become an activation
@@ -387,7 +388,8 @@ def graph_cases():
         "unsupported_listed_at_once": (unsupported, "UnsupportedOpError",
                                        ["op 0 (LSH_PROJECTION)",
                                         "op 1 (SKIP_GRAM)"]),
-        "mul_int16": (i16, "PrepareError", ["op 0 (MUL)", "int16"]),
+        "sqdiff_int16": (i16, "PrepareError",
+                         ["op 0 (SQUARED_DIFFERENCE)", "int16"]),
         "fc_weights_not_constant": (fc.build(), "PrepareError",
                                     ["op 0 (FULLY_CONNECTED)", "constant"]),
     }

@@ -13,6 +13,7 @@ point (TFLM fails the invoke below it). LEAKY_RELU gets a random alpha
 (negative, zero, small, above 1). PRELU gets a constant int8 alpha that
 broadcasts against the input (size-1 dimensions, fewer dimensions), as
 converters emit it. RELU and RELU6 also come in float32 (1 time in 8);
+LOGISTIC, TANH and LEAKY_RELU in int16 (1 time in 5, int16_unary);
 float32 LOGISTIC and TANH are left out: float_ops' exp / tanh (f32_math)
 are not bit-exact against the C library's expf / tanhf (1 ulp off now
 and then).
@@ -43,9 +44,63 @@ def _float_values(rng, shape):
     return x.reshape(shape)
 
 
+def _int16_values(rng, shape):
+    """int16 inputs: full range, or most within +-2**k for a random k
+    (the table's interpolation range of LOGISTIC / TANH)."""
+    g = np.random.default_rng(rng.getrandbits(32))
+    lim = 1 << rng.randint(4, 15)
+    x = g.integers(-lim, lim, size=shape, endpoint=True)
+    wide = g.random(shape) < 0.2
+    x[wide] = g.integers(-32768, 32767, size=int(np.sum(wide)),
+                         endpoint=True)
+    return np.clip(x, -32768, 32767).astype(np.int16)
+
+
+def int16_unary(op, rng, size):
+    """An int16 (16x8) LOGISTIC, TANH or LEAKY_RELU model and its inputs.
+    LOGISTIC / TANH: zero points 0 and output scale 2**-15 as TFLM
+    requires (1 time in 5 off by up to 0.05%, inside its CheckedLog2
+    tolerance); input scales 2**-12 (TANH: also 2**-11: TFLM's
+    power-of-two case; 1 in 10 within 0.05% of one) 1 time in 3, else
+    log-uniform over [1e-6, 2.5]. LEAKY_RELU: log-uniform scales over
+    [1e-5, 1e-1], zero points 0 (3 times in 4) or anywhere in int16, a
+    random alpha."""
+    shape = rand.shape(rng, size)
+    opts = None
+    if op == "LEAKY_RELU":
+        s_in = rand.scale(rng, 1e-5, 1e-1)
+        s_out = rand.scale(rng, 1e-5, 1e-1) if rng.random() < 0.3 else \
+            s_in * float(np.exp(rng.uniform(-1, 1)))
+
+        def zp():
+            return 0 if rng.random() < 0.75 else rng.randint(-32768, 32767)
+        z_in, z_out = zp(), zp()
+        opts = {"alpha": _f32(rng.choice((rng.uniform(-2, 2), 0.0, 0.1,
+                                          0.2, -0.5, rng.uniform(1, 4))))}
+    else:
+        z_in = z_out = 0
+        s_out = 2.0 ** -15
+        if rng.random() < 0.2:
+            s_out *= 1 + rng.uniform(-5e-4, 5e-4)
+        r = rng.random()
+        if r < 1 / 3:
+            s_in = 2.0 ** rng.choice((-12, -11) if op == "TANH" else (-12,))
+            if rng.random() < 0.3:
+                s_in *= 1 + rng.uniform(-5e-4, 5e-4)
+        else:
+            s_in = rand.scale(rng, 1e-6, 2.5)
+    raw = opgen.single_op(
+        op, [T(shape, "int16", scale=_f32(s_in), zero_point=z_in)],
+        [T(shape, "int16", scale=_f32(s_out), zero_point=z_out)], opts)
+    return raw, [_int16_values(rng, shape)]
+
+
 def unary(op, rng, size):
     """An int8 (or float32 RELU / RELU6) model of a one-input op; RSQRT
-    also returns its inputs."""
+    also returns its inputs. LOGISTIC, TANH and LEAKY_RELU are int16
+    (int16_unary) 1 time in 5."""
+    if op in ("LOGISTIC", "TANH", "LEAKY_RELU") and rng.random() < 0.2:
+        return int16_unary(op, rng, size)
     shape = rand.shape(rng, size)
     if op in ("RELU", "RELU6") and rng.random() < 0.125:
         raw = opgen.single_op(op, [T(shape, "float32")],

@@ -6,7 +6,8 @@ dimensions in either input, inputs of lower rank, or equal shapes. Either
 input may be a constant. int8 tensors get log-uniform scales over
 [1e-4, 10] and full-range zero points; ADD, SUB and MUL get a random
 fused activation. SUB, MUL and SQUARED_DIFFERENCE also come in float32
-and int32 (1 time in 5 each), MAXIMUM / MINIMUM in int32 and float32
+and int32 (1 time in 5 each), SUB and MUL in int16 (int16s: 1 in 8,
+1 in 5), MAXIMUM / MINIMUM in int32 and float32
 (float inputs include -0.0, NaN, huge values and, for MAXIMUM / MINIMUM,
 infinities).
 """
@@ -113,15 +114,19 @@ def int32s(op, rng, size, act=False):
 
 
 def int16s(op, rng, size):
-    """A 16x8-style int16 model of ADD / SUB: per-tensor scales over
+    """A 16x8-style int16 model of ADD / SUB / MUL: per-tensor scales over
     1e-5..1e-1 (the two inputs near each other half the time), zero
     points 0 as converters write them, 1 time in 4 others with offsets
-    inside TFLM's (-32767, 32767), a random fused activation."""
+    inside TFLM's (-32767, 32767) (MUL: always 0, as TFLM requires), a
+    random fused activation. MUL's output scale is s1 * s2 * 2**15 times
+    a factor in [e**-2, e**2] (products land around the int16 range)."""
     a, b, o = shapes(rng, size)
     c = _const_index(rng)
 
     def zp():
-        return 0 if rng.random() < 0.75 else rng.randint(-32766, 32766)
+        if op == "MUL" or rng.random() < 0.75:
+            return 0
+        return rng.randint(-32766, 32766)
     s1 = rand.scale(rng, 1e-5, 1e-1)
     s2 = s1 * math.exp(rng.uniform(-1, 1)) if rng.random() < 0.5 else \
         rand.scale(rng, 1e-5, 1e-1)
@@ -132,22 +137,25 @@ def int16s(op, rng, size):
             if k == c else None
         ins.append(T(sh, "int16", scale=float(np.float32(sc)),
                      zero_point=zp(), data=data))
-    so = float(np.float32(max(s1, s2) * math.exp(rng.uniform(-1, 1.5))))
+    if op == "MUL":
+        so = float(np.float32(s1 * s2 * 32768 * math.exp(rng.uniform(-2, 2))))
+    else:
+        so = float(np.float32(max(s1, s2) * math.exp(rng.uniform(-1, 1.5))))
     out = T(o, "int16", scale=so, zero_point=zp())
     return opgen.single_op(op, ins, [out],
                            {"activation": rand.activation(rng)})
 
 
-def _mixed(op, act=True, int16=False):
-    """op's generator: float32 1 time in 5, int32 1 in 5, int16 (int16:
-    ADD / SUB) 1 in 8, else int8."""
+def _mixed(op, act=True, int16=0.0):
+    """op's generator: float32 1 time in 5, int32 1 in 5, int16 with
+    probability int16 (SUB: 1 in 8, MUL: 1 in 5), else int8."""
     def gen(rng, size):
         r = rng.random()
         if r < 0.2:
             return floats(op, rng, size, act)
         if r < 0.4:
             return int32s(op, rng, size, act)
-        if int16 and r < 0.525:
+        if r < 0.4 + int16:
             return int16s(op, rng, size)
         return quantized(op, rng, size, act)
     return gen
@@ -182,8 +190,8 @@ def minmax(op, rng, size):
 
 # ADD's generator is gen_core.py's (quantized("ADD", ...) also works).
 GENERATORS = {
-    "SUB": _mixed("SUB", int16=True),
-    "MUL": _mixed("MUL"),
+    "SUB": _mixed("SUB", int16=0.125),
+    "MUL": _mixed("MUL", int16=0.2),
     "SQUARED_DIFFERENCE": _mixed("SQUARED_DIFFERENCE", act=False),
     "MAXIMUM": lambda rng, size: minmax("MAXIMUM", rng, size),
     "MINIMUM": lambda rng, size: minmax("MINIMUM", rng, size),

@@ -12,7 +12,8 @@ quantization is not read). LEAKY_RELU follows leaky_relu_common.cc and
 reference/leaky_relu.h (QuantizeLeakyRelu): x - zp_in >= 0 uses the
 identity multiplier in_scale / out_scale, below zero the alpha multiplier
 in_scale * alpha / out_scale (negative alpha: the multiplier's magnitude,
-result negated). float32 RELU / RELU6 run in float_ops.py.
+result negated). float32 RELU / RELU6 run in float_ops.py, int16
+LEAKY_RELU in act16.py.
 """
 
 from micropython import const
@@ -21,6 +22,7 @@ from ..errors import ModelError, PrepareError
 from . import lut
 
 _FLOAT32 = const(0)
+_INT16 = const(7)
 _LEAKY_RELU = const(98)
 _RELU = const(19)
 _RELU6 = const(21)
@@ -64,17 +66,21 @@ def prepare(op, ins, outs, ctx):
     bind its eval.
 
     ins: [int8]; outs: [int8, as many elements]. LEAKY_RELU option:
-    alpha (float). float32 RELU / RELU6 run in float_ops. Raises
+    alpha (float). float32 RELU / RELU6 run in float_ops, int16
+    LEAKY_RELU in act16. Raises
     PrepareError (types, shapes, zero output scale, scale ratios whose
     TFLM arithmetic overflows int32: see check_shift and _six).
     """
     from .lut_math import mbqm_ref  # (gemmlowp's)
     code = op.code
-    if (code in (_RELU, _RELU6) and ins and ins[0] is not None
-            and ins[0].type == _FLOAT32):
+    t = ins[0].type if ins and ins[0] is not None else None
+    if code == _LEAKY_RELU and t == _INT16:
+        from . import act16
+        return act16.prepare(op, ins, outs, ctx)
+    if code in (_RELU, _RELU6) and t == _FLOAT32:
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
-    x, y = lut.unary_io(op, ins, outs, "int8" if code == _LEAKY_RELU
+    x, y = lut.unary_io(op, ins, outs, "int8, int16" if code == _LEAKY_RELU
                         else "int8 and float32")
     zi, zo = x.zero_point, y.zero_point
     try:

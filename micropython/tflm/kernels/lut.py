@@ -13,7 +13,7 @@ q = 128 * tanh), hard_swish.cc + hard_swish_common.cc (the output
 multiplier's exponent must be <= 0) and elementwise.cc (RSQRT: an input
 below its zero point fails the invoke; TFLM's message is "Rsqrt is only
 defined for positive values"). float32 LOGISTIC and TANH go to
-float_ops.py; other types raise PrepareError.
+float_ops.py, int16 ones to lut16.py; other types raise PrepareError.
 """
 
 import micropython
@@ -24,6 +24,7 @@ from ..errors import InvokeError, ModelError, PrepareError, raise_made
 
 _FLOAT32 = const(0)
 _HARD_SWISH = const(117)
+_INT16 = const(7)
 _LOGISTIC = const(14)
 _RSQRT = const(76)
 _TANH = const(28)
@@ -62,17 +63,20 @@ def prepare(op, ins, outs, ctx):
     (3 / 32768) below 2**31 (reluish exponent <= 31). RSQRT: 1 /
     (sqrt(input_scale) * output_scale) in [2**-12, 2**50); invoke raises
     InvokeError if an input is below its zero point. float32 LOGISTIC /
-    TANH run in float_ops. Raises PrepareError.
+    TANH run in float_ops, int16 ones in lut16. Raises PrepareError.
     """
     from . import lut_math
     code = op.code
-    if (code in (_LOGISTIC, _TANH) and ins and ins[0] is not None
-            and ins[0].type == _FLOAT32):
-        from . import float_ops
-        return float_ops.prepare(op, ins, outs, ctx)
+    t = ins[0].type if ins and ins[0] is not None else None
+    if code in (_LOGISTIC, _TANH) and t in (_FLOAT32, _INT16):
+        if t == _INT16:
+            from . import lut16 as k
+        else:
+            from . import float_ops as k
+        return k.prepare(op, ins, outs, ctx)
     x, y = unary_io(op, ins, outs,
-                    "int8 and float32" if code in (_LOGISTIC,
-                                                   _TANH) else "int8")
+                    "int8, int16, float32" if code in (_LOGISTIC,
+                                                       _TANH) else "int8")
     label = op.label()
     try:
         if code == _LOGISTIC or code == _TANH:

@@ -1,5 +1,5 @@
 """MUL: int8 with NumPy-style broadcasting; float32 via float_ops, int32
-via binary_i32.
+via binary_i32, int16 via mul16.
 
 Follows tensorflow/lite/micro/kernels/mul.cc, mul_common.cc
 (CalculateOpDataMul) and reference/integer_ops/mul.h (MulElementwise,
@@ -28,6 +28,7 @@ from ..fixedpoint import requant_i8b
 from . import broadcast
 
 _FLOAT32 = const(0)
+_INT16 = const(7)
 _INT32 = const(2)
 
 _MUL_OPTIONS = const(21)
@@ -37,10 +38,11 @@ _MUL_FUSED_ACTIVATION_FUNCTION = const(0)
 def prepare(op, ins, outs, ctx):
     """Check a MUL op and bind its eval.
 
-    float32: float_ops; int32: binary_i32. int8: two int8 inputs (int8
-    zero points) whose shapes broadcast to the int8 output's; MulOptions
-    fused activation. Raises PrepareError for other types, bad shapes, or
-    a multiplier shift above 30 (x * (1 << shift) would overflow in TFLM).
+    float32: float_ops; int32: binary_i32; int16: mul16. int8: two int8
+    inputs (int8 zero points) whose shapes broadcast to the int8 output's;
+    MulOptions fused activation. Raises PrepareError for other types, bad
+    shapes, or a multiplier shift above 30 (x * (1 << shift) would
+    overflow in TFLM).
     """
     act = (op.opt_byte(_MUL_FUSED_ACTIVATION_FUNCTION, 0)
            if op.options_type == _MUL_OPTIONS else 0)
@@ -51,6 +53,9 @@ def prepare(op, ins, outs, ctx):
     if t == _INT32:
         from . import binary_i32
         return binary_i32.prepare(op, ins, outs, ctx, act)
+    if t == _INT16:
+        from . import mul16
+        return mul16.prepare(op, ins, outs, ctx, act)
     return _prepare_int8(op, ins, outs, ctx, act)
 
 
@@ -58,7 +63,7 @@ def _prepare_int8(op, ins, outs, ctx, act):
     from .conv_util import keep, scratch_halves
     from .. import quant
     x1, x2, y = broadcast.int8_io(op, ins, outs,
-                                 "int8, int32, float32")
+                                 "int8, int16, int32, float32")
     bc = broadcast.check(op, x1, x2, y)
     lo, hi = broadcast.activation_range(op, act, y)
     try:
