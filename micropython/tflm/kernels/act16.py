@@ -30,6 +30,7 @@ from .activations import _alpha_multiplier, _ratio, check_shift
 
 _INT16 = const(7)
 _LEAKY_RELU_OPTIONS = const(75)
+_LEAKY_RELU_ALPHA = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -55,7 +56,7 @@ def prepare(op, ins, outs, ctx):
         if not t.scales:
             raise PrepareError("%s: %s has no quantization"
                                % (label, t.label()))
-    alpha = op.opt_float(0, 0.0) \
+    alpha = op.opt_float(_LEAKY_RELU_ALPHA, 0.0) \
         if op.options_type == _LEAKY_RELU_OPTIONS else 0.0
     try:
         mi, si = _ratio(x.scale, y.scale)
