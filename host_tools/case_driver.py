@@ -97,18 +97,24 @@ def serve(todo, start, attr, timeout, what):
 
 def write_listing(todo, path, model_of):
     """The cases file of mp_cases.py: "id<TAB>model<TAB>in0|in1..." per
-    case of todo (objects with id and inputs: a list of paths); model_of
-    (case) gives its model's path."""
+    case of todo (objects with id and inputs: a list of paths, one input
+    set; or, with sets, a list of such lists: "a|b;c|d", "-" for none);
+    model_of(case) gives its model's path."""
     with open(path, "w") as f:
         for c in todo:
-            f.write("%d\t%s\t%s\n" % (c.id, model_of(c), "|".join(c.inputs)))
+            sets = getattr(c, "sets", None)
+            ins = ("|".join(c.inputs) if sets is None else
+                   ";".join("|".join(s) for s in sets) if sets else "-")
+            f.write("%d\t%s\t%s\n" % (c.id, model_of(c), ins))
 
 
-def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev"):
+def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev",
+             flags=()):
     """Our side of every case of todo on the MicroPython unix port
     (device.micropython_bin(), heap HEAP), many cases per process, in id
     order: sets case.<attr> to mp_cases.py's answer, or to a crash / hang
-    record. api: also make the bad API calls (the fuzzer's mode). The
+    record. api: also make the bad API calls (the fuzzer's mode); flags:
+    more of mp_cases.py's flags ("twice", "scratch=N", "setup=PATH"). The
     listing goes to work/<tag>_cases.txt."""
     todo = sorted(todo, key=lambda c: c.id)
     listing = os.path.join(work, tag + "_cases.txt")
@@ -117,6 +123,7 @@ def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev"):
     def start(pos):
         cmd = [device.micropython_bin(), "-X", "heapsize=" + HEAP, SCRIPT,
                PKG_DIR, listing, str(todo[pos].id)] + (["api"] if api else [])
+        cmd += list(flags)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=ROOT)
         return proc, None

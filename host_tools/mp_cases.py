@@ -1,20 +1,31 @@
 # Runs inside MicroPython (not CPython): the device side of the
 # conformance runner and of the fuzzer (host_tools/case_driver.py starts
-# it and reads its answers). Arguments: pkg_dir cases_file first_id [api]
-# (a target without sys.argv gets them as ARGS, prepended to this file).
-# cases_file has one line per case: "id<TAB>model path<TAB>input paths
-# separated by '|'". For every case with id >= first_id, in file order, it
-# builds an Interpreter over the model placed id % 4 bytes into a buffer
-# (constants at every alignment: boards fault on unaligned 16/32-bit
-# loads), writes the inputs (each file whose size fits the input, else
-# the fill pattern, byte j = (37 * j + 11) & 255), invokes under heap_lock
-# and prints one JSON line:
+# it and reads its answers, for the kernel tests too: tests/mp_batch.py).
+# Arguments: pkg_dir cases_file first_id [flag ...] (a target without
+# sys.argv gets them as ARGS, prepended to this file). Flags: "api" (the
+# fuzzer's bad API calls, below), "twice" (invoke each input set twice,
+# the inputs written again before each: eval must not depend on what the
+# last invoke left), "scratch=N" (every operator gets N words of scratch:
+# the kernels' chunked paths), "setup=PATH" (a file executed after
+# `import tflm`, e.g. to lower a kernel's fast-path threshold).
+# cases_file has one line per case: "id<TAB>model path<TAB>input sets",
+# the sets separated by ';', each the input paths separated by '|'. For
+# every case with id >= first_id, in file order, it builds an Interpreter
+# over the model placed id % 4 bytes into a buffer (constants at every
+# alignment: boards fault on unaligned 16/32-bit loads), and per input
+# set writes the inputs (each file whose size fits the input, else the
+# fill pattern, byte j = (37 * j + 11) & 255; a file of another size is
+# a bug, except with api), invokes under heap_lock
+# and keeps the outputs; it prints one JSON line:
 #   {"id": k, "r": "ok", "src": "bf", "out": [hex, ...], "dt": [dtype, ...],
-#    "ms": t}
+#    "sets": [[hex, ...], ...], "ms": t}
 #   {"id": k, "r": "err", "cls": "ModelError", "msg": "...", "stage": s}
 #   {"id": k, "r": "bug", "cls": "IndexError", "msg": "...", "stage": s}
-# "src" says per input whether the file ("b") or the fill pattern ("f")
-# was written. "err" is a TFLMError; "bug" any other exception, or an
+# "out" holds the outputs after the last set, "sets" those after each set;
+# "src" says per input (of the last set) whether the file ("b") or the
+# fill pattern ("f") was written. Input sets "-": none (the model is only
+# built; "out" is then empty). "err" is a TFLMError; "bug" any other
+# exception, or an
 # invoke() that needed the heap (MemoryError under heap_lock), or (with
 # api, the fuzzer's mode) an undocumented exception from a bad API call
 # (API_CALLS) on a model that ran, or an invoke() that fails after them.
@@ -30,11 +41,27 @@ try:  # a target without sys.argv gets them prepended (ARGS = (...))
 except NameError:
     _args = sys.argv[1:]
 pkg, cases_file, first = _args[:3]
-api = len(_args) > 3 and _args[3] == "api"
+flags = _args[3:]
+api = "api" in flags
+reps = 2 if "twice" in flags else 1
 sys.path.insert(0, pkg)
 import tflm  # noqa: E402
 
 first = int(first)
+for _f in flags:
+    if _f.startswith("setup="):
+        with open(_f[6:]) as _s:
+            exec(_s.read(), {})
+scratch_calls = None  # with scratch=N: calls of the forced length
+for _f in flags:
+    if _f.startswith("scratch="):
+        import tflm.allocator
+        scratch_calls = [0]
+
+        def _forced(ts, n=int(_f[8:])):
+            scratch_calls[0] += 1
+            return n
+        tflm.allocator._scratch_len = _forced
 # Imported once, the construction modules stay: run from source (the unix
 # port), they would be compiled again for every model. That a board gets
 # their RAM back is tests/test_board_heap.py's business.
@@ -114,10 +141,10 @@ def locked_invoke(interp):
     return err
 
 
-def run_case(k, model_path, inputs):
-    """Build, set inputs, invoke under heap_lock (then, with api, the bad
-    API calls and invoke again); emit ok (outputs as hex), err (a
-    TFLMError) or bug."""
+def run_case(k, model_path, sets):
+    """Build, then per input set write the inputs and invoke under
+    heap_lock (reps times), then with api the bad API calls and invoke
+    again; emit ok (outputs as hex), err (a TFLMError) or bug."""
     stage = "build"
     t0 = time.ticks_ms()
     try:
@@ -127,29 +154,42 @@ def run_case(k, model_path, inputs):
         buf[off:] = raw
         raw = None
         interp = tflm.Interpreter(memoryview(buf)[off:])
-        stage = "set"
-        src = ""
-        for i, t in enumerate(interp.inputs):
-            data = read(inputs[i]) if i < len(inputs) else None
-            if data is None or len(data) != t.nbytes:
-                data = fill(t.nbytes, t.dtype == "bool")
-                src += "f"
-            else:
-                src += "b"
-            interp.input(i).set(data)
-        stage = "invoke"
-        err = locked_invoke(interp)
-        if isinstance(err, MemoryError):
-            emit({"id": k, "r": "bug", "cls": "MemoryError",
-                  "msg": "invoke() allocated on the heap", "stage": stage})
-            return
-        if err is not None:
-            raise err
-        stage = "output"  # (the heap is unlocked: a small target may
-        # run out of memory converting a large output)
-        out = [binascii.hexlify(bytes(t.data)).decode()
-               for t in interp.outputs]
-        if api:
+        if scratch_calls is not None:
+            if not scratch_calls[0]:
+                raise RuntimeError("the forced scratch length was not used")
+            scratch_calls[0] = 0
+        outs, src = [], ""
+        for inputs in sets:
+            for _ in range(reps):
+                stage = "set"
+                src = ""
+                for i, t in enumerate(interp.inputs):
+                    data = read(inputs[i]) if i < len(inputs) else None
+                    if data is not None and len(data) != t.nbytes \
+                            and not api:  # (the fuzzer's may not fit)
+                        raise ValueError("input %d: the file has %d bytes, "
+                                         "the tensor %d" % (i, len(data),
+                                                            t.nbytes))
+                    if data is None or len(data) != t.nbytes:
+                        data = fill(t.nbytes, t.dtype == "bool")
+                        src += "f"
+                    else:
+                        src += "b"
+                    interp.input(i).set(data)
+                stage = "invoke"
+                err = locked_invoke(interp)
+                if isinstance(err, MemoryError):
+                    emit({"id": k, "r": "bug", "cls": "MemoryError",
+                          "msg": "invoke() allocated on the heap",
+                          "stage": stage})
+                    return
+                if err is not None:
+                    raise err
+            stage = "output"  # (the heap is unlocked: a small target may
+            # run out of memory converting a large output)
+            outs.append([binascii.hexlify(bytes(t.data)).decode()
+                         for t in interp.outputs])
+        if api and outs:
             stage = "api"
             bad = api_bug(k, interp)
             if bad is not None:
@@ -163,7 +203,8 @@ def run_case(k, model_path, inputs):
                       "msg": "invoke() after the API calls: %s" % err,
                       "stage": stage})
                 return
-        emit({"id": k, "r": "ok", "src": src, "out": out,
+        emit({"id": k, "r": "ok", "src": src, "out": outs[-1] if outs else [],
+              "sets": outs if reps > 1 or len(outs) != 1 else None,
               "dt": [t.dtype for t in interp.outputs],
               "ms": time.ticks_diff(time.ticks_ms(), t0)})
     except tflm.TFLMError as e:
@@ -187,7 +228,9 @@ def main():
         k = int(k)
         if k < first:
             continue
-        run_case(k, model_path, [p for p in ins.split("|") if p])
+        sets = [] if ins == "-" else [[p for p in one.split("|") if p]
+                                      for one in ins.split(";")]
+        run_case(k, model_path, sets)
         gc.collect()
 
 

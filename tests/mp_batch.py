@@ -1,6 +1,7 @@
 """Many models in one MicroPython process: the device side of the kernel
-tests (test_kernels_misc, test_ops_*). Much faster than a process per
-model, and every model runs the way a board runs it.
+tests (test_kernels_misc, test_ops_*), run by host_tools/mp_cases.py, the
+runner that conformance and the fuzzer use too. Much faster than a
+process per model, and every model runs the way a board runs it.
 
 run_on_device(cases, tmp_path, scratch=None): cases is a list of
 (model bytes, input sets), an input set being a list of numpy arrays (one
@@ -9,59 +10,70 @@ every alignment); each input set is written, then invoked twice under
 micropython.heap_lock() (eval must allocate nothing and must not depend
 on state left by the last invoke), inputs set again before each invoke.
 scratch overrides the interpreter's scratch length (to exercise the
-chunked paths). Returns one result per case: ("OK", [[output bytes per
-output] per input set]), ("ERR", "Type message") for a model rejected at
-load, or ("IERR", "Type message") for a TFLMError raised by invoke().
+chunked paths); SETUP (code run after `import tflm`) lets a test lower a
+kernel's threshold. Returns one result per case: ("OK", [[output bytes
+per output] per input set]), ("ERR", "Type message") for a model rejected
+at load, or ("IERR", "Type message") for a TFLMError raised by invoke();
+the outputs are also written to tmp_path as <case>.out<set>_<output>.
+Anything else (a crash, a hang, another exception, an invoke that
+allocated) fails the calling test.
 """
 
+import binascii
 import os
 
 import numpy as np
 
-from conftest import PKG, device_script
-from host_tools import device
+from host_tools import case_driver
 
-RUNNER = device_script("batch.py")
+SETUP = ""  # MicroPython code run after `import tflm` (test_fast_paths)
+
+
+class _Case:
+    def __init__(self, k, model, sets):
+        self.id, self.model, self.sets, self.dev = k, model, sets, None
 
 
 def run_on_device(cases, tmp_path, scratch=None):
     """See the module docstring."""
     d = str(tmp_path)
+    todo = []
     for k, (raw, sets) in enumerate(cases):
         pre = os.path.join(d, "%d" % k)
         with open(pre + ".tflite", "wb") as f:
             f.write(raw)
+        paths = []
         for j, ins in enumerate(sets):
+            paths.append([])
             for i, x in enumerate(ins):
-                with open("%s.in%d_%d" % (pre, j, i), "wb") as f:
+                p = "%s.in%d_%d" % (pre, j, i)
+                with open(p, "wb") as f:
                     f.write(np.ascontiguousarray(x).tobytes())
-            open("%s.set%d" % (pre, j), "wb").close()
-    script = os.path.join(d, "mp_batch_runner.py")
-    with open(script, "w") as f:
-        f.write(RUNNER)
-    args = [PKG, d, str(len(cases))] + ([str(scratch)] if scratch else [])
-    proc = device.run_script(script, args, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    status = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if parts[0] in ("OK", "ERR", "IERR"):
-            status[int(parts[1])] = parts
+                paths[-1].append(p)
+        todo.append(_Case(k, pre + ".tflite", paths))
+    flags = ["twice"] + (["scratch=%d" % scratch] if scratch else [])
+    if SETUP:
+        setup = os.path.join(d, "setup.py")
+        with open(setup, "w") as f:
+            f.write(SETUP)
+        flags.append("setup=" + setup)
+    case_driver.run_unix(todo, d, "batch", lambda c: c.model, 600,
+                         flags=flags)
     out = []
-    for k, (_, sets) in enumerate(cases):
-        st = status.get(k)
-        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
-        if st[0] != "OK":
-            out.append((st[0], st[2]))
+    for c in todo:
+        r = c.dev
+        if r["r"] == "err":
+            out.append(("IERR" if r["stage"] == "invoke" else "ERR",
+                        "%s %s" % (r["cls"], r["msg"])))
             continue
-        pre = os.path.join(d, "%d" % k)
-        got = []
-        for j in range(len(sets)):
-            outs, i = [], 0
-            while os.path.exists("%s.out%d_%d" % (pre, j, i)):
-                with open("%s.out%d_%d" % (pre, j, i), "rb") as f:
-                    outs.append(f.read())
-                i += 1
-            got.append(outs)
+        assert r["r"] == "ok", "case %d: %s" % (c.id, r)
+        got = [[binascii.unhexlify(h) for h in outs]
+               for outs in (r["sets"] if r["sets"] is not None
+                            else [r["out"]])]
+        for j, outs in enumerate(got):  # also as files: <k>.out<set>_<i>
+            for i, b in enumerate(outs):
+                with open(os.path.join(d, "%d.out%d_%d" % (c.id, j, i)),
+                          "wb") as f:
+                    f.write(b)
         out.append(("OK", got))
     return out

@@ -10,10 +10,7 @@ FORCE_LUT = "import tflm.kernels.add as _add\n_add.LUT_MIN = 0\n"
 
 
 def test_add_lookup_table_path(tmp_path, monkeypatch):
-    marker = "from tflm.interpreter import Interpreter\n"
-    assert marker in mp_batch.RUNNER
-    monkeypatch.setattr(mp_batch, "RUNNER",
-                        mp_batch.RUNNER.replace(marker, marker + FORCE_LUT))
+    monkeypatch.setattr(mp_batch, "SETUP", FORCE_LUT)
     rng = np.random.default_rng(11)
     cases = [km.add_case(rng, act=k % 4, same=True, extreme=k % 5 == 4)
              for k in range(60)]
@@ -27,9 +24,7 @@ FC_CHUNKS = "import tflm.kernels.fully_connected as _fc\n_fc.GATHER_MAX = 3\n"
 def test_fully_connected_depth_chunks(tmp_path, monkeypatch):
     """Depth gathered 3 values at a time, units 5 at a time (scratch 5):
     partial sums carried across chunks give the same bytes as TFLM."""
-    marker = "from tflm.interpreter import Interpreter\n"
-    monkeypatch.setattr(mp_batch, "RUNNER",
-                        mp_batch.RUNNER.replace(marker, marker + FC_CHUNKS))
+    monkeypatch.setattr(mp_batch, "SETUP", FC_CHUNKS)
     rng = np.random.default_rng(12)
     cases = [km.fc_case(rng, per_channel=k % 3 == 1, bias=k % 5 != 4,
                         act=k % 4, keep=k % 7 == 3) for k in range(30)]
@@ -42,9 +37,7 @@ def test_squared_difference_lookup_table_path(tmp_path, monkeypatch):
     forced for every int8 conformance model of the op."""
     from host_tools.conformance import cases
     from host_tools.oracle import Reference
-    marker = "from tflm.interpreter import Interpreter\n"
-    monkeypatch.setattr(mp_batch, "RUNNER",
-                        mp_batch.RUNNER.replace(marker, marker + FORCE_LUT))
+    monkeypatch.setattr(mp_batch, "SETUP", FORCE_LUT)
     gen = cases.discover()["SQUARED_DIFFERENCE"]
     todo = []
     for i in range(40):
