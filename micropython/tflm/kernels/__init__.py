@@ -169,6 +169,7 @@ _LAZY = (
     " add:h:quantize sub:h:quantize"
     " fully_connected:h:fc16 conv:h:conv16 depthwise_conv:h:dw16"
     " lut:h:lut16 activations:h:act16 mul:h:mul16"
+    " transpose_conv:h:tconv16"
     " activations:*:lut_math div:*:gemmlowp"
     " lut:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
     " softmax_prep:*:gemmlowp pooling:*:pooling_prep max_pool:*:pooling_prep"
