@@ -43,6 +43,9 @@ for _op in ("CONV_2D", "FULLY_CONNECTED"):
     for _dt in ("int32", "int64"):
         BYTEWISE[(_op + " 16x8", _dt)] = "bias read with ptr8"
 BYTEWISE[("DEPTHWISE_CONV_2D 16x8", "int64")] = "bias read with ptr8"
+# only TRANSPOSE_CONV 16x8 (tconv16) takes an int64 or int16 bias
+for _dt in ("int64", "int16"):
+    BYTEWISE[("TRANSPOSE_CONV", _dt)] = "16x8 bias read with ptr8"
 
 
 def float_const_models():

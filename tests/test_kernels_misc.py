@@ -533,6 +533,173 @@ def test_softmax_reciprocal(tmp_path, bits):
         assert (got[2 * i], got[2 * i + 1]) == (raw, -(nbou + 31 - bits)), x
 
 
+# --- SOFTMAX int16 -> int16 -----------------------------------------------
+
+def softmax16_case(rng, beta=1.0, scale=None, depth=None, out_scale=None,
+                   lim=None):
+    """SOFTMAX int16 -> int16 (softmax16.py): zero points 0, output scale
+    1/32768 (or out_scale); inputs within +-lim (random 2**k), the
+    extremes now and then."""
+    rank = int(rng.integers(1, 4))
+    if depth is None:
+        depth = int(rng.integers(1, 120))
+    shape = split_shape(rng, int(rng.integers(1, 5)), rank - 1) + [depth] \
+        if rank > 1 else [depth]
+    if scale is None:
+        scale = rscale(rng, -20, 0)
+    ts = [tensor(shape, "int16", scale, 0),
+          tensor(shape, "int16", out_scale or 1.0 / 32768, 0)]
+    opts = S.SoftmaxOptionsT()
+    opts.beta = beta
+
+    def inputs(rng, j):
+        k = lim or 1 << int(rng.integers(1, 16))
+        x = rng.integers(-k, k, size=shape, endpoint=True)
+        if j == 1:  # the extremes
+            x = rng.choice(np.array([-32768, -32767, 0, 32766, 32767]),
+                           size=shape)
+        return [np.clip(x, -32768, 32767).astype(np.int16)]
+    return build(SOFTMAX, ts, [0], [1], OPT_SOFTMAX, opts), inputs
+
+
+def test_softmax_int16(tmp_path):
+    """int16 SOFTMAX bit-exact with TFLM: betas (0 too), input scales from
+    tiny (every difference within the table) to large (left shifts that
+    wrap as C's int32 does), output scales within TFLM's 0.1%, rows of one
+    value and of 20000 (sums near 2**30)."""
+    rng = np.random.default_rng(16)
+    cases = []
+    for k in range(30):
+        beta = 1.0 if k % 2 else float(np.float32(2.0 ** rng.uniform(-3, 3)))
+        kw = {}
+        if k % 10 == 3:
+            kw["scale"] = 2.0 ** -30
+        elif k % 10 == 7:
+            kw["scale"] = 40.0
+        elif k % 10 == 5:
+            kw["out_scale"] = float(np.float32(1.0009 / 32768))
+        cases.append(softmax16_case(rng, beta, **kw))
+    cases.append(softmax16_case(rng, 0.0))
+    cases.append(softmax16_case(rng, 1.0, depth=1))
+    cases.append(softmax16_case(rng, 1.0, 1e-4, depth=20000, lim=64))
+    errs = run_cases(cases, tmp_path, sets=3)
+    assert errs == [None] * len(cases)
+
+
+def _lut16_f32(fn, in_scale, in_zp):
+    """LUTPopulateInt16<float> (kernels/internal/common.h) in numpy
+    float32, out scale 2 / 65535, zero point 0."""
+    f = np.float32
+    rng_ = 65535
+    in_scale, out_scale = f(in_scale) / f(rng_), f(2.0) / f(rng_)
+    in_min = in_scale * f(-32768 - in_zp)
+    in_max = in_scale * f(32767 - in_zp)
+    out_min, out_max = out_scale * f(-32768), out_scale * f(32767)
+    step = (in_max - in_min) / f(512)
+    half = step / f(2)
+    inv = f(65536) / (out_max - out_min)
+
+    def rnd(v):  # TfLiteRound: half away from zero
+        return f(np.sign(v) * np.floor(np.abs(v) + f(0.5)))
+    lut = []
+    for i in range(512):
+        val = fn(in_min + f(i) * step)
+        mid = fn(in_min + f(i) * step + half)
+        nxt = fn(in_min + f(i + 1) * step)
+        sample = rnd(val * inv)
+        interp = rnd((nxt * inv + rnd(val * inv)) / f(2))
+        bias = rnd((interp - rnd(mid * inv)) / f(2))
+        lut.append(int(min(max(sample - bias, f(-32768)), f(32767))))
+    lut.append(int(min(max(rnd(fn(in_max) * inv), f(-32768)), f(32767))))
+    return lut
+
+
+def test_softmax_int16_tables():
+    """softmax16_prep's stored tables are InitializeLutForInt16's:
+    LUTPopulate<int16_t> in float32 (exp taken in double and rounded to
+    float32: the same tables as glibc's expf gives)."""
+    from tflm.kernels import softmax16_prep as sp
+    f = np.float32
+    exp = _lut16_f32(lambda v: f(np.exp(np.float64(v))), 10.0, 32767)
+    inv = _lut16_f32(lambda v: f(1) / (f(1) + v), 1.0, -32768)
+    assert list(np.frombuffer(sp._EXP, "<i2")) == exp
+    assert list(np.frombuffer(sp._INV, "<i2")) == inv
+
+
+def test_softmax_int16_hand(tmp_path):
+    """Worked cases: a row of equal values gives 32768 / depth (rounded by
+    the tables: 16384, 8192 within 1 of it), TFLM agreeing; and a
+    reference of SoftmaxInt16 in Python over the stored tables."""
+    from tflm.kernels import softmax16_prep as sp
+    exp = np.frombuffer(sp._EXP, "<i2").astype(np.int64)
+    inv = np.frombuffer(sp._INV, "<i2").astype(np.int64)
+
+    def lut(t, v):
+        i = 256 + (v >> 7)
+        sl = ((int(t[i + 1] - t[i]) + 32768) & 0xFFFF) - 32768
+        return int(t[i]) + ((sl * (v & 127) + 64) >> 7)
+
+    def ref(row):  # reference_ops::SoftmaxInt16, one row, at a scale
+        # (10 / 65535 with beta 1) whose multiplier (2**30, shift 1) maps
+        # x - max to itself exactly
+        mx = max(row)
+        es = [lut(exp, min(max(x - mx + 32767, -32768), 32767))
+              for x in row]
+        s = sum(es)
+        h = 32 - s.bit_length()
+        sh = ((s << (h - 1)) + (1 << 13)) >> 14
+        r = lut(inv, min(max(sh - 98304, -32768), 32767))
+        return [min(max((e * r + (1 << (30 - h))) >> (31 - h), 0), 32767)
+                for e in es]
+    assert ref([5, 5]) == [16384, 16384]
+    assert ref([0, 0, 0, 0]) == [8192] * 4
+    rows = [[0, -6553, -13107, -65535 // 2], [100, 90, -32768, 32767]]
+    want = [ref(r) for r in rows]
+    assert want[0][0] > want[0][1] > want[0][2] > want[0][3] >= 0
+    opts = S.SoftmaxOptionsT()
+    opts.beta = 1.0
+    scale = float(np.float32(10.0 / 65535))
+    model = build(SOFTMAX, [tensor([2, 4], "int16", scale, 0),
+                            tensor([2, 4], "int16", 1.0 / 32768, 0)],
+                  [0], [1], OPT_SOFTMAX, opts)
+    x = np.array(rows, np.int16)
+    got = Reference(model).run([x])[0].reshape(-1).tolist()
+    assert got == want[0] + want[1]
+    assert run_cases([(model, lambda rng, j: [x])], tmp_path) == [None]
+
+
+def test_softmax_int16_refusals(tmp_path):
+    """What TFLM's CalculateSoftmaxParams rejects for an int16 input
+    (zero points, output scale, an int8 output), and what it would
+    overflow on (run on neither: TFLM computes garbage there)."""
+    sm = S.SoftmaxOptionsT()
+    sm.beta = 1.0
+    h = lambda shape, s=1e-3, zp=0: tensor(shape, "int16", s, zp)  # noqa
+    cases = [
+        (build(SOFTMAX, [h([1, 4], 1e-3, 3), h([1, 4], 1 / 32768)], [0],
+               [1], OPT_SOFTMAX, sm), ("tensor 0", "zero point 0"), True),
+        (build(SOFTMAX, [h([1, 4]), h([1, 4], 1 / 32768, 1)], [0], [1],
+               OPT_SOFTMAX, sm), ("tensor 1", "1/32768"), True),
+        (build(SOFTMAX, [h([1, 4]), h([1, 4], 1.002 / 32768)], [0], [1],
+               OPT_SOFTMAX, sm), ("tensor 1", "1/32768"), True),
+        (build(SOFTMAX, [h([1, 4]), tensor([1, 4], "int8", 1 / 256, -128)],
+               [0], [1], OPT_SOFTMAX, sm), ("tensor 1", "int8"), True),
+        (build(SOFTMAX, [h([1, 70000]), h([1, 70000], 1 / 32768)], [0],
+               [1], OPT_SOFTMAX, sm), ("65536",), False),
+        (build(SOFTMAX, [h([1, 4], 1e6), h([1, 4], 1 / 32768)], [0], [1],
+               OPT_SOFTMAX, sm), ("too large",), False),
+    ]
+    for model, _, tflm_rejects in cases:
+        if tflm_rejects:
+            with pytest.raises(RuntimeError):
+                Reference(model)
+    errs = run_cases([(m, None) for m, _, _ in cases], tmp_path)
+    for err, (_, words, _) in zip(errs, cases):
+        assert err.startswith("PrepareError op 0 (SOFTMAX)"), err
+        for w in words:
+            assert w in err, (w, err)
+
+
 # --- QUANTIZE / DEQUANTIZE ------------------------------------------------
 
 def f32_edges(rng, scale, zp, n):

@@ -245,6 +245,79 @@ def test_transpose_conv_rejects_float(tmp_path):
     assert got is None and info["error"] == "PrepareError", info
 
 
+# --- TRANSPOSE_CONV 16x8 (tconv16.py) -----------------------------------
+
+def test_transpose_conv_16x8_vs_tflm(tmp_path):
+    """The generator's 16x8 models (int16 activations, int64 / int16 /
+    no bias, per-channel or per-tensor filters) over full-range int16
+    inputs, bit-exact with TFLM."""
+    cases = []
+    k = 0
+    while len(cases) < 40:
+        rng = random.Random(16000 + k)
+        raw = gen_spatial.gen_transpose_conv(rng, 1 + k % 4)
+        k += 1
+        m = Model(raw)
+        if m.tensors[m.inputs[0]].type == 7:
+            cases.append((raw, random_inputs(raw)))
+    errors = run_cases(cases, tmp_path, sets=2)
+    assert errors == [None] * len(cases), errors
+
+
+def _tconv16_model(bias=None, out_scale=1.0, in_zp=0, out_type="int16",
+                   w_scale=1.0):
+    """Stride 2, VALID, a 2x2 ones filter over a [1, 2, 2, 1] int16
+    input: each value scatters into its own 2x2 output block."""
+    w = np.ones((1, 2, 2, 1), np.int8)
+    ins = [T([4], "int32", data=np.array([1, 4, 4, 1], np.int32)),
+           T([1, 2, 2, 1], scale=w_scale, data=w),
+           T([1, 2, 2, 1], "int16", scale=1.0, zero_point=in_zp)]
+    if bias is not None:
+        ins.append(bias)
+    return opgen.single_op(
+        "TRANSPOSE_CONV", ins,
+        [T([1, 4, 4, 1], out_type, scale=out_scale, zero_point=0)],
+        {"padding": "VALID", "stride_h": 2, "stride_w": 2})
+
+
+def test_transpose_conv_16x8_hand(tmp_path):
+    """Worked by hand: scale 1 everywhere, int64 bias 5 (the 2x2 blocks of
+    x + 5, saturating at 32767); int16 bias -7 at output scale 2 (TFLM's
+    int64 rounding: (v - 7) / 2 rounded half up); no bias."""
+    x = np.array([1000, -2000, 32767, -32768], np.int16)
+
+    def blocks(v):
+        a, b, c, d = v
+        return [a, a, b, b, a, a, b, b, c, c, d, d, c, c, d, d]
+    b64 = T([1], "int64", scale=1.0, data=np.array([5], np.int64))
+    got = run_one(_tconv16_model(b64), tmp_path, x, np.int16)
+    assert got.tolist() == blocks([1005, -1995, 32767, -32763])
+    b16 = T([1], "int16", scale=1.0, data=np.array([-7], np.int16))
+    got = run_one(_tconv16_model(b16, 2.0), tmp_path, x, np.int16)
+    assert got.tolist() == blocks([497, -1003, 16380, -16387])
+    got = run_one(_tconv16_model(), tmp_path, x, np.int16)
+    assert got.tolist() == blocks(x.tolist())
+
+
+@pytest.mark.parametrize("kw,words", [
+    (dict(in_zp=3), ["tensor 2", "zero point 3"]),
+    (dict(bias=T([1], "int32", scale=1.0, data=np.array([5], np.int32))),
+     ["bias", "int64 or int16"]),
+    (dict(out_type="int8"), ["output", "int8"]),
+    (dict(w_scale=2.0 ** 15), ["too large for int64"]),
+])
+def test_transpose_conv_16x8_rejects(tmp_path, kw, words):
+    """What TFLM's 16x8 kernel computes wrongly (a zero point it leaves
+    out, an int32 bias it reads as int64, an int8 output it writes int16
+    into, a multiplier its int64 rounding shifts by a negative amount)
+    is refused."""
+    raw = _tconv16_model(**kw)
+    got, info = run_bytes(raw, tmp_path, [[bytes(8)]])
+    assert got is None and info["error"] == "PrepareError", info
+    for word in words:
+        assert word in info["message"], info["message"]
+
+
 # --- prepare-time index math ---------------------------------------------
 
 def _np_nearest(i, n_in, n_out, align, half):

@@ -457,7 +457,10 @@ def gen_softmax(rng, size):
     """SOFTMAX int8: rank 1..4, beta 1 or log-uniform in [0.1, 10],
     output scale 1/256 and zero point -128 (TFLM's requirement), or 1 time
     in 4 an int16 output: zero point -32768, scale 1/65536 or within 0.1%
-    of it, sometimes over rows of up to 4095 near-equal values."""
+    of it, sometimes over rows of up to 4095 near-equal values. 1 time in
+    5 int16 -> int16 (_softmax16)."""
+    if rng.random() < 0.2:
+        return _softmax16(rng, size)
     shape = rand.shape(rng, size, 1, 4)
     if rng.random() < 0.3:
         shape[-1] = rng.randint(1, 20 * size - 18)
@@ -479,6 +482,37 @@ def gen_softmax(rng, size):
     else:
         y = T(shape, scale=1 / 256.0, zero_point=-128)
     return opgen.single_op("SOFTMAX", [x], [y], {"beta": beta})
+
+
+def _softmax16(rng, size):
+    """SOFTMAX int16 -> int16 and its inputs: zero points 0, output scale
+    1/32768 (1 time in 4 within 0.1% of it), input scales log-uniform over
+    [1e-6, 1] (beta * scale * 6553.5 from tiny to large multipliers), beta
+    1 or log-uniform over [0.1, 10] (0 now and then); inputs within
+    +-2**k for a random k, a fifth of them anywhere in int16; now and then
+    rows of up to 5000 values."""
+    shape = rand.shape(rng, size, 1, 4)
+    if rng.random() < 0.3:
+        shape[-1] = rng.randint(1, 20 * size - 18)
+    if size >= 3 and rng.random() < 0.1:
+        shape = [1, rng.randint(400, 5000)]
+    r = rng.random()
+    beta = 1.0 if r < 0.5 else 0.0 if r < 0.55 else _f32(
+        math.exp(rng.uniform(math.log(0.1), math.log(10.0))))
+    in_s = _f32(math.exp(rng.uniform(math.log(1e-6), 0.0)))
+    out_s = 1 / 32768.0 if rng.random() < 0.75 else _f32(
+        (1 + rng.uniform(-0.00099, 0.00099)) / 32768)
+    g = _np(rng)
+    lim = 1 << rng.randint(2, 15)
+    x = g.integers(-lim, lim, size=shape, endpoint=True)
+    wide = g.random(shape) < 0.2
+    x[wide] = g.integers(-32768, 32767, size=int(np.sum(wide)),
+                         endpoint=True)
+    x = np.clip(x, -32768, 32767).astype(np.int16)
+    raw = opgen.single_op(
+        "SOFTMAX", [T(shape, "int16", scale=in_s, zero_point=0)],
+        [T(shape, "int16", scale=out_s, zero_point=0)], {"beta": beta})
+    return raw, [x]
 
 
 def _uint8_zp(rng):

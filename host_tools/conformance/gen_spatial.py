@@ -86,7 +86,10 @@ def _multiplier_ok(in_s, f_s, out_s):
 def gen_transpose_conv(rng, size):
     """TRANSPOSE_CONV, int8 input / output, int8 filter [OC, KH, KW, IC]
     (per-channel or per-tensor), optional int32 bias, SAME / VALID,
-    strides 1..3, fused activation."""
+    strides 1..3, fused activation. 1 time in 5 16x8: int16 input and
+    output (zero points 0), an int64 bias (values up to 2**46, now and
+    then 2**62), an int16 one or none, int16 inputs over their range."""
+    int16 = rng.random() < 0.2
     b = min(rand.dim(rng, size), 2)
     h, w = rand.dim(rng, size), rand.dim(rng, size)
     ic, oc = rand.dim(rng, size), rand.dim(rng, size)
@@ -95,9 +98,12 @@ def gen_transpose_conv(rng, size):
     padding = rng.choice(("SAME", "VALID"))
     oh = _tconv_out(rng, h, kh, sh, padding, size)
     ow = _tconv_out(rng, w, kw, sw, padding, size)
-    in_s = rand.scale(rng)
+    in_s = rand.scale(rng, 1e-5, 1e-1) if int16 else rand.scale(rng)
     per_channel = rng.random() < 0.7
     f_s = rand.scales(rng, oc if per_channel else 1)
+    if int16:
+        return _tconv16(rng, (b, h, w, ic, oc, kh, kw, sh, sw, oh, ow),
+                        padding, in_s, f_s, per_channel)
     if rng.random() < 0.6:
         # Near the accumulator's spread: outputs mostly in range.
         spread = in_s * max(f_s) * 64.0 * (kh * kw * ic) ** 0.5
@@ -125,6 +131,45 @@ def gen_transpose_conv(rng, size):
     idx = [m.add_tensor(t) for t in ins]
     if len(idx) == 3 and rng.random() < 0.5:
         idx.append(-1)  # bias omitted with an explicit -1
+    yi = m.add_tensor(y)
+    m.add_op("TRANSPOSE_CONV", idx, [yi], opts)
+    m.inputs, m.outputs = [idx[2]], [yi]
+    return m.build()
+
+
+def _tconv16(rng, dims, padding, in_s, f_s, per_channel):
+    """The 16x8 TRANSPOSE_CONV of gen_transpose_conv."""
+    b, h, w, ic, oc, kh, kw, sh, sw, oh, ow = dims
+    spread = in_s * max(f_s) * 16384 * 64.0 * (kh * kw * ic) ** 0.5
+    out_s = float(np.float32(spread * 2.0 ** rng.uniform(-3, 3) / 32768))
+    # TFLM's int64 rounding needs a total shift 15 - shift >= 1
+    while not all(2.0 ** -31 < in_s * f / out_s < 2.0 ** 13 for f in f_s):
+        out_s = rand.scale(rng)
+    x = T([b, h, w, ic], "int16", scale=in_s, zero_point=0)
+    filt = T([oc, kh, kw, ic], scale=f_s if per_channel else f_s[0],
+             zero_point=0, quantized_dimension=0,
+             data=rand.int8_array(rng, [oc, kh, kw, ic]))
+    shape = T([4], "int32", data=np.array([b, oh, ow, oc], np.int32))
+    ins = [shape, filt, x]
+    g = np.random.default_rng(rng.getrandbits(32))
+    r = rng.random()
+    bs = [float(np.float32(in_s * s)) for s in f_s]
+    if r < 0.6:
+        bits = rng.choice((8, 24, 40, 46, 62 if rng.random() < 0.25 else 46))
+        ins.append(T([oc], "int64", scale=bs, zero_point=0,
+                     data=g.integers(-(1 << bits), 1 << bits, size=oc,
+                                     dtype=np.int64)))
+    elif r < 0.8:
+        ins.append(T([oc], "int16", scale=bs, zero_point=0,
+                     data=g.integers(-32768, 32768, size=oc,
+                                     dtype=np.int16)))
+    y = T([b, oh, ow, oc], "int16", scale=out_s, zero_point=0)
+    opts = {"padding": padding, "stride_h": sh, "stride_w": sw,
+            "activation": rand.activation(rng)}
+    m = opgen.Model()
+    idx = [m.add_tensor(t) for t in ins]
+    if len(idx) == 3 and rng.random() < 0.5:
+        idx.append(-1)
     yi = m.add_tensor(y)
     m.add_op("TRANSPOSE_CONV", idx, [yi], opts)
     m.inputs, m.outputs = [idx[2]], [yi]

@@ -31,7 +31,8 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.quant", "tflm.context", "tflm.kernels.conv_util",
                 "tflm.kernels.lut_math", "tflm.kernels.gemmlowp",
                 "tflm.kernels.reshape_prep", "tflm.kernels.pooling_prep",
-                "tflm.kernels.softmax_prep")
+                "tflm.kernels.softmax_prep",
+                "tflm.kernels.softmax16_prep")
 
 
 def _pick(tensors, i, what):

@@ -81,8 +81,9 @@ def prepare(op, ins, outs, ctx):
 
     ins: [int8, rank >= 1]; outs: [int8 of the same shape, scale exactly
     1/256, zero point -128, or int16, scale 1/65536 within 0.1%, zero point
-    -32768] (TFLM's checks). Option: beta (float, > 0).
-    Softmax runs over the last dimension. Raises PrepareError.
+    -32768] (TFLM's checks); int16 inputs: softmax16_prep. Option: beta
+    (float, > 0). Softmax runs over the last dimension. Raises
+    PrepareError.
     """
     from .. import quant
     if ins and ins[0] is not None and ins[0].type == 0:  # float32
@@ -92,6 +93,9 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
+    if x.type == _INT16:  # int16 -> int16 (declared in kernels._LAZY)
+        from .softmax16_prep import prepare as prepare16
+        return prepare16(op, ins, outs, ctx)
     wide = y.type == _INT16 and x.type == _INT8
     check_int8(op, (x,) if wide else (x, y), "int8, float32")
     # TFLM only DCHECKs that the shapes match (and computes garbage when

@@ -130,11 +130,14 @@ def prepare(op, ins, outs, ctx):
     ins: [output_shape (not read), filter int8 [OC,KH,KW,IC], input int8
     [B,H,W,IC], bias int32 [OC] (optional)]; outs: [output int8
     [B,OH,OW,OC]]. TransposeConvOptions: padding (0), stride_w (1),
-    stride_h (2), fused_activation_function (3). Raises PrepareError for
-    float32 / int16 (not supported), wrong types, ranks, shapes, options
-    or quantization.
+    stride_h (2), fused_activation_function (3). int16 inputs: tconv16.
+    Raises PrepareError for float32 (not supported), wrong types, ranks,
+    shapes, options or quantization.
     """
     from . import conv_util
+    if len(ins) > 2 and ins[2] is not None and ins[2].type == 7:  # int16
+        from .tconv16 import prepare as prepare16
+        return prepare16(op, ins, outs, ctx)
     filt, x, bias, y = _io(op, ins, outs)
     # TFLM's parser keeps the defaults (SAME, strides 0: rejected below)
     # unless builtin_options is a TransposeConvOptions table.
