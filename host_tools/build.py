@@ -109,10 +109,14 @@ def needed_modules(model_paths, flash=False):
             audio = audio or (op.custom_code is not None and mod is not None)
             if mod:
                 # what the interpreter preloads: the lazy modules for the
-                # types of these operators' tensors (Model.used_codes)
+                # types of these operators' tensors, and of their inputs
+                # + 64 (Model.used_codes)
+                nt = len(m.tensors)
                 mods.setdefault(mod, set()).update(
-                    m.tensors[i].type for i in tuple(op.inputs)
-                    + tuple(op.outputs) if 0 <= i < len(m.tensors))
+                    [m.tensors[i].type for i in tuple(op.inputs)
+                     + tuple(op.outputs) if 0 <= i < nt]
+                    + [m.tensors[i].type | 64 for i in op.inputs
+                       if 0 <= i < nt])
     for mod, types in mods.items():
         _kernel_deps(mod, names, types)
     out = set()

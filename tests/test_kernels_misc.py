@@ -1159,3 +1159,32 @@ print(json.dumps(res))
     for (a, b), w in zip(got, want):
         assert np.array_equal(np.float32(a), w)
         assert np.array_equal(np.float32(b), w)
+
+
+def test_softmax_int16_variant_only_for_int16_inputs(tmp_path):
+    """kernels._LAZY's `softmax_prep:H:softmax16_prep`: the int16 SOFTMAX
+    variant (and its eval module, which would stay in RAM) is imported for
+    an int16 input, not for int8 -> int16 (16x8 keyword models), on the
+    device (Model.used_codes marks input types + 64) and in what
+    `deploy --only-needed` copies (build.needed_modules)."""
+    from host_tools.build import needed_modules
+    from conftest import run_mp
+    rng = np.random.default_rng(5)
+    m16, _ = softmax16_case(rng)
+    ts = [tensor([1, 8], "int8", 0.1, 0), tensor([1, 8], "int16",
+                                                  1.0 / 65536, -32768)]
+    opts = S.SoftmaxOptionsT()
+    opts.beta = 1.0
+    m8 = build(SOFTMAX, ts, [0], [1], OPT_SOFTMAX, opts)
+    got = []
+    for name, raw in (("in16", m16), ("in8", m8)):
+        path = tmp_path / (name + ".tflite")
+        path.write_bytes(raw)
+        got.append(sorted(m for m in needed_modules([str(path)])
+                          if "softmax16" in m))
+        code = ("import sys, tflm\nit = tflm.Interpreter(%r)\n"
+                "print('tflm.kernels.softmax16' in sys.modules)\n"
+                % str(path))
+        got.append(run_mp(code, tmp_path).strip().splitlines()[-1])
+    assert got == [["tflm/kernels/softmax16.py",
+                    "tflm/kernels/softmax16_prep.py"], "True", [], "False"]

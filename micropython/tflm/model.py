@@ -279,8 +279,10 @@ class Model:
         tensors and operators; custom codes are left out. custom=True:
         the custom codes (str) instead. With key (one of those codes):
         the set of TensorType codes of the inputs and outputs of the
-        operators with that code instead (tensor indices out of range
-        are skipped: the verifier reports them)."""
+        operators with that code instead, and each input's code + 64
+        (kernels._LAZY's upper-case letters: a type among the inputs;
+        tensor indices out of range are skipped: the verifier reports
+        them)."""
         fb = self.fb
         sg = Table(fb, self._sg)
         t0, nt = sg.vector(0, 4)
@@ -301,7 +303,10 @@ class Model:
                     for j in range(n):
                         i = fb.i32(start + 4 * j)
                         if 0 <= i < nt:
-                            out.add(sg.table_at(t0, i).i8(1))
+                            t = sg.table_at(t0, i).i8(1)
+                            out.add(t)
+                            if f == 1:
+                                out.add(t | 64)
         return out
 
     def check(self):

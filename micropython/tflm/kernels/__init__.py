@@ -148,7 +148,9 @@ INPLACE_CODES = (_ADD, _SUB)
 
 # Modules that a kernel module imports inside its prepare, for one tensor
 # type, as " module:type:imported" words (type f: FLOAT32, i: INT32, h:
-# INT16; *: any type, for the prepare-time helpers that
+# INT16 among the operator's tensors; H: INT16 among its inputs, for a
+# variant that an int16 output alone does not need; *: any type, for the
+# prepare-time helpers that
 # interpreter.CONSTRUCTION drops once an interpreter is built). The
 # interpreter imports them before it parses the model when the model has
 # tensors of that type, so that their code, which stays in RAM, is not
@@ -165,7 +167,7 @@ _LAZY = (
     " reduce:f:pool_f32 reduce:f:f32 resize:f:f32 softmax_prep:f:float_ops"
     " squared_difference:i:binary_i32 squared_difference:f:f32"
     " squared_difference:f:float_ops sub:f:float_ops sub:i:binary_i32"
-    " svdf:f:f32 softmax_prep:h:quantize softmax_prep:h:softmax16_prep"
+    " svdf:f:f32 softmax_prep:h:quantize softmax_prep:H:softmax16_prep"
     " add:h:quantize sub:h:quantize"
     " fully_connected:h:fc16 conv:h:conv16 depthwise_conv:h:dw16"
     " lut:h:lut16 activations:h:act16 mul:h:mul16"
@@ -204,8 +206,8 @@ def custom_module_name(name):
 
 def lazy(name):
     """[(TensorType code, module name)] that kernel module `name` imports
-    inside its prepare for tensors of that type, None: of any type (see
-    _LAZY)."""
+    inside its prepare for tensors of that type (+ 64: for inputs of that
+    type, Model.used_codes), None: of any type (see _LAZY)."""
     out = []
     key = " %s:" % name
     i = _LAZY.find(key)
@@ -213,6 +215,7 @@ def lazy(name):
         rest = _after(_LAZY[i:], key)
         out.append((_FLOAT32 if rest.startswith("f") else
                     _INT16 if rest.startswith("h") else
+                    _INT16 | 64 if rest.startswith("H") else
                     None if rest.startswith("*") else _INT32, rest[2:]))
         i = _LAZY.find(key, i + 1)
     return out
