@@ -109,9 +109,9 @@ def write_listing(todo, path, model_of):
 
 
 def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev",
-             flags=()):
+             flags=(), heap=HEAP):
     """Our side of every case of todo on the MicroPython unix port
-    (device.micropython_bin(), heap HEAP), many cases per process, in id
+    (device.micropython_bin(), heap `heap`), many cases per process, in id
     order: sets case.<attr> to mp_cases.py's answer, or to a crash / hang
     record. api: also make the bad API calls (the fuzzer's mode); flags:
     more of mp_cases.py's flags ("twice", "scratch=N", "setup=PATH"). The
@@ -121,7 +121,7 @@ def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev",
     write_listing(todo, listing, model_of)
 
     def start(pos):
-        cmd = [device.micropython_bin(), "-X", "heapsize=" + HEAP, SCRIPT,
+        cmd = [device.micropython_bin(), "-X", "heapsize=" + heap, SCRIPT,
                PKG_DIR, listing, str(todo[pos].id)] + (["api"] if api else [])
         cmd += list(flags)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,

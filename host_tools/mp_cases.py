@@ -14,8 +14,8 @@
 # over the model placed id % 4 bytes into a buffer (constants at every
 # alignment: boards fault on unaligned 16/32-bit loads), and per input
 # set writes the inputs (each file whose size fits the input, else the
-# fill pattern, byte j = (37 * j + 11) & 255; a file of another size is
-# a bug, except with api), invokes under heap_lock
+# fill pattern, byte j = (37 * j + 11) & 255; a missing file or one of
+# another size is a bug, except with api), invokes under heap_lock
 # and keeps the outputs; it prints one JSON line:
 #   {"id": k, "r": "ok", "src": "bf", "out": [hex, ...], "dt": [dtype, ...],
 #    "sets": [[hex, ...], ...], "ms": t}
@@ -38,8 +38,10 @@ import micropython
 
 try:  # a target without sys.argv gets them prepended (ARGS = (...))
     _args = ARGS  # noqa: F821
+    target = True
 except NameError:
     _args = sys.argv[1:]
+    target = False
 pkg, cases_file, first = _args[:3]
 flags = _args[3:]
 api = "api" in flags
@@ -62,11 +64,13 @@ for _f in flags:
             scratch_calls[0] += 1
             return n
         tflm.allocator._scratch_len = _forced
-# Imported once, the construction modules stay: run from source (the unix
-# port), they would be compiled again for every model. That a board gets
-# their RAM back is tests/test_board_heap.py's business.
-for _m in tflm.interpreter.CONSTRUCTION:
-    __import__(_m)
+# On the unix port (run from source) the construction modules are
+# imported once and stay: they would be compiled again for every model. A
+# target (ARGS) builds as a board does, importing and dropping them; that
+# a board gets their RAM back is tests/test_board_heap.py's business.
+if not target:
+    for _m in tflm.interpreter.CONSTRUCTION:
+        __import__(_m)
 
 
 def read(path):
@@ -165,11 +169,12 @@ def run_case(k, model_path, sets):
                 src = ""
                 for i, t in enumerate(interp.inputs):
                     data = read(inputs[i]) if i < len(inputs) else None
-                    if data is not None and len(data) != t.nbytes \
-                            and not api:  # (the fuzzer's may not fit)
-                        raise ValueError("input %d: the file has %d bytes, "
-                                         "the tensor %d" % (i, len(data),
-                                                            t.nbytes))
+                    if not api and (data is None or len(data) != t.nbytes):
+                        # (the fuzzer's base inputs may not fit its models)
+                        raise ValueError("input %d: %s bytes given, the "
+                                         "tensor has %d" % (
+                                             i, None if data is None
+                                             else len(data), t.nbytes))
                     if data is None or len(data) != t.nbytes:
                         data = fill(t.nbytes, t.dtype == "bool")
                         src += "f"

@@ -22,9 +22,9 @@ r["kernels"] = c - b
 # what only construction uses (an Interpreter imports it and drops it once
 # built; imported here, it stays): part of the peak, not of what is kept
 for name in tflm.interpreter.CONSTRUCTION:
-    # the kernels' helpers that kernels._LAZY declares (type *) came with
-    # the kernel modules that use them, if any
-    if ":*:" + name.rpartition(".")[2] not in tflm.kernels._LAZY:
+    # the kernels' helpers that kernels._LAZY declares (of any type) came
+    # with the kernel modules that use them, if the model needs them
+    if ":" + name.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " ":
         __import__(name)
 gc.collect()
 r["construction"] = gc.mem_alloc() - c

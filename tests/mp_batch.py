@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from host_tools import case_driver
+from host_tools import case_driver, device
 
 SETUP = ""  # MicroPython code run after `import tflm` (test_fast_paths)
 
@@ -58,12 +58,12 @@ def run_on_device(cases, tmp_path, scratch=None):
             f.write(SETUP)
         flags.append("setup=" + setup)
     case_driver.run_unix(todo, d, "batch", lambda c: c.model, 600,
-                         flags=flags)
+                         flags=flags, heap=device.HEAP)
     out = []
     for c in todo:
         r = c.dev
-        if r["r"] == "err":
-            out.append(("IERR" if r["stage"] == "invoke" else "ERR",
+        if r["r"] == "err" and r["stage"] in ("build", "invoke"):
+            out.append(("ERR" if r["stage"] == "build" else "IERR",
                         "%s %s" % (r["cls"], r["msg"])))
             continue
         assert r["r"] == "ok", "case %d: %s" % (c.id, r)

@@ -19,11 +19,12 @@ def _modules_with_slots():
     return out
 
 
-def literal_slots(src):
-    """[(line, index)] of every `st[<int>]` subscript in src."""
+def literal_slots(src, var="st"):
+    """[(line, index)] of every `st[<int>]` subscript in src (var: the
+    name of the subscripted variable)."""
     return [(n.lineno, n.slice.value) for n in ast.walk(ast.parse(src))
             if isinstance(n, ast.Subscript)
-            and getattr(n.value, "id", "") == "st"
+            and getattr(n.value, "id", "") == var
             and isinstance(n.slice, ast.Constant)]
 
 
@@ -37,8 +38,14 @@ def test_named_slots_are_used_by_name():
         assert sorted(slots.values()) == list(range(len(slots))), (rel,
                                                                     slots)
         with open(os.path.join(PKG, "tflm", rel)) as f:
-            bad += ["%s:%d: st[%r]" % (rel, line, k)
-                    for line, k in literal_slots(f.read())]
+            src = f.read()
+        bad += ["%s:%d: st[%r]" % (rel, line, k)
+                for line, k in literal_slots(src)]
+        # and the parameter words, where the module names them (p: the
+        # block after qp in the viper code)
+        if kernel_consts(rel, ("P_",)):
+            bad += ["%s:%d: p[%r]" % (rel, line, k)
+                    for line, k in literal_slots(src, "p")]
     assert not bad, bad
 
 

@@ -451,6 +451,12 @@ def reject_cases():
                                           scale=.5, zero_point=0)],
                               [T([1, 2, 2, 1], "int8", **Q)]),
               ["constant_values", "scale and zero point"], True))
+    # an int64 perm: TFLM reads any perm as int32 values (here [2, 0, 0]
+    # and then whatever follows: garbage); refused
+    c.append((opgen.single_op(
+        "TRANSPOSE", [T([2, 3, 4], "int8", **Q),
+                      T([3], "int64", data=np.array([2, 0, 1], np.int64))],
+        [T([4, 2, 3], "int8", **Q)]), ["perm", "int32", "int64"], False))
     return c
 
 

@@ -1,5 +1,5 @@
 # Runs in MicroPython: the device side of tests/float_cases.py (see
-# run_float_cases there for its arguments and output).
+# run_cases there for its arguments and output).
 import sys
 import micropython
 sys.path.insert(0, sys.argv[1])

@@ -1,5 +1,5 @@
 # Runs in MicroPython: the device side of tests/sequences.py (invoke /
-# reset sequences; see run_sequences there for its arguments and output).
+# reset sequences; see run_ours there for its arguments and output).
 import sys
 import micropython
 sys.path.insert(0, sys.argv[1])

@@ -151,7 +151,7 @@ def _eval_any(st):
 
 # The eval state (prepare's st): named slots, read by index in the viper
 # code below (const names fold to the numbers: no cost on a board) and by
-# name in host_tools/mp_viper_bench.py (host_tools.kernel_layout reads
+# name in host_tools/mp_viper_bench.py (host_tools.kernel_consts reads
 # these constants). A new kernel writes its layout the same way.
 _S_PARAMS = const(0)
 _S_X = const(1)

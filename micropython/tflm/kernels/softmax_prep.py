@@ -19,8 +19,8 @@ _SCALED_DIFF_INTEGER_BITS = const(5)
 _ACCUM_INTEGER_BITS = const(12)
 _INT32_MAX = const((1 << 31) - 1)
 _INT32_MIN = const(-(1 << 31))
-_ONE_OVER_256 = const(0x3B800000)
-_SOFTMAX_BETA = const(0)  # float32 bits of 1 / 256
+_ONE_OVER_256 = const(0x3B800000)  # float32 bits of 1 / 256
+_SOFTMAX_BETA = const(0)
 
 
 # gemmlowp fixed point, plain Python (prepare time only): gemmlowp.py.

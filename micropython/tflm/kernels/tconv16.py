@@ -41,11 +41,11 @@ _INT8 = const(9)
 _INT16 = const(7)
 _INT64 = const(4)
 _DCHUNK = const(64)  # |sum of 64 int16 * int8| < 2**29
-_TRANSPOSE_CONV_OPTIONS = const(49)
+_TRANSPOSE_CONV_OPTIONS = const(49)  # BuiltinOptions.TransposeConvOptions
 _TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION = const(3)
 _TRANSPOSE_CONV_PADDING = const(0)
 _TRANSPOSE_CONV_STRIDE_H = const(2)
-_TRANSPOSE_CONV_STRIDE_W = const(1)  # BuiltinOptions.TransposeConvOptions
+_TRANSPOSE_CONV_STRIDE_W = const(1)
 
 # state slots and parameter words
 _S_P = const(0)

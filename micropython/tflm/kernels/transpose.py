@@ -28,6 +28,7 @@ from ..heap import keep
 from ..errors import PrepareError
 
 _MAX_RANK = const(6)
+_INT32 = const(2)
 
 # Parameter array (int32): n, s, w (inner run: elements, input byte stride,
 # bytes per element), r (outer dimensions), rows (their product), then r
@@ -46,6 +47,8 @@ def _perm(op, ins, rank, ctx):
     if len(pt.shape) != 1:
         _fail(op, "perm %s must be 1-D, it has shape %s"
               % (pt.label(), tuple(pt.shape)))
+    if pt.type != _INT32:  # TFLM reads any perm as int32 values
+        _fail(op, "perm %s must be int32, not %s" % (pt.label(), pt.dtype))
     # An empty perm (rank 0) has no bytes, so a file cannot mark it const.
     perm = ctx.const_ints(op, pt, "perm") if pt.size else ()
     if perm is None:

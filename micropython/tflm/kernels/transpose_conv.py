@@ -41,11 +41,11 @@ _PADDING_SAME = const(0)
 _PADDING_VALID = const(1)
 
 
-_TRANSPOSE_CONV_OPTIONS = const(49)
+_TRANSPOSE_CONV_OPTIONS = const(49)  # BuiltinOptions.TransposeConvOptions
 _TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION = const(3)
 _TRANSPOSE_CONV_PADDING = const(0)
 _TRANSPOSE_CONV_STRIDE_H = const(2)
-_TRANSPOSE_CONV_STRIDE_W = const(1)  # BuiltinOptions.TransposeConvOptions
+_TRANSPOSE_CONV_STRIDE_W = const(1)
 
 
 def _fail(op, msg):
