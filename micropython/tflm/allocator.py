@@ -151,10 +151,12 @@ def build(it, model, arena_size, had):
         # imported now, next to this module, rather than amid the sizing
         # pass's objects; only sys.modules keeps them until _build drops
         # them
+        it._stage = "loading the construction modules"
         from . import planner, verify
         from .kernels import conv_util  # the kernels' prepare helpers
         del planner, verify, conv_util
         free0 = _free()
+        it._stage = "reading the model"
         buf, it.model_in_ram = _open_model(model)
         it._stage = "parsing the model"
         _build(it, buf, arena_size, had)
