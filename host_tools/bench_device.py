@@ -39,7 +39,8 @@ from . import ROOT, device_script, macs, romfs
 
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
 OUT_DIR = os.path.join(ROOT, "bench")
-# (name on the board, path under ../shared/models): issue 16's models
+# (name on the board, path under ../shared/models, or gen:NAME for a
+# model made here): issue 16's models, and issue 18's recurrent ones
 MODELS = [
     ("person_detect", "person_detect/person_detect.tflite"),
     ("tiny_kws_ref_int8", "tiny_kws_ref_int8/kws_ref_model.tflite"),
@@ -48,7 +49,46 @@ MODELS = [
     ("tiny_ad01_int8", "tiny_ad01_int8/ad01_int8.tflite"),
     ("micro_speech_quantized",
      "micro_speech_quantized/micro_speech_quantized.tflite"),
+    ("lstm_int8", "gen:lstm_int8"),
+    ("svdf_keyword", "gen:svdf_keyword"),
 ]
+
+
+def _generated(name):
+    """The bytes of generated model `name` (no shared model has these
+    operators): seeded, the same on every run.
+    - lstm_int8: one int8 UNIDIRECTIONAL_SEQUENCE_LSTM (int16 cell state)
+      over 49 steps of 10 features with 64 units, the shape of an LSTM
+      keyword spotter (ARM's KWS zoo: 49 x 10 MFCC);
+    - svdf_keyword: TFLM's keyword benchmark arrangement (QUANTIZE, SVDF
+      with int8 state, FULLY_CONNECTED, SVDF with int16 state,
+      FULLY_CONNECTED, SOFTMAX int16, QUANTIZE) over 40 features, SVDFs
+      of 64 and 32 units."""
+    import random
+    from . import opgen
+    from .conformance import gen_recurrent
+    rng = random.Random("bench:" + name)
+    if name == "lstm_int8":
+        ins, y, opts = gen_recurrent.lstm_tensors(rng, 4, (1, 49, 10, 64))
+        return opgen.single_op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y],
+                               opts)
+    if name == "svdf_keyword":
+        return gen_recurrent.keyword_model(rng, 4, (40, 64, 32, 32, 4))
+    raise ValueError("no generated model %r" % name)
+
+
+def model_file(rel):
+    """The path of a MODELS entry's file: under ../shared/models, or a
+    generated model written once to the temporary directory."""
+    if not rel.startswith("gen:"):
+        return os.path.join(SHARED, rel)
+    path = os.path.join(tempfile.gettempdir(), "tflm_bench_%s.tflite"
+                        % rel[4:])
+    raw = _generated(rel[4:])
+    if not os.path.exists(path) or open(path, "rb").read() != raw:
+        with open(path, "wb") as f:
+            f.write(raw)
+    return path
 
 # Runs on the target. IMAGE: the ROMFS image's path, mounted here when
 # /rom does not hold the package (the unix port); NAMES: models in /rom.
@@ -58,7 +98,7 @@ SCRIPT = device_script("mp_bench_device.py")
 def image(models, work, arch="armv6m"):
     """Writes work/bench.img (the package as .mpy for arch, and the models
     as NAME.tflite); returns its path."""
-    specs = ["%s=%s.tflite" % (os.path.join(SHARED, rel), name)
+    specs = ["%s=%s.tflite" % (model_file(rel), name)
              for name, rel in models]
     img, _ = romfs.build(arch, specs)
     path = os.path.join(work, "bench.img")
@@ -103,8 +143,8 @@ def summarize(recs, models, per_us):
     paths = dict(models)
     out = []
     for r in recs:
-        per = {i: m for i, _, m in macs.per_op(os.path.join(
-            SHARED, paths[r["name"]]))}
+        per = {i: m for i, _, m in macs.per_op(model_file(
+            paths[r["name"]]))}
         kinds = {}
         for i, name, us in r["ops"]:
             k = kinds.setdefault(name, [0, 0])

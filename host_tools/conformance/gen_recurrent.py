@@ -139,25 +139,29 @@ def _svdf_layer(rng, x, units, narrow):
     return ts, y, {"rank": rank, "activation": "RELU"}
 
 
-def keyword_model(rng, size):
+def keyword_model(rng, size, dims=None):
     """A model shaped like TFLM's keyword benchmark (keyword_scrambled):
     int16 audio features -> QUANTIZE to int8 -> SVDF (int8 state) ->
     FULLY_CONNECTED -> SVDF (int16 state) -> FULLY_CONNECTED -> SOFTMAX
-    with an int16 output -> QUANTIZE to int32."""
-    n_in = rng.randint(4, 8 * size + 8)
+    with an int16 output -> QUANTIZE to int32. dims: (features, units of
+    the first SVDF, its FULLY_CONNECTED's outputs, units of the second
+    SVDF, classes) instead of random ones (the benchmark's model)."""
+    n_in = rng.randint(4, 8 * size + 8) if dims is None else dims[0]
     f = T([1, n_in], "int16", scale=rand.scale(rng, 1e-4, 1e-3),
           zero_point=0)
     x = T([1, n_in], scale=_near(rng, f.scale * 200, 0.3),
           zero_point=rand.zero_point(rng))
     m = opgen.Model()
     m.add_op("QUANTIZE", [f], [x])
-    classes = rng.randint(2, 4)
+    classes = rng.randint(2, 4) if dims is None else dims[4]
     for narrow in (True, False):
-        units = rng.randint(2, 4 * size + 2)
+        units = rng.randint(2, 4 * size + 2) if dims is None else \
+            dims[1 if narrow else 3]
         ts, y, opts = _svdf_layer(rng, x, units, narrow)
         m.add_op("SVDF", ts, [y], opts)
         w_s = rand.scale(rng, 1e-3, 1e-2)
-        n_out = classes if not narrow else rng.randint(2, 4 * size + 2)
+        n_out = classes if not narrow else rng.randint(2, 4 * size + 2) \
+            if dims is None else dims[2]
         z = T([1, n_out], scale=_near(rng, y.scale * w_s * 60 * 40 *
                                       math.sqrt(units) / 100, 0.3),
               zero_point=rand.zero_point(rng))
@@ -195,7 +199,7 @@ def svdf_model(tensors, n_ops=1):
     return m.build()
 
 
-def lstm_tensors(rng, size):
+def lstm_tensors(rng, size, dims=None):
     """The 24 inputs (Tensor or -1), the output and the options of a
     seeded int8 UNIDIRECTIONAL_SEQUENCE_LSTM, quantized as TFLite's
     converter does it for int8 with an int16 cell state: per-tensor
@@ -203,12 +207,15 @@ def lstm_tensors(rng, size):
     scale * weight scale, a power-of-two cell state scale, the output at
     the hidden state's scale and zero point. Weight scales are chosen so
     that the gates' inputs (Q3.12) span a few units, 1 time in 5 far
-    larger or smaller."""
-    major = rng.random() < 0.3
+    larger or smaller. dims: (batch, steps, features, units), batch-major,
+    instead of random ones (the benchmark's model)."""
+    major = rng.random() < 0.3 if dims is None else False
     batch = rng.randint(1, 1 + (size >= 2) + (size >= 4))
     steps = rng.randint(1, 2 * size + 1)
     n_in = rng.randint(1, 4 * size + 2)
     n = rng.randint(1, 4 * size + 2)
+    if dims is not None:
+        batch, steps, n_in, n = dims
     x_s, x_z = rand.scale(rng, 1e-3, 0.5), rand.zero_point(rng)
     # the hidden state is tanh(c) * o in [-1, 1]: a scale near 1/128
     h_s = _near(rng, 1 / 128, 1.0) if rng.random() < 0.8 else \
