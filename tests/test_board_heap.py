@@ -168,10 +168,15 @@ def test_lazy_imports_are_declared():
 # for person_detect) come and go with each construction. GC heap,
 # 64-bit / 32-bit unix port: import tflm + kernels, about 2% above today's
 # (the split between the two moves with qstr pools, which double as they
-# fill); armv6m machine code: (tflm, kernels).
+# fill); armv6m machine code: (tflm, kernels). construction: what the
+# construction modules take while imported (the emulated M0 showed that
+# they are most of what construction needs beyond what is kept: ResNet-8
+# needs 11.7 KB more than it keeps there), 64-bit / 32-bit, about 2%
+# above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": 28300, "x86": 16100, "armv6m": (208, 14500)},
+        "x64": 28300, "x86": 16100, "armv6m": (208, 14500),
+        "construction": {"x64": 21300, "x86": 12500}},
 }
 
 
@@ -195,6 +200,7 @@ def test_package_cost(tmp_path, rel):
     assert not set(CONSTRUCTION) & set(r["after_kernels"]), r
     assert r["construction"] > 2000, r
     budget = PACKAGE_COST[rel]
+    assert r["construction"] <= budget["construction"][arch], r
     assert r["tflm"] + r["kernels"] <= budget[arch], r
     assert r["tflm_native"] <= budget["armv6m"][0] and \
         r["kernels_native"] <= budget["armv6m"][1], r
