@@ -32,11 +32,12 @@ gc.collect()
 a0 = gc.mem_alloc()
 import tflm  # noqa: E402,F401 (imported to measure what it keeps)
 # the kernels' prepare helpers come and go with construction: those that
-# kernels._LAZY declares (type *) for the kernels that need them, the
-# others (conv_util) with every construction
+# kernels._LAZY declares (of any type) for the kernels and tensor types
+# that need them (listed in names), the others (conv_util) with every
+# construction
 C = tflm.interpreter.CONSTRUCTION
 built = [n for n in C if n in names
-         or ":*:" + n.rpartition(".")[2] not in tflm.kernels._LAZY]
+         or ":" + n.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " "]
 names = [n for n in names if n not in C]
 gc.collect()
 a1 = gc.mem_alloc()
