@@ -19,10 +19,16 @@ def _modules_with_slots():
     return out
 
 
-def literal_slots(src, var="st"):
+def literal_slots(src, var="st", viper_only=False):
     """[(line, index)] of every `st[<int>]` subscript in src (var: the
-    name of the subscripted variable)."""
-    return [(n.lineno, n.slice.value) for n in ast.walk(ast.parse(src))
+    name of the subscripted variable; viper_only: in @micropython.viper
+    functions only, where the eval code reads its state)."""
+    roots = [ast.parse(src)]
+    if viper_only:
+        roots = [f for f in ast.walk(roots[0])
+                 if isinstance(f, ast.FunctionDef)
+                 and any("viper" in ast.unparse(d) for d in f.decorator_list)]
+    return [(n.lineno, n.slice.value) for r in roots for n in ast.walk(r)
             if isinstance(n, ast.Subscript)
             and getattr(n.value, "id", "") == var
             and isinstance(n.slice, ast.Constant)]
@@ -41,16 +47,20 @@ def test_named_slots_are_used_by_name():
             src = f.read()
         bad += ["%s:%d: st[%r]" % (rel, line, k)
                 for line, k in literal_slots(src)]
-        # and the parameter words, where the module names them (p: the
-        # block after qp in the viper code)
+        # and the parameter words, where the module names them (p or
+        # prm: the parameter block in the viper code)
         if kernel_consts(rel, ("P_",)):
-            bad += ["%s:%d: p[%r]" % (rel, line, k)
-                    for line, k in literal_slots(src, "p")]
+            bad += ["%s:%d: %s[%r]" % (rel, line, var, k)
+                    for var in ("p", "prm")
+                    for line, k in literal_slots(src, var, True)]
     assert not bad, bad
 
 
 def test_the_checks_see_a_literal_slot():
     assert literal_slots("def f(st):\n    return st[1] + st[_S_X]\n") == [
         (2, 1)]
+    viper = "@micropython.viper\ndef f(st):\n    p = st[0]\n    return p[2]\n"
+    assert literal_slots(viper, "p", True) == [(4, 2)]
+    assert literal_slots("def g(p):\n    return p[2]\n", "p", True) == []
     conv = kernel_consts("kernels/conv.py")
     assert conv["S_PARAMS"] == 0 and conv["P_OFF"] == 16, conv

@@ -244,10 +244,38 @@ def prepare(op, ins, outs, ctx):
     work = work_buffer(ctx, _BLK + dchunk)
     check_near(op, ctx, work, (ctx.scratch, x.data, w.data, y.data,
                                bias_w))
+    # in the order of the _S_ slots (below)
     state = (ctx.scratch, x.data, w.data, y.data,
              ctx.scratch if bias_w is None else bias_w,
              keep(ctx, prm), keep(ctx, qp), tuple(chunks), work, mac.dots)
     return _eval, state
+
+
+# The eval state (prepare's state), by named slot (as conv.py's; the
+# names fold to the numbers):
+_S_ACC = const(0)
+_S_X = const(1)
+_S_W = const(2)
+_S_OUT = const(3)
+_S_BIAS = const(4)
+_S_PARAMS = const(5)
+_S_QP = const(6)
+_S_CHUNKS = const(7)
+_S_WIN = const(8)
+_S_MAC = const(9)
+# st[_S_PARAMS]: these words (prm in the viper code). N: units per
+# chunk (the scratch words); DC: depth values per gathered chunk; OFF:
+# -input_zero_point - 128; REL: 1 on 64-bit ports (the block's
+# addresses are relative to it, see mac.py).
+_P_BATCHES = const(0)
+_P_UNITS = const(1)
+_P_DEPTH = const(2)
+_P_N = const(3)
+_P_PER_CHANNEL = const(4)
+_P_DC = const(5)
+_P_OFF = const(6)
+_P_HAS_BIAS = const(7)
+_P_REL = const(8)
 
 
 def _eval(state):
@@ -260,38 +288,38 @@ def _fc(st):
     acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
     then requant_i8b per chunk of units. The depth is walked in chunks
     of at most DC values: each chunk's v are gathered into the work
-    array after the block, then st[9] (mac.dots) sums it with the
+    array after the block, then st[_S_MAC] (mac.dots) sums it with the
     chunk's units, from the bias (or zeros) for the first chunk and from
     the partial sums in acc for the others. Weights are read with ptr8
     only (any alignment); the int32 store of each sum matches C's int32
     arithmetic.
     """
-    acc = st[0]
+    acc = st[_S_ACC]
     pa: int = int(ptr32(acc))
-    x0: int = int(ptr8(st[1]))
-    w0: int = int(ptr8(st[2]))
-    yd = st[3]
-    pb: int = int(ptr32(st[4]))
-    prm = ptr32(st[5])
-    qp = st[6]
-    chunks = st[7]
-    win = st[8]
-    dots = st[9]
+    x0: int = int(ptr8(st[_S_X]))
+    w0: int = int(ptr8(st[_S_W]))
+    yd = st[_S_OUT]
+    pb: int = int(ptr32(st[_S_BIAS]))
+    prm = ptr32(st[_S_PARAMS])
+    qp = st[_S_QP]
+    chunks = st[_S_CHUNKS]
+    win = st[_S_WIN]
+    dots = st[_S_MAC]
     blk = ptr32(win)
-    batches: int = prm[0]
-    units: int = prm[1]
-    depth: int = prm[2]
-    N: int = prm[3]
-    per_channel: int = prm[4]
-    DC: int = prm[5]
+    batches: int = prm[_P_BATCHES]
+    units: int = prm[_P_UNITS]
+    depth: int = prm[_P_DEPTH]
+    N: int = prm[_P_N]
+    per_channel: int = prm[_P_PER_CHANNEL]
+    DC: int = prm[_P_DC]
     one: int = 1
     S: int = one << 31
-    off: int = (prm[6] ^ S) - S  # -input_zero_point - 128
-    has_bias: int = prm[7]
+    off: int = (prm[_P_OFF] ^ S) - S  # -input_zero_point - 128
+    has_bias: int = prm[_P_HAS_BIAS]
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
-    if prm[8]:
+    if prm[_P_REL]:
         r0 = int(blk)
-    blk[_REL] = prm[8]
+    blk[_REL] = prm[_P_REL]
     v0: int = int(blk) + 4 * _BLK
     blk[0] = v0 - r0
     blk[4] = depth
