@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, SHARED, shared, unix_arch
+from conftest import ROOT, SHARED, device_script, shared, unix_arch
 from host_tools import boards, build, device, inputs, romfs
 from host_tools.cli_run import model_io
 from host_tools.oracle import Reference
@@ -122,21 +122,7 @@ def test_only_needed_build_runs(tmp_path):
 
 # The device side of the bit-exact test: argv = model in_dir n_sets;
 # reads in_<set>_<input>.bin, writes out_<set>_<output>.bin.
-BITEXACT = r"""
-import tflm
-assert tflm.__file__.endswith('.mpy'), tflm.__file__
-model, work, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-it = tflm.Interpreter(model)
-for k in range(n):
-    for i, t in enumerate(it.inputs):
-        with open('%s/in_%d_%d.bin' % (work, k, i), 'rb') as f:
-            t.set(f.read())
-    it.invoke()
-    for j, t in enumerate(it.outputs):
-        with open('%s/out_%d_%d.bin' % (work, k, j), 'wb') as f:
-            f.write(bytes(t.data))
-print('ok')
-"""
+BITEXACT = device_script("board_bitexact.py")
 
 
 @pytest.mark.parametrize("rel", INT8_MODELS)
@@ -312,27 +298,7 @@ def array(values, dtype=float):
 ''',
 }
 
-ULAB = r"""
-import tflm
-from ulab import numpy as np
-it = tflm.Interpreter('hello.tflite')
-t = it.inputs[0]
-t.set(np.array([5], dtype=np.int8))
-print(list(t.get()))
-t.set_float(np.array([1.5]))
-q = t.get()[0]
-it.invoke()
-d = it.outputs[0].dequantize()
-print(type(d).__name__, len(d))
-p = it.predict(np.array([1.5]))
-print(type(p[0]).__name__, p[0][0] == d[0])
-p2 = it.predict([np.array([q], dtype=np.int8)])
-print(p2[0][0] == d[0])
-try:
-    t.set(np.array([1.5]))
-except tflm.InvokeError:
-    print('InvokeError')
-"""
+ULAB = device_script("board_ulab.py")
 
 
 def test_ulab_ndarrays(unix_build, tmp_path):
@@ -347,24 +313,7 @@ def test_ulab_ndarrays(unix_build, tmp_path):
                    "InvokeError"]
 
 
-SHAPED = r"""
-import tflm
-from ulab import numpy as np
-for name in ('r3', 'f3', 'r1', 'hello'):
-    it = tflm.Interpreter(name + '.tflite')
-    t = it.inputs[0]
-    y = it.predict([0.5 * (i % 5) for i in range(t.size)])[0]
-    d = it.outputs[0].dequantize()
-    z = it.predict(y)[0]  # a shaped output goes back in (flattened)
-    print(name, tuple(it.outputs[0].shape), y.shape, d.shape, len(d),
-          it.top(1)[0][0], z.shape == y.shape and
-          list(z.flatten()) == list(y.flatten()))
-    try:
-        it.outputs[0].dequantize(np.array([0.0] * t.size).reshape(
-            (1, t.size)))
-    except tflm.InvokeError:  # out is filled in place: it must be flat
-        print('refused')
-"""
+SHAPED = device_script("board_shaped.py")
 
 
 def test_ulab_outputs_are_shaped_like_the_tensor(unix_build, tmp_path):

@@ -18,7 +18,7 @@ import pytest
 from flatbuffers import flexbuffers as fx
 
 import flatbuffers
-from conftest import run_mp, shared
+from conftest import device_script, run_mp, shared
 from host_tools import boards, device, inputs, opgen
 from host_tools.cli_run import model_io
 from host_tools.oracle import Reference
@@ -177,33 +177,7 @@ def test_outputs_equal_the_original(rel, tmp_path):
     assert got == want
 
 
-CUSTOM = r"""
-import tflm
-from tflm.errors import TFLMError
-seen = []
-
-def prep(op, ins, outs, o):
-    seen.append(o)
-    return (ins[0].data, outs[0].data, o['add'])
-
-def ev(st):
-    src, dst, add = st
-    for i in range(len(src)):
-        dst[i] = (src[i] + add) & 0xff
-
-tflm.register_op('AddK', prep, ev)
-for h in MODELS:
-    raw = bytes.fromhex(h)
-    buf = bytearray(b'\x00\x00\x00' + raw)
-    try:
-        it = tflm.Interpreter(memoryview(buf)[3:])
-    except TFLMError as e:
-        print('ERR', type(e).__name__, e)
-        continue
-    it.inputs[0].data[:] = bytes(range(8))
-    it.invoke()
-    print(bytes(it.outputs[0].data).hex(), seen[-1]['add'])
-"""
+CUSTOM = device_script("external_custom.py")
 
 
 def test_custom_options_stored_outside(tmp_path):

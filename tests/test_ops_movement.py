@@ -17,7 +17,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import PKG
+from conftest import PKG, device_script
 from mp_batch import run_on_device
 from host_tools import device, opgen
 from host_tools.conformance.gen_movement import (GENERATORS,
@@ -517,32 +517,7 @@ def test_options_of_another_type_are_not_read(tmp_path):
         assert "values_count 0" in msg or "num 0" in msg, msg
 
 
-LEAK_RUNNER = r"""
-import sys, gc, micropython
-sys.path.insert(0, sys.argv[1])
-import tflm
-for path in sys.argv[2:]:
-    it = tflm.Interpreter(path)
-    for t in it.inputs:
-        t.data[:] = bytes(len(t.data))
-    it.inputs[1].data[:] = b'\xff' * len(it.inputs[1].data)  # -1 values
-    free = []
-    for k in range(300):
-        if k in (100, 299):
-            gc.collect()
-            free.append(gc.mem_free())
-        try:
-            if k & 1:  # also under heap_lock: still an InvokeError
-                micropython.heap_lock()
-            try:
-                it.invoke()
-            finally:
-                if k & 1:
-                    micropython.heap_unlock()
-        except tflm.InvokeError:
-            pass
-    print('LEAK', free[0] - free[1])
-"""
+LEAK_RUNNER = device_script("movement_leak.py")
 
 
 def test_invoke_errors_do_not_grow_the_heap(tmp_path):

@@ -4,21 +4,11 @@ interpreter usable; inf saturates, as quantization clamps."""
 import json
 import re
 
-from conftest import run_mp, shared
+from conftest import device_script, run_mp, shared
 
 # MicroPython side: the name of the exception each call raises, or
 # 'no error' (every test script below starts with it).
-OUTCOMES = """
-def outcomes(calls, env):
-    res = []
-    for call in calls:
-        try:
-            exec(call, env)
-            res.append('no error')
-        except Exception as e:
-            res.append(type(e).__name__)
-    return res
-"""
+OUTCOMES = device_script("tensor_outcomes.py")
 
 CALLS = [
     "inp.set_float([float('nan')])", "it.predict([float('nan')])",
