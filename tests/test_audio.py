@@ -19,7 +19,7 @@ import wave
 import numpy as np
 import pytest
 
-from conftest import run_mp, shared
+from conftest import device_script, run_mp, shared
 from host_tools.oracle import Reference
 
 PRE = ("audio_preprocessor_int8", "audio_preprocessor_int8.tflite")
@@ -46,42 +46,15 @@ def _tflm(pre, kws, pcm):
     return feats, m.run([feats.reshape(1, 49 * 40)])[0].reshape(-1)
 
 
-SCRIPT = """
-import gc, json, micropython, tflm
-from tflm import audio
-pre = tflm.Interpreter(%r)
-kws = tflm.Interpreter(%r)
-out = {}
-for name, path in %r:
-    pcm = audio.read_wav(path)
-    feats = bytearray(49 * 40)
-    n = audio.features(pre, pcm, feats)
-    x = kws.input(0).data
-    x[:] = feats
-    kws.invoke()
-    out[name] = [n, bytes(feats).hex(), bytes(kws.output(0).data).hex(),
-                 audio.wav_rate(path)]
-# no allocation per window: the whole loop under heap_lock
-pre.reset()
-n = ok = 0  # globals made before the heap is locked
-gc.collect()
-micropython.heap_lock()
-try:
-    n = audio.features(pre, pcm, feats, reset=False)
-    ok = 1
-except MemoryError:
-    ok = 0
-micropython.heap_unlock()
-out["locked"] = [n, ok]
-print(json.dumps(out))
-"""
+SCRIPT = device_script("audio_chain.py")
 
 
 def test_micro_speech_from_wav_matches_tflm(tmp_path):
     pre, kws = shared(*PRE), shared(*KWS)
     clips = [(c, shared("micro_speech_quantized", "%s_1000ms.wav" % c))
              for c in CLIPS]
-    got = json.loads(run_mp(SCRIPT % (pre, kws, clips), tmp_path,
+    got = json.loads(run_mp("PRE = %r\nKWS = %r\nCLIPS = %r\n" % (
+        pre, kws, clips) + SCRIPT, tmp_path,
                             heap="4M").splitlines()[-1])
     assert got["locked"] == [49, 1], got["locked"]
     for name, path in clips:
@@ -98,19 +71,7 @@ def test_micro_speech_from_wav_matches_tflm(tmp_path):
         assert LABELS[int(np.argmax(ours_s))] == want, (name, ours_s)
 
 
-READ = """
-import json
-from tflm import audio
-from tflm.errors import FormatError
-out = []
-for p in %r:
-    try:
-        a = audio.read_wav(p)
-        out.append(["ok", len(a), a[0], a[len(a) - 1]])
-    except FormatError as e:
-        out.append(["FormatError", str(e)])
-print(json.dumps(out))
-"""
+READ = device_script("audio_read.py")
 
 
 def _wav(path, channels=1, width=2, frames=b"\x01\x00\xff\xff"):
@@ -140,8 +101,9 @@ def test_read_wav(tmp_path):
     listed = tmp_path / "l.wav"  # a LIST chunk before the data: skipped
     listed.write_bytes(raw[:36] + b"LIST\x05\x00\x00\x00abcde\x00"
                        + raw[36:])
-    got = json.loads(run_mp(READ % ([good, stereo, bits8, str(text),
-                                     str(head), str(streamed), str(listed)],),
+    got = json.loads(run_mp("PATHS = %r\n" % ([good, stereo, bits8, str(text),
+                                      str(head), str(streamed),
+                                      str(listed)],) + READ,
                             tmp_path).splitlines()[-1])
     assert got[0] == ["ok", 3, 1, -1], got
     assert got[5] == got[6] == got[0], got

@@ -15,7 +15,7 @@ import zlib
 
 import pytest
 
-from conftest import run_mp, shared
+from conftest import device_script, run_mp, shared
 from host_tools import flash_image as fx
 from host_tools.boards import get_board
 
@@ -153,35 +153,7 @@ def test_firmware_end_from_uf2(tmp_path):
     assert fx.firmware_end(str(p)) == XIP + 1024  # 4 blocks of 256
 
 
-DEVICE = r"""
-import json
-from tflm import flashimage as fi
-from tflm.errors import FormatError
-import tflm
-mem = bytearray(open(%(flash)r, "rb").read())
-out = {}
-def err(f, *a, **k):
-    try:
-        f(*a, **k)
-    except FormatError as e:
-        return str(e)
-    return None
-out["layout"] = fi.layout(mem)
-out["models"] = fi.models(mem)
-mv = fi.model("person_detect", mem)
-out["same"] = bytes(mv) == open(%(pd)r, "rb").read()
-it = tflm.Interpreter(mv)
-it.input(0).data[:] = bytes(9216)
-it.invoke()
-out["flash_out"] = list(it.output(0).data)
-out["in_ram"] = it.model_in_ram
-it2 = tflm.Interpreter(open(%(pd)r, "rb").read())
-it2.input(0).data[:] = bytes(9216)
-it2.invoke()
-out["ram_out"] = list(it2.output(0).data)
-out["missing"] = err(fi.model, "nope", mem)
-print(json.dumps(out))
-"""
+DEVICE = device_script("flash_device.py")
 
 
 def test_device_reads_the_image_in_place(tmp_path):
@@ -202,8 +174,8 @@ def test_device_reads_the_image_in_place(tmp_path):
     assert flash[:0x54F3C] == fake_flash(XIP + 0x54F3C)[:0x54F3C]
     fp = tmp_path / "flash.bin"
     fp.write_bytes(flash)
-    out = json.loads(run_mp(DEVICE % {"flash": str(fp), "pd": pd_path},
-                            tmp_path).strip().splitlines()[-1])
+    code = "FLASH = %r\nPD = %r\n" % (str(fp), pd_path) + DEVICE
+    out = json.loads(run_mp(code, tmp_path).strip().splitlines()[-1])
     assert out["layout"] == [XIP + 0x54F3C, STORAGE, FLASH - (640 << 10)]
     assert out["models"] == [["person_detect", len(pd)], ["tiny", 33]]
     assert out["same"] is True
@@ -212,22 +184,7 @@ def test_device_reads_the_image_in_place(tmp_path):
     assert "has: person_detect, tiny" in out["missing"]
 
 
-BROKEN = r"""
-import json
-from tflm import flashimage as fi
-from tflm.errors import FormatError
-out = {}
-for name in %(names)r:
-    mem = bytearray(open(%(dir)r + "/" + name, "rb").read())
-    try:
-        fi.model("m", mem)
-        out[name] = None
-    except FormatError as e:
-        out[name] = str(e)
-mem = bytearray(open(%(dir)r + "/model_torn", "rb").read())
-out["unchecked"] = len(fi.model("m", mem, check=False))
-print(json.dumps(out))
-"""
+BROKEN = device_script("flash_broken.py")
 
 
 def test_missing_torn_and_overgrown_images(tmp_path):
@@ -263,8 +220,9 @@ def test_missing_torn_and_overgrown_images(tmp_path):
     cases["no_info"] = f
     for name, f in cases.items():
         (tmp_path / name).write_bytes(f)
-    out = json.loads(run_mp(BROKEN % {"names": sorted(cases),
-                                      "dir": str(tmp_path)},
+    out = json.loads(run_mp("NAMES = %r\nDIR = %r\n" % (sorted(cases),
+                                                         str(tmp_path))
+                            + BROKEN,
                             tmp_path).strip().splitlines()[-1])
     assert "no tflm model image ends at 0x100a0000" in out["none"]
     assert "footer CRC mismatch" in out["footer_torn"]
@@ -401,29 +359,7 @@ def test_firmware_end_reads_the_firmware_uf2(tmp_path):
     assert "ROMFS partition" in str(e.value)
 
 
-CRAFTED = r"""
-import json
-from tflm import flashimage as fi
-from tflm.errors import TFLMError
-out = {}
-for name in %(names)r:
-    mem = bytearray(open(%(dir)r + "/" + name, "rb").read())
-    try:
-        fi.table(mem, 0x10000000, %(end)d)
-        out[name] = None
-    except TFLMError as e:
-        out[name] = str(e)
-m = bytearray(64)
-import struct
-struct.pack_into("<5I", m, 0, 0x7188EBF2, 0x10000000 + 62, 0x10000000 + 64,
-                 0, 0xE71AA390)
-try:
-    fi.layout(m, 0x10000000)
-    out["bi_range"] = None
-except TFLMError as e:
-    out["bi_range"] = str(e)
-print(json.dumps(out))
-"""
+CRAFTED = device_script("flash_crafted.py")
 
 
 def _crafted(entries, end=XIP + 8192):
@@ -449,9 +385,8 @@ def test_crafted_tables_are_format_errors(tmp_path):
              "ok": [(b"a", 0, 64), (b"b", 64, 64)]}
     for name, entries in cases.items():
         (tmp_path / name).write_bytes(_crafted(entries))
-    out = json.loads(run_mp(CRAFTED % {"names": sorted(cases),
-                                       "dir": str(tmp_path),
-                                       "end": XIP + 8192},
+    out = json.loads(run_mp("NAMES = %r\nDIR = %r\nEND = %d\n" % (
+        sorted(cases), str(tmp_path), XIP + 8192) + CRAFTED,
                             tmp_path).strip().splitlines()[-1])
     assert out["ok"] is None
     assert "name is not UTF-8" in out["utf8"]

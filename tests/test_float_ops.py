@@ -15,7 +15,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import run_mp
+from conftest import device_script, run_mp
 from float_cases import floats, run_cases, ulp_diff
 from host_tools import opgen
 
@@ -353,42 +353,7 @@ def test_int16_squared_difference_rejected(tmp_path):
 
 # --- the engines themselves -------------------------------------------------
 
-ENGINE = r"""
-from array import array
-from tflm.kernels import f32, f32_math
-def rd(n):
-    with open('%s/' + n, 'rb') as f:
-        return f.read()
-a, b, c = rd('a'), rd('b'), rd('c')
-n = len(a) // 4
-o = bytearray(4 * n)
-none = f32.consts(f32.NEG_INF, f32.INF)
-f32.vec(array('i', [0, 1, 0, 1, 0, 1, 0, n]), none, a, b, c, o)
-open('%s/vec', 'wb').write(o)
-f32.vdiv(array('i', [0, 1, 0, 1, 0, n]), none, a, b, o)
-open('%s/div', 'wb').write(o)
-# dot over rows of 7: acc = 0; acc += a[k] * b[k]; + bias c[r + 1]
-p = f32.slots(f32.DOT_SLOTS)
-q = f32.consts(0, f32.NEG_INF, f32.INF, f32.ONE)
-r = 0
-p[2] = p[5] = 1
-p[8] = 7
-p[9] = p[10] = 1
-while r + 7 <= n:
-    p[0] = p[1] = r
-    p[11] = r + 1
-    p[12] = r // 7
-    f32.dot(p, q, a, b, c, o)
-    r += 7
-open('%s/dot', 'wb').write(o)
-st = array('i', [0, 0, 0])
-pe = array('i', [0, 1, 0, n])
-f32_math.vexp(pe, f32_math.EXP_Q31, st, a, o)
-open('%s/exp', 'wb').write(o)
-f32_math.vtanh(pe, f32_math.EXP_Q31, f32_math.TANH_Q30, st, a, o)
-open('%s/tanh', 'wb').write(o)
-print('done')
-"""
+ENGINE = device_script("float_engine.py")
 
 
 def wild(rng, n):
@@ -440,7 +405,7 @@ def test_engines_are_ieee_float32(tmp_path):
         exact_exp = np.exp(a.astype(np.float64)).astype(np.float32)
         exact_tanh = np.tanh(a.astype(np.float64)).astype(np.float32)
     d = str(tmp_path)
-    out = run_mp(ENGINE % ((d,) * 6), tmp_path)
+    out = run_mp("DIR = %r\n" % d + ENGINE, tmp_path)
     assert "done" in out
     got = {k: np.frombuffer((tmp_path / k).read_bytes(), np.float32)
            for k in ("vec", "div", "dot", "exp", "tanh")}

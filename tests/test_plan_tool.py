@@ -4,7 +4,7 @@ own plan, and draws it as a valid PNG."""
 import subprocess
 import sys
 
-from conftest import ROOT, shared
+from conftest import ROOT, device_script, shared
 from host_tools import plan_tool
 from host_tools.demo import MODEL as DEMO
 from host_tools.png import read_size
@@ -81,18 +81,7 @@ def test_png(tmp_path):
     assert len(zlib.decompress(idat)) == h * (1 + 3 * w)
 
 
-BOARD_PLAN = """
-import json
-from tflm.model import Model
-from tflm import planner
-out = {}
-for path in %r:
-    with open(path, 'rb') as f:
-        m = Model(f.read())
-    arena, bufs, root = planner.plan_model(m)
-    out[path] = [arena, sorted([r, b.offset] for r, b in bufs.items())]
-print(json.dumps(out))
-"""
+BOARD_PLAN = device_script("plan_tool.py")
 
 
 def test_board_plans_equal_host_plans(tmp_path):
@@ -105,7 +94,8 @@ def test_board_plans_equal_host_plans(tmp_path):
     paths = sorted(glob.glob(os.path.join(SHARED, "*", "*.tflite")))
     paths = [p for p in paths if os.sep + "malformed" + os.sep not in p]
     paths.append(DEMO)
-    out = json.loads(run_mp(BOARD_PLAN % paths, tmp_path).splitlines()[-1])
+    out = json.loads(run_mp("PATHS = %r\n" % (paths,) + BOARD_PLAN,
+                                   tmp_path).splitlines()[-1])
     for p in paths:
         plan = plan_tool.compute(p)
         want = [plan["arena"], sorted([b["root"], b["offset"]]

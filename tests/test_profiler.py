@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from conftest import run_mp, shared
+from conftest import device_script, run_mp, shared
 from host_tools import inputs
 from host_tools.cli_run import model_io
 from host_tools.demo import MODEL as DEMO
@@ -13,40 +13,14 @@ from host_tools.oracle import Reference
 from tflm.kernels import ALIAS_CODES
 from tflm.model import Model
 
-SCRIPT = """
-import json, micropython
-import tflm
-from tflm.errors import InvokeError
-it = tflm.Interpreter(%(model)r)
-try:
-    it.profile()
-    early = 'none'
-except InvokeError:
-    early = 'InvokeError'
-data = open(%(inp)r, 'rb').read()
-res = {'early': early}
-it.inputs[0].set(data)
-micropython.heap_lock()
-it.invoke()
-micropython.heap_unlock()
-res['plain'] = list(bytes(it.outputs[0].data))
-it.inputs[0].set(data)
-micropython.heap_lock()
-it.invoke(profile=True)   # the first profiled run must not allocate
-micropython.heap_unlock()
-res['profiled'] = list(bytes(it.outputs[0].data))
-res['rows'] = [list(r) for r in it.profile()]
-res['total'] = it._prof_us[len(res['rows'])]
-print('TABLE')
-it.profile(table=True)
-print(json.dumps(res))
-"""
+SCRIPT = device_script("profiler.py")
 
 
 def run(model, tmp_path, data):
     inp = tmp_path / "in.bin"
     inp.write_bytes(data)
-    out = run_mp(SCRIPT % {"model": model, "inp": str(inp)}, tmp_path)
+    out = run_mp("MODEL = %r\nINP = %r\n" % (model, str(inp)) + SCRIPT,
+                 tmp_path)
     lines = out.strip().splitlines()
     return json.loads(lines[-1]), "\n".join(lines[lines.index("TABLE"):-1])
 

@@ -15,7 +15,7 @@ import flatbuffers
 import numpy as np
 import pytest
 
-from conftest import SHARED, run_mp
+from conftest import SHARED, device_script, run_mp
 from host_tools import fuzz, opgen
 from host_tools.build import kernel_modules
 from tflm import schema, verify
@@ -525,45 +525,13 @@ def test_malformed_corpus():
 
 # ------------------------------------------------------ bad calls, device
 
-BAD_CALLS = r"""
-import tflm
-raw = open(%r, 'rb').read()
-it = tflm.Interpreter(raw)
-def err(f):
-    try:
-        f()
-    except tflm.TFLMError as e:
-        return type(e).__name__ + ': ' + str(e)
-    return 'no error'
-print(err(lambda: it.input(0).set(b'\x00' * 3)))
-print(err(lambda: it.input(2)))
-print(err(lambda: it.input(-1)))
-print(err(lambda: it.input('x')))
-print(err(lambda: it.output(1)))
-it.input(0).set(bytes(range(4)))
-it.input(1).set(bytes(4))
-it.invoke()
-print('usable', it.output(0).get())
-need = it.arena_size
-print(err(lambda: tflm.Interpreter(raw, arena_size=need - 1)))
-print('exact arena', tflm.Interpreter(raw, arena_size=need).arena_size)
-
-class Careless(tflm.Interpreter):
-    def __init__(self, model):
-        try:
-            super().__init__(model)
-        except tflm.TFLMError:
-            pass
-bad = Careless(raw[:40])
-print(err(bad.invoke))
-print(err(lambda: bad.input(0)))
-"""
+BAD_CALLS = device_script("verifier_bad_calls.py")
 
 
 def test_bad_calls(tmp_path):
     path = tmp_path / "add.tflite"
     path.write_bytes(add_model().build())
-    out = run_mp(BAD_CALLS % str(path), tmp_path).splitlines()
+    out = run_mp("MODEL = %r\n" % str(path) + BAD_CALLS, tmp_path).splitlines()
     assert out[0].startswith("InvokeError") and "needs 4 bytes" in out[0]
     assert "tensor 0 'a'" in out[0]
     for line in out[1:5]:
@@ -575,25 +543,7 @@ def test_bad_calls(tmp_path):
     assert out[9].startswith("InvokeError")
 
 
-LAST_DEFENCE = r"""
-import tflm
-from tflm.kernels import add
-raw = open(%r, 'rb').read()
-real = add.prepare
-for exc in (IndexError('boom'), TypeError('boom'), MemoryError()):
-    def broken(op, ins, outs, ctx, exc=exc):
-        raise exc
-    add.prepare = broken
-    try:
-        tflm.Interpreter(raw)
-    except tflm.TFLMError as e:
-        print(type(e).__name__ + ': ' + str(e))
-add.prepare = real
-try:
-    tflm.Interpreter(open(%r, 'rb').read())
-except tflm.TFLMError as e:
-    print(type(e).__name__ + ': ' + str(e))
-"""
+LAST_DEFENCE = device_script("verifier_last_defence.py")
 
 
 def test_last_line_of_defence(tmp_path):
@@ -608,7 +558,8 @@ def test_last_line_of_defence(tmp_path):
     m.add_op("ADD", [a, b], [y])
     huge = tmp_path / "huge.tflite"
     huge.write_bytes(m.build())
-    out = run_mp(LAST_DEFENCE % (str(small), str(huge)), tmp_path,
+    out = run_mp("SMALL = %r\nHUGE = %r\n" % (str(small), str(huge))
+                 + LAST_DEFENCE, tmp_path,
                  heap="8M").splitlines()
     assert out[0].startswith("PrepareError: internal error while preparing "
                              "op 0 (ADD): IndexError boom"), out
