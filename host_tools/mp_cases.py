@@ -236,6 +236,8 @@ def main():
         sets = [] if ins == "-" else [[p for p in one.split("|") if p]
                                       for one in ins.split(";")]
         run_case(k, model_path, sets)
+        if target:  # a session on a board: what the last model imported
+            tflm.unload()  # goes, as the README advises between models
         gc.collect()
 
 
