@@ -198,7 +198,8 @@ def test_option_fields_are_read_by_name():
     constant for an options field, the accessor matches the field's type
     (opt_int for int32, opt_byte for int8 / uint8 / bool, opt_float for
     float32) and the default given is the schema's (dilation factors 1).
-    Compares of op.options_type are with named BuiltinOptions constants."""
+    Compares of op.options_type, a tensor's type and an operator's code
+    are with named constants (TensorType, BuiltinOperator, BuiltinOptions)."""
     consts = {}
     for path, name, value in device_consts():
         consts.setdefault(path, {})[name] = value
@@ -208,13 +209,22 @@ def test_option_fields_are_read_by_name():
         with open(os.path.join(root, path)) as f:
             tree = ast.parse(f.read())
         for node in ast.walk(tree):
-            if isinstance(node, ast.Compare) and any(
-                    getattr(x, "attr", "") == "options_type"
-                    for x in [node.left] + node.comparators):
-                bad += ["%s:%d: options_type compared with %r"
-                        % (path, node.lineno, c.value)
-                        for c in [node.left] + node.comparators
-                        if isinstance(c, ast.Constant) and c.value != 0]
+            for attr in ("options_type", "type", "code"):
+                # a union type, a TensorType or a BuiltinOperator code
+                # compared with a bare number (0: "none", for the union)
+                if isinstance(node, ast.Compare) and any(
+                        getattr(x, "attr", "") == attr
+                        for x in [node.left] + node.comparators):
+                    sides = [node.left] + node.comparators
+                    sides += [e for c in sides if isinstance(c, ast.Tuple)
+                              for e in c.elts]
+                    bad += ["%s:%d: %s compared with %r"
+                            % (path, node.lineno, attr, c.value)
+                            for c in sides
+                            if isinstance(c, ast.Constant)
+                            and isinstance(c.value, int)
+                            and not (attr == "options_type"
+                                     and c.value == 0)]
             if not (isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)):
                 continue

@@ -22,8 +22,11 @@ microphone's buffer in a loop); read_wav() reads the whole file.
 from array import array
 
 import micropython
+from micropython import const
 
 from .errors import FormatError, InvokeError
+
+_INT16 = const(7)
 
 
 def read_wav(path):
@@ -127,7 +130,7 @@ def features(pre, samples, out, frame=480, stride=320, reset=True):
         raise InvokeError("frame and stride are sample counts (int)")
     x = pre.input(0)
     y = pre.output(0)
-    if x.nbytes != 2 * frame or x.type != 7:  # TensorType INT16
+    if x.nbytes != 2 * frame or x.type != _INT16:
         raise InvokeError("preprocessor input %s takes %d bytes, not %d "
                           "int16 samples" % (x.label(), x.nbytes, frame))
     if stride < 1:

@@ -76,6 +76,8 @@ _CONV2D_FUSED_ACTIVATION_FUNCTION = const(3)
 _CONV2D_PADDING = const(0)
 _CONV2D_STRIDE_H = const(2)
 _CONV2D_STRIDE_W = const(1)
+_INT16 = const(7)
+_FLOAT32 = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -89,10 +91,10 @@ def prepare(op, ins, outs, ctx):
     types, ranks, shapes, options or quantization.
     """
     from . import conv_util
-    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .conv_f32 import prepare_conv
         return prepare_conv(op, ins, outs, ctx)
-    if ins and ins[0] is not None and ins[0].type == 7:  # int16: 16x8
+    if ins and ins[0] is not None and ins[0].type == _INT16:  # 16x8
         from .conv16 import prepare as prepare16
         return prepare16(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)

@@ -70,6 +70,8 @@ _DEPTHWISE_CONV2D_FUSED_ACTIVATION_FUNCTION = const(4)
 _DEPTHWISE_CONV2D_PADDING = const(0)
 _DEPTHWISE_CONV2D_STRIDE_H = const(2)
 _DEPTHWISE_CONV2D_STRIDE_W = const(1)
+_INT16 = const(7)
+_FLOAT32 = const(0)
 
 
 def _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw):
@@ -100,10 +102,10 @@ def prepare(op, ins, outs, ctx):
     words.
     """
     from . import conv_util
-    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .conv_f32 import prepare_depthwise
         return prepare_depthwise(op, ins, outs, ctx)
-    if ins and ins[0] is not None and ins[0].type == 7:  # int16: 16x8
+    if ins and ins[0] is not None and ins[0].type == _INT16:  # 16x8
         from .dw16 import prepare as prepare16
         return prepare16(op, ins, outs, ctx)
     inp, filt, bias, out = conv_util.check_io(op, ins, outs)

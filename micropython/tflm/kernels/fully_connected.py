@@ -67,6 +67,7 @@ _REL = const(9)
 _FULLY_CONNECTED_FUSED_ACTIVATION_FUNCTION = const(0)
 _FULLY_CONNECTED_KEEP_NUM_DIMS = const(2)
 _FULLY_CONNECTED_WEIGHTS_FORMAT = const(1)
+_FLOAT32 = const(0)
 
 
 def _options(op):
@@ -203,7 +204,7 @@ def prepare(op, ins, outs, ctx):
     from .conv_util import (WORD, bias_words, check_near, keep,
                             limit_scratch, work_buffer)
     from .. import quant
-    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .conv_f32 import prepare_fc
         return prepare_fc(op, ins, outs, ctx)
     if ins and ins[0] is not None and ins[0].type == _INT16:  # 16x8

@@ -23,6 +23,7 @@ _POOL2D_FUSED_ACTIVATION_FUNCTION = const(5)
 _POOL2D_PADDING = const(0)
 _POOL2D_STRIDE_H = const(2)
 _POOL2D_STRIDE_W = const(1)
+_FLOAT32 = const(0)
 
 # The double 1e-6 of PoolingPrepare's scale check, as m * 2**e.
 _ONE_E_MINUS_6 = (0x10C6F7A0B5ED8D, -72)
@@ -109,7 +110,7 @@ def prepare_with(op, ins, outs, ctx, fn):
     """
     from .conv_util import keep
     from .. import quant
-    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .pool_f32 import prepare_pool
         return prepare_pool(op, ins, outs, ctx)
     label = op.label()

@@ -21,6 +21,7 @@ _INT32_MAX = const((1 << 31) - 1)
 _INT32_MIN = const(-(1 << 31))
 _ONE_OVER_256 = const(0x3B800000)  # float32 bits of 1 / 256
 _SOFTMAX_BETA = const(0)
+_FLOAT32 = const(0)
 
 
 # gemmlowp fixed point, plain Python (prepare time only): gemmlowp.py.
@@ -86,7 +87,7 @@ def prepare(op, ins, outs, ctx):
     PrepareError.
     """
     from .. import quant
-    if ins and ins[0] is not None and ins[0].type == 0:  # float32
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from . import float_ops
         return float_ops.prepare(op, ins, outs, ctx)
     label = op.label()

@@ -46,6 +46,7 @@ _TRANSPOSE_CONV_FUSED_ACTIVATION_FUNCTION = const(3)
 _TRANSPOSE_CONV_PADDING = const(0)
 _TRANSPOSE_CONV_STRIDE_H = const(2)
 _TRANSPOSE_CONV_STRIDE_W = const(1)
+_INT16 = const(7)
 
 
 def _fail(op, msg):
@@ -135,7 +136,7 @@ def prepare(op, ins, outs, ctx):
     shapes, options or quantization.
     """
     from . import conv_util
-    if len(ins) > 2 and ins[2] is not None and ins[2].type == 7:  # int16
+    if len(ins) > 2 and ins[2] is not None and ins[2].type == _INT16:
         from .tconv16 import prepare as prepare16
         return prepare16(op, ins, outs, ctx)
     filt, x, bias, y = _io(op, ins, outs)
