@@ -3,12 +3,7 @@ running many single-op models in one MicroPython process against TFLM."""
 
 import numpy as np
 
-from conftest import PKG, device_script
-from host_tools import device
 from host_tools.oracle import Reference
-
-# Every invoke runs under heap_lock: float kernels allocate nothing.
-RUNNER = device_script("float_batch.py")
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45,
                      1.1754942e-38, 3.4028235e38, -3.4028235e38, 1.0, -1.0],
@@ -45,55 +40,38 @@ def floats(rng, shape, scale=1.0, special=0.0):
 def run_cases(cases, tmp_path):
     """Run (model_bytes, input_sets, tol_ulp) cases: input_sets is a list
     of lists of numpy arrays (one per model input). TFLM runs each set on
-    CPython, tflm on the unix port (one process, invoke under heap_lock).
+    CPython, tflm on the unix port (all in one process, through
+    mp_batch.run_on_device: every model at k % 4, each set invoked twice
+    under heap_lock).
 
     Asserts that tflm accepts what TFLM accepts and that every output is
     within tol_ulp of TFLM's (NaN where TFLM has NaN). Returns the largest
     ulp distance seen per case (None when TFLM rejected the model)."""
-    d = str(tmp_path)
-    expected = []
-    for k, (model, sets, tol) in enumerate(cases):
-        with open("%s/%d.tflite" % (d, k), "wb") as f:
-            f.write(model)
+    from mp_batch import run_on_device
+    expected, batch = [], []
+    for model, sets, tol in cases:
         try:
             ref = Reference(model)
         except RuntimeError:
             expected.append(None)
+            batch.append((model, []))  # built only: it must not crash
             continue
-        outs = []
-        for j, ins in enumerate(sets):
-            for i, x in enumerate(ins):
-                with open("%s/%d.in%d_%d" % (d, k, j, i), "wb") as f:
-                    f.write(np.ascontiguousarray(x).tobytes())
-            with open("%s/%d.in%d" % (d, k, j), "wb") as f:
-                f.write(b"x")
-            outs.append([np.array(o) for o in ref.run(ins)])
-        expected.append(outs)
-    script = tmp_path / "runner.py"
-    script.write_text(RUNNER)
-    proc = device.run_script(str(script), [PKG, d, str(len(cases))],
-                             timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    status = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if parts[0] in ("OK", "ERR"):
-            status[int(parts[1])] = parts
+        expected.append([[np.array(o) for o in ref.run(ins)]
+                         for ins in sets])
+        batch.append((model, sets))
+    got = run_on_device(batch, tmp_path)
     worst = []
-    for k, outs in enumerate(expected):
-        st = status.get(k)
-        assert st is not None, "case %d did not run:\n%s" % (k, proc.stdout)
+    for k, (outs, (st, res)) in enumerate(zip(expected, got)):
         if outs is None:
             worst.append(None)
             continue
-        assert st[0] == "OK", "case %d: tflm rejected what TFLM runs: %s" % (
-            k, st[2:])
+        assert st == "OK", "case %d: tflm rejected what TFLM runs: %s" % (
+            k, res)
         tol = cases[k][2]
         w = 0
         for j, want in enumerate(outs):
             for i, e in enumerate(want):
-                with open("%s/%d.out%d_%d" % (d, k, j, i), "rb") as f:
-                    raw = f.read()
+                raw = res[j][i]
                 assert len(raw) == e.nbytes, "case %d: output size" % k
                 if e.dtype != np.float32:
                     assert raw == e.tobytes(), "case %d set %d output %d" % (
