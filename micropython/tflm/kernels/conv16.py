@@ -114,10 +114,45 @@ def prepare(op, ins, outs, ctx):
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
                     sh, sw, dh, dw, ph, pw, oc // groups,
                     0 if bias is None else 1, wide))
+    # in the order of the _S_ slots (below)
     st = (conv_util.keep(ctx, p), inp.data, filt.data,
           filt.data if bias is None else bias.data, out.data, ms, ss,
           conv_util.keep(ctx, qp), work)
     return _eval, st
+
+
+# The eval state (prepare's st), by named slot (as conv.py's; the
+# names fold to the numbers):
+_S_PARAMS = const(0)
+_S_X = const(1)
+_S_FILTER = const(2)
+_S_BIAS = const(3)
+_S_OUT = const(4)
+_S_MULTS = const(5)
+_S_SHIFTS = const(6)
+_S_QP = const(7)
+_S_WORK = const(8)
+# st[_S_PARAMS]: these words (p in the viper code); FPG: filters per
+# group; WIDE: int64 accumulation.
+_P_B = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_C = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_OC = const(6)
+_P_KH = const(7)
+_P_KW = const(8)
+_P_CIN = const(9)
+_P_SH = const(10)
+_P_SW = const(11)
+_P_DH = const(12)
+_P_DW = const(13)
+_P_PH = const(14)
+_P_PW = const(15)
+_P_FPG = const(16)
+_P_HAS_BIAS = const(17)
+_P_WIDE = const(18)
 
 
 def _eval(st):
@@ -129,34 +164,34 @@ def _conv16(st):
     """Every output pixel: its channels' accumulators in the work words,
     then scale_i32 (int32) or wide.finish (int64) and store_i16. Input
     and bias are read bytewise (any alignment)."""
-    p = ptr32(st[0])
-    B: int = p[0]
-    H: int = p[1]
-    W: int = p[2]
-    C: int = p[3]
-    OH: int = p[4]
-    OW: int = p[5]
-    OC: int = p[6]
-    KH: int = p[7]
-    KW: int = p[8]
-    CIN: int = p[9]
-    SH: int = p[10]
-    SW: int = p[11]
-    DH: int = p[12]
-    DW: int = p[13]
-    PH: int = p[14]
-    PW: int = p[15]
-    FPG: int = p[16]
-    has_bias: int = p[17]
-    wide: int = p[18]
-    xb = ptr8(st[1])
-    wb = ptr8(st[2])
-    bb = ptr8(st[3])
-    out = st[4]
-    ms = st[5]
-    ss = st[6]
-    qp = st[7]
-    work = st[8]
+    p = ptr32(st[_S_PARAMS])
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    C: int = p[_P_C]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    CIN: int = p[_P_CIN]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    DH: int = p[_P_DH]
+    DW: int = p[_P_DW]
+    PH: int = p[_P_PH]
+    PW: int = p[_P_PW]
+    FPG: int = p[_P_FPG]
+    has_bias: int = p[_P_HAS_BIAS]
+    wide: int = p[_P_WIDE]
+    xb = ptr8(st[_S_X])
+    wb = ptr8(st[_S_FILTER])
+    bb = ptr8(st[_S_BIAS])
+    out = st[_S_OUT]
+    ms = st[_S_MULTS]
+    ss = st[_S_SHIFTS]
+    qp = st[_S_QP]
+    work = st[_S_WORK]
     wp = ptr32(work)
     o: int = 0  # output pixel index
     bi: int = 0

@@ -95,10 +95,42 @@ def prepare(op, ins, outs, ctx):
     work = conv_util.work_buffer(ctx, 4 * oc)
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,
                     sh, sw, dh, dw, ph, pw, 0 if bias is None else 1))
+    # in the order of the _S_ slots (below)
     st = (conv_util.keep(ctx, p), inp.data, filt.data,
           filt.data if bias is None else bias.data, out.data, rms, tss,
           conv_util.keep(ctx, qp), work)
     return _eval, st
+
+
+# The eval state (prepare's st), by named slot (as conv.py's; the
+# names fold to the numbers):
+_S_PARAMS = const(0)
+_S_X = const(1)
+_S_FILTER = const(2)
+_S_BIAS = const(3)
+_S_OUT = const(4)
+_S_MULTS = const(5)
+_S_SHIFTS = const(6)
+_S_QP = const(7)
+_S_WORK = const(8)
+# st[_S_PARAMS]: these words (p in the viper code).
+_P_B = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_C = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_OC = const(6)
+_P_KH = const(7)
+_P_KW = const(8)
+_P_DM = const(9)
+_P_SH = const(10)
+_P_SW = const(11)
+_P_DH = const(12)
+_P_DW = const(13)
+_P_PH = const(14)
+_P_PW = const(15)
+_P_HAS_BIAS = const(16)
 
 
 def _eval(st):
@@ -110,32 +142,32 @@ def _dw16(st):
     """Every output pixel: its channels' int64 accumulators (4 limbs
     each) in the work words, then wide.finish and store_i16. Input and
     bias are read bytewise (any alignment)."""
-    p = ptr32(st[0])
-    B: int = p[0]
-    H: int = p[1]
-    W: int = p[2]
-    C: int = p[3]
-    OH: int = p[4]
-    OW: int = p[5]
-    OC: int = p[6]
-    KH: int = p[7]
-    KW: int = p[8]
-    DM: int = p[9]
-    SH: int = p[10]
-    SW: int = p[11]
-    DH: int = p[12]
-    DW: int = p[13]
-    PH: int = p[14]
-    PW: int = p[15]
-    has_bias: int = p[16]
-    xb = ptr8(st[1])
-    wb = ptr8(st[2])
-    bb = ptr8(st[3])
-    out = st[4]
-    rms = st[5]
-    tss = st[6]
-    qp = st[7]
-    work = st[8]
+    p = ptr32(st[_S_PARAMS])
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    C: int = p[_P_C]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    DM: int = p[_P_DM]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    DH: int = p[_P_DH]
+    DW: int = p[_P_DW]
+    PH: int = p[_P_PH]
+    PW: int = p[_P_PW]
+    has_bias: int = p[_P_HAS_BIAS]
+    xb = ptr8(st[_S_X])
+    wb = ptr8(st[_S_FILTER])
+    bb = ptr8(st[_S_BIAS])
+    out = st[_S_OUT]
+    rms = st[_S_MULTS]
+    tss = st[_S_SHIFTS]
+    qp = st[_S_QP]
+    work = st[_S_WORK]
     wp = ptr32(work)
     o: int = 0  # output pixel index
     bi: int = 0

@@ -127,10 +127,32 @@ def prepare(op, ins, outs, ctx):
     prm = array("i", (batches, units, depth, nc, -x.zero_point,
                       0 if bias is None else 1, wide))
     qp = array("i", [y.zero_point, lo, hi])
+    # in the order of the _S_ slots (below)
     state = (x.data, w.data, y.data,
              w.data if bias is None else bias.data, keep(ctx, prm),
              tuple(chunks), keep(ctx, qp), ctx.scratch)
     return _eval, state
+
+
+# The eval state (prepare's st), by named slot (as conv.py's; the
+# names fold to the numbers):
+_S_X = const(0)
+_S_W = const(1)
+_S_OUT = const(2)
+_S_BIAS = const(3)
+_S_PARAMS = const(4)
+_S_CHUNKS = const(5)
+_S_QP = const(6)
+_S_SCRATCH = const(7)
+# st[_S_PARAMS]: these words (p in the viper code); NC: units per
+# chunk; OFF: -input_zero_point; WIDE: int64 accumulation.
+_P_B = const(0)
+_P_U = const(1)
+_P_D = const(2)
+_P_NC = const(3)
+_P_OFF = const(4)
+_P_HAS_BIAS = const(5)
+_P_WIDE = const(6)
 
 
 def _eval(st):
@@ -143,23 +165,23 @@ def _fc16(st):
     scratch words, then through scale_i32 (int32) or wide.finish (int64,
     4 words each) and store_i16. Input and bias are read bytewise (any
     alignment)."""
-    p = ptr32(st[4])
+    p = ptr32(st[_S_PARAMS])
     one: int = 1
     S: int = one << 31
-    B: int = p[0]
-    U: int = p[1]
-    D: int = p[2]
-    NC: int = p[3]
-    off: int = (p[4] ^ S) - S
-    has_bias: int = p[5]
-    wide: int = p[6]
-    xb = ptr8(st[0])
-    wb = ptr8(st[1])
-    out = st[2]
-    bb = ptr8(st[3])
-    chunks = st[5]
-    qp = st[6]
-    scr = st[7]
+    B: int = p[_P_B]
+    U: int = p[_P_U]
+    D: int = p[_P_D]
+    NC: int = p[_P_NC]
+    off: int = (p[_P_OFF] ^ S) - S
+    has_bias: int = p[_P_HAS_BIAS]
+    wide: int = p[_P_WIDE]
+    xb = ptr8(st[_S_X])
+    wb = ptr8(st[_S_W])
+    out = st[_S_OUT]
+    bb = ptr8(st[_S_BIAS])
+    chunks = st[_S_CHUNKS]
+    qp = st[_S_QP]
+    scr = st[_S_SCRATCH]
     sp = ptr32(scr)
     b: int = 0
     while b < B:

@@ -166,19 +166,48 @@ def prepare(op, ins, outs, ctx):
     p = array("i", (b, h, w, ic, oh, ow, oc, kh, kw, sh, sw,
                     -x.zero_point, nb))
     k = conv_util.keep
+    # in the order of the _S_ slots (below)
     st = (k(ctx, p), x.data, filt.data, bias_w, y.data,
           mults, shifts, k(ctx, qp), ctx.scratch, win,
           k(ctx, taps), k(ctx, ytab), k(ctx, xtab))
     return _eval, st
 
 
+# The eval state (prepare's st), by named slot (as conv.py's; the
+# names fold to the numbers):
+_S_PARAMS = const(0)
+_S_X = const(1)
+_S_FILTER = const(2)
+_S_BIAS = const(3)
+_S_OUT = const(4)
+_S_MULTS = const(5)
+_S_SHIFTS = const(6)
+_S_QP = const(7)
+_S_SCRATCH = const(8)
+_S_WIN = const(9)
+_S_TAPS = const(10)
+_S_YTAB = const(11)
+_S_XTAB = const(12)
+# st[_S_PARAMS]: these words (p in the viper code); OFF:
+# -input_zero_point; NB: output pixels per requantization batch.
+_P_B = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_IC = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_OC = const(6)
+_P_KH = const(7)
+_P_KW = const(8)
+_P_SH = const(9)
+_P_SW = const(10)
+_P_OFF = const(11)
+_P_NB = const(12)
+
+
 def _eval(st):
     _tconv(0, 0, 0, st)
 
-
-# Parameter slots of st[0]: 0 B, 1 H, 2 W, 3 IC, 4 OH, 5 OW, 6 OC, 7 KH,
-# 8 KW, 9 SH, 10 SW, 11 OFF (= -input_zero_point), 12 NB (output pixels
-# per requantization batch).
 
 @micropython.viper
 def _tconv(acc: int, va: int, wa: int, st):
@@ -186,35 +215,35 @@ def _tconv(acc: int, va: int, wa: int, st):
     channel and tap; requantize NB pixels at a time. acc, va, wa are the
     hot locals (callers pass 0): accumulator, window word address,
     filter byte address."""
-    p = ptr32(st[0])
+    p = ptr32(st[_S_PARAMS])
     one: int = 1
     S: int = one << 31
-    B: int = p[0]
-    H: int = p[1]
-    W: int = p[2]
-    IC: int = p[3]
-    OH: int = p[4]
-    OW: int = p[5]
-    OC: int = p[6]
-    KH: int = p[7]
-    KW: int = p[8]
-    SH: int = p[9]
-    SW: int = p[10]
-    off: int = (p[11] ^ S) - S
-    x0: int = int(ptr8(st[1]))
-    w0: int = int(ptr8(st[2]))
-    bp = ptr32(st[3])
-    out = st[4]
-    mults = st[5]
-    shifts = st[6]
-    qp = st[7]
-    scratch = st[8]
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    IC: int = p[_P_IC]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    off: int = (p[_P_OFF] ^ S) - S
+    x0: int = int(ptr8(st[_S_X]))
+    w0: int = int(ptr8(st[_S_FILTER]))
+    bp = ptr32(st[_S_BIAS])
+    out = st[_S_OUT]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
+    qp = st[_S_QP]
+    scratch = st[_S_SCRATCH]
     sp = ptr32(scratch)
-    v0: int = int(ptr32(st[9]))
-    tp = ptr32(st[10])
-    yt = ptr32(st[11])
-    xt = ptr32(st[12])
-    cap: int = p[12] * OC
+    v0: int = int(ptr32(st[_S_WIN]))
+    tp = ptr32(st[_S_TAPS])
+    yt = ptr32(st[_S_YTAB])
+    xt = ptr32(st[_S_XTAB])
+    cap: int = p[_P_NB] * OC
     wsize: int = KH * KW * IC  # one output channel's filter
     ic4: int = 4 * (IC & ~3)  # unrolled part of a tap, in window bytes
     pb: int = 0
