@@ -9,7 +9,8 @@
 # the kernels' chunked paths), "setup=PATH" (a file executed after
 # `import tflm`, e.g. to lower a kernel's fast-path threshold).
 # cases_file has one line per case: "id<TAB>model path<TAB>input sets",
-# the sets separated by ';', each the input paths separated by '|'. For
+# the sets separated by ';', each the input paths separated by '|' (a set
+# "!reset" calls interp.reset() instead: its outputs are null). For
 # every case with id >= first_id, in file order, it builds an Interpreter
 # over the model placed id % 4 bytes into a buffer (constants at every
 # alignment: boards fault on unaligned 16/32-bit loads), and per input
@@ -164,6 +165,11 @@ def run_case(k, model_path, sets):
             scratch_calls[0] = 0
         outs, src = [], ""
         for inputs in sets:
+            if inputs == ["!reset"]:  # a step of an invoke / reset history
+                stage = "reset"
+                interp.reset()
+                outs.append(None)
+                continue
             for _ in range(reps):
                 stage = "set"
                 src = ""
@@ -208,7 +214,8 @@ def run_case(k, model_path, sets):
                       "msg": "invoke() after the API calls: %s" % err,
                       "stage": stage})
                 return
-        emit({"id": k, "r": "ok", "src": src, "out": outs[-1] if outs else [],
+        emit({"id": k, "r": "ok", "src": src, "out": outs[-1] or [] if outs
+              else [],
               "sets": outs if reps > 1 or len(outs) != 1 else None,
               "dt": [t.dtype for t in interp.outputs],
               "ms": time.ticks_diff(time.ticks_ms(), t0)})

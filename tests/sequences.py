@@ -10,74 +10,67 @@ each invoke under micropython.heap_lock(); run_tflm runs one case in
 TFLM; check compares them.
 """
 
+import binascii
 import os
 
 import numpy as np
 
-from conftest import PKG, device_script
-from host_tools import device
+from host_tools import case_driver, device
 from host_tools.oracle import Reference
 
 RESET = "reset"       # a step of a sequence: interp.reset()
 
 # --- our runtime: many models, each a sequence of steps, one process ------
 
-RUNNER = device_script("sequences.py")
-
 
 def run_ours(cases, tmp_path):
     """cases: [(model bytes, steps)], a step being a list of input arrays
     (one per model input) or RESET. Runs every case in one MicroPython
-    process; returns per case ("OK", [outputs per step: list of bytes,
-    None for a reset]), ("ERR", "Type message") for a model rejected at
-    load, ("IERR", ...) for a TFLMError from invoke / reset, or ("BUG",
-    ...) for any other exception."""
+    process (host_tools/mp_cases.py, a "!reset" input set for RESET);
+    returns per case ("OK", [outputs per step: list of bytes, None for a
+    reset]), ("ERR", "Type message") for a model rejected at load,
+    ("IERR", ...) for a TFLMError from invoke / reset, or ("BUG", ...)
+    for any other exception."""
     d = str(tmp_path)
+    todo = []
     for k, (raw, steps) in enumerate(cases):
         pre = os.path.join(d, "%d" % k)
         with open(pre + ".tflite", "wb") as f:
             f.write(raw)
+        sets = []
         for j, st in enumerate(steps):
-            s = "%s.s%d" % (pre, j)
             if isinstance(st, str):
-                open(s + ".reset", "wb").close()
+                sets.append(["!reset"])
                 continue
+            sets.append([])
             for i, x in enumerate(st):
-                with open("%s.in%d" % (s, i), "wb") as f:
+                path = "%s.s%d.in%d" % (pre, j, i)
+                with open(path, "wb") as f:
                     f.write(np.ascontiguousarray(x).tobytes())
-            open(s + ".set", "wb").close()
-    script = os.path.join(d, "sequence_runner.py")
-    with open(script, "w") as f:
-        f.write(RUNNER)
-    proc = device.run_script(script, [PKG, d, str(len(cases))], timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    status = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if parts[0] in ("OK", "ERR", "IERR", "BUG"):
-            status[int(parts[1])] = parts
+                sets[-1].append(path)
+        todo.append(_Case(k, pre + ".tflite", sets))
+    case_driver.run_unix(todo, d, "seq", lambda c: c.model, 600,
+                         heap=device.HEAP)
     out = []
-    for k, (_, steps) in enumerate(cases):
-        st = status.get(k)
-        assert st is not None, "case %d did not run:\n%s%s" % (
-            k, proc.stdout[-2000:], proc.stderr[-2000:])
-        if st[0] != "OK":
-            out.append((st[0], st[2]))
-            continue
-        got = []
-        for j, step in enumerate(steps):
-            s = os.path.join(d, "%d.s%d" % (k, j))
-            if isinstance(step, str):
-                got.append(None)
-                continue
-            outs, i = [], 0
-            while os.path.exists("%s.out%d" % (s, i)):
-                with open("%s.out%d" % (s, i), "rb") as f:
-                    outs.append(f.read())
-                i += 1
-            got.append(outs)
-        out.append(("OK", got))
+    for c in todo:
+        r = c.dev
+        msg = "%s %s" % (r.get("cls"), r.get("msg"))
+        if r["r"] == "err":
+            out.append(("ERR" if r["stage"] == "build" else "IERR", msg))
+        elif r["r"] == "bug":
+            out.append(("BUG", msg))
+        else:
+            assert r["r"] == "ok", "case %d: %s" % (c.id, r)
+            got = r["sets"] if r["sets"] is not None else [r["out"]]
+            out.append(("OK", [None if o is None else
+                               [binascii.unhexlify(h) for h in o]
+                               for o in got]))
     return out
+
+
+class _Case:
+    def __init__(self, k, model, sets):
+        self.id, self.model, self.sets, self.dev = k, model, sets, None
 
 
 # --- TFLM ----------------------------------------------------------------
