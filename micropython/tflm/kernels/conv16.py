@@ -27,10 +27,9 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from ..heap import persistent
 from .quantize import store_i16
 from .rescale import scale_i32
-from .wide import check_io16, finish, reduced
+from .wide import channel_multipliers, check_io16, finish
 
 _INT32 = const(2)
 _INT64 = const(4)
@@ -92,22 +91,7 @@ def prepare(op, ins, outs, ctx):
                                                 False, ctx, -32768, 32767)
     # per channel: int32 accumulation's (multiplier, shift) as int32
     # words, int64's (reduced multiplier, total shift)
-    sizing = getattr(ctx, "sizing", False)
-    ms = persistent(ctx, "i", oc, sizing)
-    ss = persistent(ctx, "i", oc, sizing)
-    for k in range(0 if sizing else oc):
-        m, s = mults[k], shifts[k]
-        if s > 127:  # an arena byte view reads the int8 shift unsigned
-            s -= 256
-        if wide:
-            r = reduced(m, s)
-            if r is None:
-                raise PrepareError("%s: requantization multiplier of "
-                                   "filter %s too large for int64 "
-                                   "accumulation (shift %d)"
-                                   % (label, filt.label(), s))
-            m, s = r
-        ms[k], ss[k] = m, s
+    ms, ss = channel_multipliers(op, filt, oc, mults, shifts, ctx, wide)
     # one output pixel's accumulators: a word per channel (int32), or 4
     # (int64 limbs)
     work = conv_util.work_buffer(ctx, 4 * oc if wide else oc)

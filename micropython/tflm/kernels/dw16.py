@@ -24,9 +24,8 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from ..heap import persistent
 from .quantize import store_i16
-from .wide import check_io16, finish, reduced
+from .wide import channel_multipliers, check_io16, finish
 
 _INT64 = const(4)
 # taps summed in one word before it is added to the int64 limbs:
@@ -78,19 +77,7 @@ def prepare(op, ins, outs, ctx):
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
                                                 True, ctx, -32768, 32767)
-    sizing = getattr(ctx, "sizing", False)
-    rms = persistent(ctx, "i", oc, sizing)
-    tss = persistent(ctx, "i", oc, sizing)
-    for k in range(0 if sizing else oc):
-        s = shifts[k]
-        if s > 127:  # an arena byte view reads the int8 shift unsigned
-            s -= 256
-        r = reduced(mults[k], s)
-        if r is None:
-            raise PrepareError("%s: requantization multiplier of filter %s "
-                               "too large for int64 accumulation (shift %d)"
-                               % (label, filt.label(), s))
-        rms[k], tss[k] = r
+    rms, tss = channel_multipliers(op, filt, oc, mults, shifts, ctx)
     # one output pixel's accumulators: 4 words (int64 limbs) per channel
     work = conv_util.work_buffer(ctx, 4 * oc)
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,

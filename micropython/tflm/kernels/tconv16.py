@@ -32,10 +32,9 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from ..heap import persistent
 from .quantize import store_i16
 from .transpose_conv import _geometry, _taps
-from .wide import finish, reduced
+from .wide import channel_multipliers, finish
 
 _INT8 = const(9)
 _INT16 = const(7)
@@ -128,19 +127,7 @@ def prepare(op, ins, outs, ctx):
         nb = 8 if bias.type == _INT64 else 2
     mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True,
                                                 ctx, -32768, 32767)
-    sizing = getattr(ctx, "sizing", False)
-    ms = persistent(ctx, "i", oc, sizing)
-    ss = persistent(ctx, "i", oc, sizing)
-    for k in range(0 if sizing else oc):
-        s = shifts[k]
-        if s > 127:  # an arena byte view reads the int8 shift unsigned
-            s -= 256
-        r = reduced(mults[k], s)
-        if r is None:
-            raise PrepareError("%s: requantization multiplier of filter %s "
-                               "too large for int64 accumulation (shift %d)"
-                               % (label, filt.label(), s))
-        ms[k], ss[k] = r
+    ms, ss = channel_multipliers(op, filt, oc, mults, shifts, ctx)
     k = conv_util.keep
     p = array("i", (b, h, w, ic, oh, ow, oc, kh, kw, sh, sw, nb))
     st = (k(ctx, p), x.data, filt.data,

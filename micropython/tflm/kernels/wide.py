@@ -1,5 +1,6 @@
 """TFLM's int64 MultiplyByQuantizedMultiplier (common.cc), for the 16x8
-kernels that accumulate in int64 (fc16, conv16, dw16), and the checks
+kernels that accumulate in int64 (fc16, conv16, dw16, tconv16: their
+per-channel multipliers, channel_multipliers), and the checks
 that the 16x8 CONV_2D and DEPTHWISE_CONV_2D share (check_io16):
 
     reduced = (m + 2**15) >> 16 if m < 0x7FFF0000 else 0x7FFF
@@ -30,6 +31,35 @@ def reduced(m, shift):
     if 15 - shift < 1:
         return None
     return ((m + 32768) >> 16 if m < 0x7FFF0000 else 0x7FFF), 15 - shift
+
+
+def channel_multipliers(op, filt, oc, mults, shifts, ctx, wide=True):
+    """(ms, ss): per output channel of a 16x8 CONV_2D, DEPTHWISE_CONV_2D
+    or TRANSPOSE_CONV, in the arena's persistent part (heap.persistent;
+    left unfilled in the sizing pass), the (reduced multiplier, total
+    shift) above for int64 accumulation (wide), else int32
+    accumulation's (multiplier, shift). mults, shifts: oc values from
+    conv_util.quant_params (shifts as int8 bytes, read unsigned from an
+    arena view). Raises PrepareError naming op and filter for a shift
+    that int64 accumulation cannot use (reduced is None)."""
+    from ..heap import persistent
+    sizing = getattr(ctx, "sizing", False)
+    ms = persistent(ctx, "i", oc, sizing)
+    ss = persistent(ctx, "i", oc, sizing)
+    for k in range(0 if sizing else oc):
+        m, s = mults[k], shifts[k]
+        if s > 127:
+            s -= 256
+        if wide:
+            r = reduced(m, s)
+            if r is None:
+                raise PrepareError("%s: requantization multiplier of "
+                                   "filter %s too large for int64 "
+                                   "accumulation (shift %d)"
+                                   % (op.label(), filt.label(), s))
+            m, s = r
+        ms[k], ss[k] = m, s
+    return ms, ss
 
 
 def check_io16(op, ins, outs):
