@@ -170,6 +170,10 @@ def package_cost(image, path, work, native_arch="armv6m"):
     - 'construction': what the modules that only construction uses
       (tflm.interpreter.CONSTRUCTION) take on top, while an Interpreter
       is being built (it drops them once built);
+    - 'at_rest': what is left of all that once an Interpreter is built:
+      it drops the construction modules and the parser
+      (tflm.interpreter.PARSE), which `import tflm` imported (machine
+      code not counted either);
     - 'tflm_native', 'kernels_native': the RAM that a board of
       `native_arch` spends on the machine code of the same modules
       (mpy_native.native_ram of their .mpy for that arch); for a Thumb

@@ -52,8 +52,14 @@ gc.collect()
 # holes: free heap outside the largest block (what imports left)
 holes = gc.mem_free() - largest()
 gc.collect()  # largest()'s last block
+# (a global either way: the globals dict then grows at the same points)
+ballast = None
 if target:
     ballast = bytearray(max(0, gc.mem_free() - max(target, holes)))
+# the parser's modules, imported before and dropped by construction
+# (interpreter.PARSE), are the package's, not what the model keeps: held
+# here, they stay
+parser = [sys.modules[n] for n in tflm.interpreter.PARSE]
 gc.collect()
 free0 = gc.mem_free()
 rec = {"free": free0, "holes": holes}

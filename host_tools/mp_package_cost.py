@@ -10,8 +10,11 @@
 # the kernels' helpers that this model's kernels declare (kernels._LAZY)
 # among them: an Interpreter imports those for its construction and drops
 # them after).
+# Then drops them and the parser, as a built interpreter does.
 # Prints one JSON line: {"tflm": bytes, "kernels": bytes, "construction":
-# bytes, "after_tflm": [module names], "after_kernels": [module names]}.
+# bytes, "at_rest": bytes (what is left of all that), "after_tflm":
+# [module names], "after_kernels": [module names], "at_rest_modules":
+# [module names]}.
 import gc
 import json
 import sys
@@ -51,5 +54,11 @@ for name in built:
     __import__(name)
 gc.collect()
 a3 = gc.mem_alloc()
+# then what an interpreter leaves once built: it drops those and the
+# parser (tflm.interpreter.PARSE)
+tflm.interpreter._drop(0, parse=True)
+a4 = gc.mem_alloc()
+m4 = sorted(k for k in sys.modules if k.startswith("tflm"))
 print(json.dumps({"tflm": a1 - a0, "kernels": a2 - a1, "construction": a3 - a2,
-                  "after_tflm": m1, "after_kernels": m2}))
+                  "at_rest": a4 - a0, "after_tflm": m1, "after_kernels": m2,
+                  "at_rest_modules": m4}))

@@ -169,6 +169,7 @@ def build(it, model, arena_size, had):
     except Exception as e:  # last line of defence: see verify.py
         from . import verify
         raise verify.internal_error(e, it._stage)
+    it._model = None  # parsed again on access (Interpreter.model)
     free1 = _free()
     it.ram = (free0 - free1 - it._imported if free0 is not None
               else it.arena_size + it.persistent_size)
@@ -178,7 +179,8 @@ def _build(it, buf, arena_size, had):
     # On a board the heap never moves an object: whatever lives on is
     # made right after a gc.collect() (it then takes the lowest free
     # blocks), and whatever dies is dropped before the arena is taken.
-    it.model = m = Model(buf, check=False)  # header fields only
+    it._model = m = Model(buf, check=False)  # header fields only
+    it._buf = buf
     it._stage = "importing kernels"
     before = _free()
     for code in m.used_codes():  # long-lived code, made first
@@ -265,7 +267,7 @@ def _build(it, buf, arena_size, had):
 def _resolve(it):
     mods, missing = [], []
     hint = ""
-    for op in it.model.operators:
+    for op in it._model.operators:
         if op.custom_code is None:
             mod = kernels.find(op.code)
         else:  # a Python kernel from tflm.register_op (custom.py)
@@ -294,7 +296,7 @@ def _size(it, mods, dummy):
     activations are planned; each operator's prepare then gets its
     own tensors, parsed anew. Every object this pass makes is garbage
     when it returns."""
-    m = it.model
+    m = it._model
     tensors = it._tensors = m.tensors
     dummy = memoryview(dummy)
     mv = m.fb.mv
@@ -375,7 +377,7 @@ def _prepare(it, mods, head, tail, kept_where):
     prepared with views of the arena, kept arrays copied to the tail.
     kept_where: array('i') of n_tensors words, where _where's tensor
     entries are copied at the end."""
-    m = it.model
+    m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
     model_mv = m.fb.mv

@@ -54,6 +54,10 @@ def attribute(interp, name):
         return [_attr(t, attr) for t in ts]
     if name == "labels":
         return _labels(interp)
+    if name == "model":
+        return model(interp)
+    if name == "tensors":
+        return tensors(interp)
     f = _METHODS.get(name)
     if f is None:
         raise AttributeError(name)
@@ -183,6 +187,54 @@ def _set(t, value):
     set_input(t, value)
 
 
+def model(interp):
+    """interp.model: the model.Model view of the model's bytes (version,
+    tensors, operators, inputs, outputs). A built interpreter keeps no
+    parsed model (it drops the parser, interpreter.PARSE): each access
+    parses the header again, importing model.py and flatbuf.py for as
+    long as the result lives, so bind it once. Allocates."""
+    import sys
+    from .interpreter import PARSE, _forget
+    mods = PARSE + ("tflm.verify",)  # what Model() imports
+    had = [k for k in mods if k in sys.modules]
+    from .model import Model
+    m = Model(interp._buf, check=False)
+    # what the parse imported goes again when m does (the next
+    # construction would keep verify: imported before it)
+    for k in mods:
+        if k not in had:
+            _forget(k)
+    return m
+
+
+def tensors(interp):
+    """interp.tensors: all tensors of subgraph 0 (model.Tensor), bound to
+    their bytes. Built from the model on each access (the interpreter
+    keeps only inputs and outputs, to save RAM): use the list you get, do
+    not read it in a loop. Allocates."""
+    if interp._tensors is not None:
+        return interp._tensors
+    from .interpreter import _bind
+    m = model(interp)
+    ts = m.tensors
+    m.release()
+    model_mv = m.fb.mv
+    head = memoryview(interp.arena)[:interp.arena_size]
+    for t in ts:
+        _bind(t, interp._where[t.index], model_mv, head)
+    return ts
+
+
+def _predict(interp, x, dequantize=True, out=None):
+    from .repl import predict
+    return predict(interp, x, dequantize, out)
+
+
+def _profile(interp, table=False):
+    from .profiler import report
+    return report(interp, table)
+
+
 def _pick(ts, index, what):
     _int(index, what + " index")
     if not 0 <= index < len(ts):
@@ -214,4 +266,6 @@ _METHODS = {
                                             "output").get(),
     "allocate_tensors": lambda it: None,
     "reset": _reset,
+    "predict": _predict,
+    "profile": _profile,
 }

@@ -54,7 +54,6 @@ UnsupportedOpError lists every operator without a kernel by name.
 """
 
 from .errors import FormatError, PrepareError
-from .flatbuf import Table
 
 _OPS = {}
 
@@ -108,7 +107,7 @@ def custom_options(op):
     fb = getattr(op, "_fb", None)
     if fb is None:
         return None
-    t = Table(fb, op.pos)
+    t = fb.table(op.pos)
     start, n = t.vector(_OP_CUSTOM_OPTIONS, 1)
     if not start:
         off = t.u64(_OP_LARGE_OFFSET)
@@ -123,7 +122,7 @@ def custom_options(op):
 def options_format(op):
     """Operator.custom_options_format (0: FLEXBUFFERS)."""
     fb = getattr(op, "_fb", None)
-    return 0 if fb is None else Table(fb, op.pos).i8(_OP_CUSTOM_FORMAT)
+    return 0 if fb is None else fb.table(op.pos).i8(_OP_CUSTOM_FORMAT)
 
 
 class _Kernel:

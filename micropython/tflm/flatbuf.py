@@ -85,6 +85,12 @@ class FlatBuffer:
         """The root table (offset stored in the first 4 bytes)."""
         return Table(self, self.deref(0, "root table"))
 
+    def table(self, pos):
+        """The table at absolute position pos (a Table): for holders of
+        a FlatBuffer that do not import this module (tensor.py, custom.py:
+        this module is dropped once an interpreter is built)."""
+        return Table(self, pos)
+
 
 class Table:
     """A FlatBuffer table at absolute position pos, read through its vtable.

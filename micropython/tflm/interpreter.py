@@ -12,10 +12,12 @@ import sys
 import time
 from array import array
 
-from . import kernels  # noqa: F401 (see CONSTRUCTION)
-from .model import Model  # noqa: F401 (see CONSTRUCTION)
+from . import tensor  # (placed first: see CONSTRUCTION)
+from . import kernels, model  # noqa: F401 (see PARSE)
 from .heap import _MP
 from .errors import InvokeError, TFLMError, out_of_memory
+
+del kernels, model  # see PARSE: only sys.modules holds them
 
 # What only construction uses (allocator.py: TFLM's MicroAllocator, what
 # it imports, and the kernels' prepare-time helpers, which kernel modules
@@ -33,6 +35,17 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.reshape_prep", "tflm.kernels.pooling_prep",
                 "tflm.kernels.softmax_prep",
                 "tflm.kernels.softmax16_prep")
+# The model parser and the op resolver (model.py with flatbuf.py, and the
+# kernels package's registry): construction uses them, and `import tflm`
+# imports them (above) so that they lie low in the heap, before any
+# construction object; a built interpreter does not (its inputs and
+# outputs are tensor.Tensor records that own their fields, and its
+# `model` is parsed again on access). Every Interpreter() drops them once
+# built, as CONSTRUCTION's, and the next imports them again (a kernel
+# module stays: its import finds it in sys.modules without its package).
+# No module that lives on may import them at its top either
+# (tests/test_board_heap.py).
+PARSE = ("tflm.model", "tflm.flatbuf", "tflm.kernels")
 
 
 def _pick(tensors, i, what):
@@ -53,24 +66,32 @@ def _bind(t, w, model_mv, head):
     return t
 
 
-def _drop(had, first=0, end=len(CONSTRUCTION)):
+def _forget(name):
+    """Remove module `name` from sys.modules and from its package (the
+    module object then dies with what only it referenced). Runs on a heap
+    that construction may have exhausted: splitting a name allocates, and
+    where that does not fit the package keeps the module until the next
+    import of it replaces it (never a MemoryError from here)."""
+    if name in sys.modules:
+        del sys.modules[name]
+        try:
+            pkg, _, attr = name.rpartition(".")
+            delattr(sys.modules[pkg], attr)
+        except (AttributeError, KeyError, MemoryError):
+            pass
+
+
+def _drop(had, first=0, end=len(CONSTRUCTION), parse=False):
     """Drop CONSTRUCTION[first:end] but those with bit k of had set (k:
-    their index) from sys.modules and from their package (the module
-    objects then die with what only they referenced), and collect. Runs
-    on a heap that construction may have exhausted: splitting a name
-    allocates, so garbage is collected first, and where even that does
-    not fit the package keeps the module until the next import of it
-    replaces it (never a MemoryError from here)."""
+    their index), and with parse the PARSE modules, then collect (first
+    too: _forget may allocate)."""
     gc.collect()
     for k in range(first, end):
-        name = CONSTRUCTION[k]
-        if not had >> k & 1 and name in sys.modules:
-            del sys.modules[name]
-            try:
-                pkg, _, attr = name.rpartition(".")
-                delattr(sys.modules[pkg], attr)
-            except (AttributeError, KeyError, MemoryError):
-                pass
+        if not had >> k & 1:
+            _forget(CONSTRUCTION[k])
+    if parse:
+        for name in PARSE:
+            _forget(name)
     gc.collect()
 
 
@@ -96,7 +117,8 @@ class Interpreter:
     bytearray of head + tail, is allocated while little else is live.
     The modules only construction uses (CONSTRUCTION) are imported for
     it and dropped once it is done (those that were imported before
-    stay), so that their RAM goes back to the heap.
+    stay), and so are the parser's (PARSE), so that their RAM goes back
+    to the heap.
 
     Attributes: inputs, outputs (lists of model.Tensor: name, shape,
     dtype, scale, zero_point, data), arena_size (bytes of the head:
@@ -107,7 +129,8 @@ class Interpreter:
     bytes read into RAM included, the code of kernel modules it imported
     not; arena bytes under CPython),
     copied_bytes (constant bytes copied for alignment), model_in_ram,
-    path (the model file's path, or None), tensors (built on access);
+    path (the model file's path, or None), tensors and model (built on
+    access);
     and, imported on first use (api.py), OpenMV's model-level
     attributes (input_shape, input_dtype, input_scale, input_zero_point,
     the output_ twins, labels, top(k)) and TFLite's methods
@@ -142,7 +165,8 @@ class Interpreter:
         # the instance's attribute table is then allocated once, low (on
         # a full heap, that is the first allocation to fail).
         try:
-            self._steps = self._tensors = self.model = self.arena = None
+            self._steps = self._tensors = self._model = self.arena = None
+            self._buf = None
             self._words = self._states = self._variables = None
             self._where = self.inputs = self.outputs = None
             self._prof_ops = self._prof_us = None
@@ -187,32 +211,24 @@ class Interpreter:
             try:
                 from .allocator import build
             except MemoryError:
-                _drop(had)  # what did import: room for the message
+                _drop(had, parse=True)  # room for the message
                 raise out_of_memory("loading the construction modules")
             build(self, model, arena_size, had)
         finally:
             build = None
-            _drop(had)
+            self._model = None  # (built: already None)
+            _drop(had, parse=True)
+        # What the inputs and outputs keep of the model bytes, made now
+        # that the parser is gone (so not at construction's peak), in
+        # the holes it left; counted in ram.
+        f = gc.mem_free()
+        tensor.own(self.inputs)
+        tensor.own(self.outputs)
+        gc.collect()
+        self.ram += f - gc.mem_free()
         if labels is not None:
             from .api import check_labels
             check_labels(self.labels, self.outputs)
-
-    @property
-    def tensors(self):
-        """All tensors of subgraph 0, bound to their bytes (model.Tensor).
-
-        Built from the model on each access once the interpreter is
-        ready (it keeps only inputs and outputs, to save RAM): use the
-        list you get, do not call this in a loop. Allocates."""
-        if self._tensors is not None:
-            return self._tensors
-        ts = self.model.tensors
-        self.model.release()
-        model_mv = self.model.fb.mv
-        head = memoryview(self.arena)[:self.arena_size]
-        for t in ts:
-            _bind(t, self._where[t.index], model_mv, head)
-        return ts
 
     def _built(self):
         if getattr(self, "_steps", None) is None:
@@ -275,55 +291,17 @@ class Interpreter:
         us[k] = diff(ticks(), start)
         self._profiled = True
 
-    def profile(self, table=False):
-        """Per-operator times of the last invoke(profile=True): a list of
-        (operator index, operator name, microseconds), one entry per
-        operator that runs (RESHAPE-like views take no time and have
-        none). table=True also prints op index, name, µs and share of
-        the total. Raises InvokeError if no profiled invoke ran yet.
-        Allocates (call it outside heap_lock).
-        """
-        from .profiler import report
-        return report(self, table)
-
-    def predict(self, x, dequantize=True, out=None):
-        """Set the inputs, invoke(), return the outputs: one call at the REPL.
-
-        x: the input's values for a one-input model (or [x], as OpenMV's
-        ml.Model.predict takes), else a list / tuple with one entry per
-        input. Each entry: real values (floats in a list, array('f'), a
-        float ulab ndarray), quantized with the input's scale and zero
-        point; or the tensor's own integers (list, array.array of its type,
-        int ndarray) or raw bytes (bytes, bytearray, any buffer).
-        Returns a list with one entry per output, like OpenMV: real
-        values (quantized outputs dequantized): when ulab imports, a float
-        ndarray shaped like the output tensor (leading 1s dropped where
-        the firmware's ulab holds fewer dimensions, flat where it still
-        has too many: Tensor.dequantize), else a flat array('f'); with
-        dequantize=False, or for an output without quantization, the raw
-        values as a flat array.array.
-        out: caller-owned buffers, one per output (a bare one for a
-        one-output model; None: a new one for that output): array('f')
-        / array('d') / a flat float ndarray of the output's size for
-        real values, else an array.array of the tensor's type or a
-        bytearray of its bytes (not a memoryview); they are filled and
-        returned (as a list) instead of new ones: a large output needs
-        no new block (a sensor loop reuses them).
-        Raises InvokeError for a wrong count or size of values or of out.
-        Allocates (use inputs[i].data and invoke() in a loop that must
-        not).
-        """
-        from .repl import predict
-        return predict(self, x, dequantize, out)
-
     def __getattr__(self, name):
-        """OpenMV ml.Model's and TFLite's interfaces, imported on first
-        use (tflm/api.py): input_shape, input_dtype, input_scale,
+        """What a built interpreter does outside invoke(), imported on
+        first use (tflm/api.py, so that it costs a board no RAM until
+        then): predict(x) (repl.predict), profile() (profiler.report),
+        model and tensors (parsed again on each access); OpenMV
+        ml.Model's input_shape, input_dtype, input_scale,
         input_zero_point and the output_ twins (lists, one entry per
-        input / output), labels, top(k); get_input_details(),
+        input / output), labels, top(k); TFLite's get_input_details(),
         get_output_details(), set_tensor(), get_tensor(), set_input(),
         get_output(), allocate_tensors(), reset(). AttributeError for
-        any other name."""
+        any other name, or when construction did not finish."""
         if name.startswith("_") or name in ("inputs", "outputs", "path"):
             raise AttributeError(name)  # not set: construction failed
         from .api import attribute

@@ -36,7 +36,7 @@ def unload():
         if parent is not None:
             try:
                 delattr(parent, k[i + 1:])
-            except (AttributeError, TypeError):
+            except (AttributeError, KeyError, TypeError):
                 pass
     gc.collect()
     return names

@@ -10,17 +10,21 @@ from .errors import InvokeError
 
 
 def report(interp, table=False):
-    """[(op index, op name, µs), ...] of the last profiled invoke; with
+    """interp.profile(table=False) (api.py): [(op index, op name, µs),
+    ...] of the last invoke(profile=True), one entry per operator that
+    runs (RESHAPE-like views take no time and have none); with
     table=True also prints it with each op's share of the total and a
     final line with the total (which includes the loop's own overhead).
-    Raises InvokeError if there is no profiled invoke yet."""
+    Raises InvokeError if there is no profiled invoke yet. Allocates
+    (call it outside heap_lock)."""
     if not getattr(interp, "_profiled", False):
         raise InvokeError("no profile yet: call invoke(profile=True)")
-    ops = interp.model.operators
+    m = interp.model  # parsed again on each access
+    ops = m.operators
     us = interp._prof_us
     rows = [(i, ops[i].name, us[k])
             for k, i in enumerate(interp._prof_ops)]
-    interp.model.release()  # the interpreter keeps no parsed operators
+    m = ops = None
     if table:
         print_table(rows, us[len(rows)])
     return rows

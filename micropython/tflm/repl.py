@@ -72,7 +72,33 @@ def output_values(t, dequantize, out=None):
 
 
 def predict(interp, x, dequantize=True, out=None):
-    """See Interpreter.predict."""
+    """interp.predict(x, dequantize=True, out=None) (api.py): set the
+    inputs, invoke(), return the outputs: one call at the REPL.
+
+    x: the input's values for a one-input model (or [x], as OpenMV's
+    ml.Model.predict takes), else a list / tuple with one entry per
+    input. Each entry: real values (floats in a list, array('f'), a
+    float ulab ndarray), quantized with the input's scale and zero
+    point; or the tensor's own integers (list, array.array of its type,
+    int ndarray) or raw bytes (bytes, bytearray, any buffer).
+    Returns a list with one entry per output, like OpenMV: real
+    values (quantized outputs dequantized): when ulab imports, a float
+    ndarray shaped like the output tensor (leading 1s dropped where
+    the firmware's ulab holds fewer dimensions, flat where it still
+    has too many: Tensor.dequantize), else a flat array('f'); with
+    dequantize=False, or for an output without quantization, the raw
+    values as a flat array.array.
+    out: caller-owned buffers, one per output (a bare one for a
+    one-output model; None: a new one for that output): array('f')
+    / array('d') / a flat float ndarray of the output's size for
+    real values, else an array.array of the tensor's type or a
+    bytearray of its bytes (not a memoryview); they are filled and
+    returned (as a list) instead of new ones: a large output needs
+    no new block (a sensor loop reuses them).
+    Raises InvokeError for a wrong count or size of values or of out.
+    Allocates (use inputs[i].data and invoke() in a loop that must
+    not).
+    """
     outs = interp.outputs
     if out is not None:
         if len(outs) == 1 and not isinstance(out, (list, tuple)):

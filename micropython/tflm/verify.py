@@ -449,8 +449,8 @@ def check_bindings(interp, root):
     before any kernel's prepare (prepare may read constant data with
     viper pointers). Raises ModelError.
     """
-    tensors = interp.tensors
-    for op in interp.model.operators:
+    tensors = interp._tensors  # (allocator._size sets it)
+    for op in interp._model.operators:
         for i in op.inputs + op.outputs:
             if i < 0:
                 continue

@@ -20,7 +20,6 @@ from array import array
 import micropython
 from micropython import const
 
-from . import check_int8
 from ..errors import ModelError, PrepareError
 
 _ACT_RELU6 = const(3)
@@ -51,6 +50,7 @@ def int8_io(op, ins, outs, types="int8, float32"):
     quantization and int8 zero points; raises PrepareError otherwise
     (types: what the op's kernels take, for the message)."""
     x1, x2, y = binary_io(op, ins, outs)
+    from . import check_int8  # the package: construction only (PARSE)
     check_int8(op, (x1, x2, y), types)
     return x1, x2, y
 

@@ -66,7 +66,7 @@ import micropython
 from micropython import const
 
 from ..errors import InvokeError, PrepareError, raise_made
-from . import broadcast, check_int8
+from . import broadcast
 
 _ACT_RELU = const(1)
 _ACT_RELU6 = const(3)
@@ -97,6 +97,7 @@ def prepare(op, ins, outs, ctx):
     act = (op.opt_byte(_DIV_FUSED_ACTIVATION_FUNCTION, 0)
            if op.options_type == _DIV_OPTIONS else 0)
     if y.type == _INT8:
+        from . import check_int8  # the package: construction only
         check_int8(op, (x1, x2, y), "float32, int32, int8")
     elif y.type == _INT32:
         for t in (x1, x2):

@@ -16,7 +16,6 @@ from array import array
 import micropython
 from micropython import const
 
-from . import check_int8
 from ..errors import PrepareError
 from .rescale import scale_i32, store_i8
 
@@ -36,6 +35,7 @@ def prepare(op, ins, outs, ctx):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
+    from . import check_int8  # the package: construction only (PARSE)
     check_int8(op, (x, y), quantized=False)
     if not x.scales or not -128 <= x.zero_point <= 127:
         raise PrepareError("%s: input %s needs an int8 zero point"

@@ -19,7 +19,6 @@ float_ops.py, int16 ones to lut16.py; other types raise PrepareError.
 import micropython
 from micropython import const
 
-from . import check_int8
 from ..errors import InvokeError, ModelError, PrepareError, raise_made
 
 _FLOAT32 = const(0)
@@ -38,6 +37,7 @@ def unary_io(op, ins, outs, what="int8"):
     if len(ins) != 1 or ins[0] is None or len(outs) != 1:
         raise PrepareError("%s needs one input and one output" % label)
     x, y = ins[0], outs[0]
+    from . import check_int8  # the package: construction only (PARSE)
     check_int8(op, (x, y), what)
     if x.size != y.size:
         raise PrepareError("%s: input %s shape %s and output %s shape %s "

@@ -35,7 +35,6 @@ from micropython import const
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
 from .rescale import scale_i32
-from ..model import Operator
 from . import add, broadcast
 
 _FLOAT32 = const(0)
@@ -216,6 +215,7 @@ def _prepare_float(op, ins, outs, ctx):
     from . import f32, float_ops
     x1, x2, y = broadcast.binary_io(op, ins, outs)
     broadcast.check(op, x1, x2, y)
+    from ..model import Operator  # construction only (PARSE)
     sub = Operator()  # made by hand: no options, so no activation
     sub.index, sub.name, sub.code = op.index, op.name, _SUB
     sub_eval, sub_state = float_ops.prepare(sub, ins, outs, ctx)
