@@ -64,8 +64,10 @@ ARCHES = {
 # viper twins, which the kernels import everywhere else (a Thumb build
 # leaves those out).
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
-THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py")
-VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py")
+THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
+              "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py")
+VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py",
+               "tflm/kernels/softmax_loops.py", "tflm/kernels/pool_loops.py")
 
 
 def for_arch(rel, arch):

@@ -522,7 +522,7 @@ def test_softmax_reciprocal(tmp_path, bits):
         "res = array('i', bytes(8 * len(a)))\n"
         "for i in range(len(a)):\n"
         "    st[0] = a[i]\n"
-        "    softmax._reciprocal(st, m, s)\n"
+        "    softmax.loop.reciprocal(st, m, s)\n"
         "    res[2 * i] = m[0]; res[2 * i + 1] = s[0]\n"
         "open(%r, 'wb').write(res)\n" % (str(path), 12 + 31 - bits,
                                          str(tmp_path / "o")),

@@ -1,5 +1,5 @@
-"""The Thumb machine code of kernels/thumb.py and thumb_dw.py, on an
-emulated Cortex-M0.
+"""The Thumb machine code of kernels/thumb.py, thumb_dw.py,
+thumb_softmax.py and thumb_pool.py, on an emulated Cortex-M0.
 
 CI has no Thumb MicroPython, so the unix port runs the viper loops that
 these functions replace on Cortex-M boards. Here the bytes mpy-cross
@@ -25,13 +25,20 @@ DOTS = block_layout("tflm/kernels/thumb.py", "DOTS_BLOCK")
 PX = block_layout("tflm/kernels/thumb.py", "PX_BLOCK")
 DW = block_layout("tflm/kernels/thumb_dw.py", "DW_BLOCK")
 PL = block_layout("tflm/kernels/thumb_dw.py", "PL_BLOCK")
+SM = block_layout("tflm/kernels/thumb_softmax.py", "SM_BLOCK")
+POOL = block_layout("tflm/kernels/thumb_pool.py", "POOL_BLOCK")
 
 
 @pytest.fixture(scope="module")
 def code():
     """{name: machine code} of every asm function of the package."""
-    return dict(asm_functions("tflm/kernels/thumb.py"),
-                **asm_functions("tflm/kernels/thumb_dw.py"))
+    out = {}
+    for rel in ("thumb.py", "thumb_dw.py", "thumb_softmax.py",
+                "thumb_pool.py"):
+        got = asm_functions("tflm/kernels/" + rel)
+        assert not set(got) & set(out), rel
+        out.update(got)
+    return out
 
 
 def _wrap(v):
@@ -364,3 +371,147 @@ def test_plane_copies_a_channel_with_padding(code):
                     v = zc
                 want[r * pww + j] = v
         assert emu.read(da, rows * pww) == bytes(want)
+
+
+def _wrap32(v):
+    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def _sm_block(emu, **words):
+    blk = dict(SUM=0, MAX=0, C48=1515870810, CM32=-1010580540, EB=35,
+               CAP=1 << 28, OFF=0, DEPTH=0, N=0)
+    blk.update(words)
+    return emu.alloc(struct.pack("<%di" % len(SM), *[blk[k] for k in SM]),
+                     writable=True)
+
+
+def test_softmax_row_and_gather(code):
+    """thumb_softmax.row: MAX and the capped SUM of the row, as
+    softmax_loops.row (the viper twin) computes them; gather: the row's
+    E values. Nothing else is written, at any alignment of the row."""
+    rng = random.Random(13)
+    for case in range(300):
+        n = rng.randint(1, 40)
+        pre = rng.randint(0, 5)
+        x = bytes(rng.randrange(256) for _ in range(pre + n + 3))
+        hi = rng.choice([1 << 19, 1 << 26, 1 << 31])
+        r_tab = [rng.randrange(hi) for _ in range(256)]
+        e_tab = [rng.randrange(-2 ** 31, 2 ** 31) for _ in range(256)]
+        cap = rng.choice([1 << 28, 0x7FFFFFFF, rng.randrange(1, 1 << 22)])
+        emu = Emulator()
+        xa = emu.alloc(x, offset=rng.randint(0, 3))
+        ra = emu.alloc(struct.pack("<256i", *r_tab))
+        ea = emu.alloc(struct.pack("<256i", *e_tab))
+        sa = _sm_block(emu, CAP=cap, OFF=pre, DEPTH=n)
+        assert emu.call(code["row"], xa, ra, sa) == 0
+        got = dict(zip(SM, emu.words(sa, len(SM))))
+        row = [v ^ 0x80 for v in x[pre:pre + n]]
+        mx = max(row)
+        total = 0
+        for v in row:  # the twin's loop, on a 32-bit word
+            total = _wrap32(total + r_tab[mx - v])
+            if total > cap:
+                total = cap
+        assert (got["MAX"], got["SUM"]) == (mx, total), case
+        assert (got["OFF"], got["DEPTH"], got["CAP"]) == (pre, n, cap)
+        # the chunk [c, c + m) of the row
+        c = rng.randint(0, n - 1)
+        m = rng.randint(1, n - c)
+        ba = emu.alloc(b"\xee" * 4 * (m + 1), writable=True)
+        emu.uc.mem_write(sa + 4 * SM.index("OFF"),
+                         struct.pack("<i", pre + c))
+        emu.uc.mem_write(sa + 4 * SM.index("N"), struct.pack("<i", m))
+        assert emu.call(code["gather"], ba, xa, ea, sa) == 0
+        assert emu.words(ba, m) == [e_tab[mx - v] for v in row[c:c + m]]
+        assert emu.read(ba + 4 * m, 4) == b"\xee" * 4
+
+
+@pytest.mark.parametrize("eb", [35, 27])
+def test_softmax_reciprocal_is_tflms(code, eb):
+    """thumb_softmax.reciprocal: TFLM's GetReciprocal(sum, 12) (a plain
+    reference written from common.h and gemmlowp) and the exponent, for
+    an int8 (EB 35) and an int16 (EB 27) output, on sums from 1 to
+    2**31 - 1; it writes m[0], s[0] and nothing else."""
+    from test_kernels_misc import ref_get_reciprocal
+    rng = random.Random(14 + eb)
+    sums = [1, 2, 3, (1 << 19), (1 << 19) + 1, (1 << 28) - 1, 1 << 28,
+            (1 << 30) - 1, 1 << 30, (1 << 31) - 1]
+    sums += [rng.randrange(1 << 19, 1 << 28) for _ in range(300)]
+    sums += [int(2 ** rng.uniform(0, 31)) for _ in range(300)]
+    for v in sums:
+        v = min(max(v, 1), 2 ** 31 - 1)
+        emu = Emulator()
+        sa = _sm_block(emu, SUM=v, EB=eb)
+        ma = emu.alloc(b"\xee" * 8, writable=True)
+        xa = emu.alloc(b"\xee" * 8, writable=True)
+        assert emu.call(code["reciprocal"], sa, ma, xa) == 0
+        raw, nbou = ref_get_reciprocal(v)
+        exp = min(nbou + 31 - 8 - (35 - eb), 31)
+        assert (emu.words(ma, 1)[0], emu.words(xa, 1)[0]) == (raw, -exp), v
+        assert emu.read(ma + 4, 4) == emu.read(xa + 4, 4) == b"\xee" * 4
+
+
+def _avg_pool_ref(x, g):
+    """TFLM's reference_integer_ops::AveragePool (int8), written from
+    pooling.h: the window clipped to the input, the int32 sum divided by
+    the in-bounds tap count rounding half away from zero (C's truncating
+    division), clamped; None if a window has no tap in the input."""
+    out = []
+    for b in range(g["N"]):
+        for oy in range(g["OH"]):
+            for ox in range(g["OW"]):
+                iy0 = oy * g["SH"] - g["PH"]
+                ix0 = ox * g["SW"] - g["PW"]
+                fy0, fy1 = max(0, -iy0), min(g["FH"], g["H"] - iy0)
+                fx0, fx1 = max(0, -ix0), min(g["FW"], g["W"] - ix0)
+                n = (fy1 - fy0) * (fx1 - fx0)
+                if fy1 <= fy0 or fx1 <= fx0:
+                    return None
+                for k in range(g["C"]):
+                    t = sum(struct.unpack("b", x[(((b * g["H"] + iy0 + fy)
+                                                  * g["W"] + ix0 + fx)
+                                                 * g["C"] + k):][:1])[0]
+                            for fy in range(fy0, fy1)
+                            for fx in range(fx0, fx1))
+                    v = (t + n // 2) // n if t > 0 else -((n // 2 - t) // n)
+                    out.append(min(max(v, g["LO"]), g["HI"]))
+    return out
+
+
+def test_avg_pool_is_tflms(code):
+    """thumb_pool.avg_pool: TFLM's int8 AveragePool on random geometry
+    (padding, strides, windows beyond the input, several batches and
+    channels), random and extreme inputs, any alignment of input and
+    output; it writes the output and its counters in the scratch only."""
+    rng = random.Random(15)
+    done = 0
+    while done < 150:
+        g = dict(N=rng.randint(1, 2), H=rng.randint(1, 7),
+                 W=rng.randint(1, 7), C=rng.randint(1, 5),
+                 SH=rng.randint(1, 3), SW=rng.randint(1, 3),
+                 FH=rng.randint(1, 5), FW=rng.randint(1, 5),
+                 PH=rng.randint(0, 2), PW=rng.randint(0, 2))
+        g["OH"] = rng.randint(1, 4)
+        g["OW"] = rng.randint(1, 4)
+        lo = rng.choice([-128, rng.randint(-128, 0)])
+        g["LO"], g["HI"] = lo, rng.choice([127, rng.randint(lo, 127)])
+        size = g["N"] * g["H"] * g["W"] * g["C"]
+        kind = rng.randrange(3)
+        x = bytes((rng.randrange(256), 0x80, 0x7F)[kind]
+                  for _ in range(size))
+        want = _avg_pool_ref(x, g)
+        if want is None:
+            continue
+        done += 1
+        emu = Emulator()
+        xa = emu.alloc(x, offset=rng.randint(0, 3))
+        ya = emu.alloc(b"\xee" * (len(want) + 1), offset=rng.randint(0, 3),
+                       writable=True)
+        acc = emu.alloc(b"\x00" * 4 * 16, writable=True)
+        pa = emu.alloc(struct.pack("<%di" % len(POOL),
+                                   *[g[k] for k in POOL]))
+        assert emu.call(code["avg_pool"], xa, ya, acc, pa) == 0, g
+        got = list(struct.unpack("%db" % len(want),
+                                 emu.read(ya, len(want))))
+        assert got == want, g
+        assert emu.read(ya + len(want), 1) == b"\xee"

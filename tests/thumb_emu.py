@@ -126,6 +126,9 @@ class Emulator:
         """Runs machine code with args in r0..r3; returns r0 (unsigned).
         Raises ThumbError as the class says."""
         self.uc.mem_write(CODE, code)
+        # unicorn keeps translated blocks by address: another function
+        # called at CODE by the same emulator must not run stale ones
+        self.uc.ctl_remove_cache(CODE, CODE + 0x100000)
         self.faults = []
         self.count = 0
         sp = RAM + 0x1000 - 64

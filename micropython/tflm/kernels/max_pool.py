@@ -11,7 +11,12 @@ def prepare(op, ins, outs, ctx):
     """Check a MAX_POOL_2D op and bind its eval (pooling_prep.prepare_with,
     construction only)."""
     from .pooling_prep import prepare_with
-    return prepare_with(op, ins, outs, ctx, _max_pool)
+    return prepare_with(op, ins, outs, ctx, _max_pool, _eval, False)
+
+
+def _eval(state):
+    fn, acc, xd, yd, p, c = state
+    fn(xd, yd, acc, p, 0, c)
 
 
 @micropython.viper

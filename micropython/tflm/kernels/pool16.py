@@ -10,6 +10,12 @@ to the fused activation range), from pooling_prep.prepare_with.
 import micropython
 
 
+def eval16(state):
+    """pooling_prep's state: the loop over all c channels at once."""
+    fn, acc, xd, yd, p, c = state
+    fn(xd, yd, acc, p, 0, c)
+
+
 @micropython.viper
 def avg16(x, y, acc, p, c0: int, cn: int):
     """Average pool of channels [c0, c0 + cn) of int16 NHWC x into y

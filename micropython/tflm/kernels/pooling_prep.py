@@ -9,7 +9,6 @@ from array import array
 from micropython import const
 
 from ..errors import ModelError, PrepareError
-from .pooling import _avg_pool, _eval
 
 _INT16 = const(7)
 _INT8 = const(9)
@@ -96,10 +95,13 @@ def _check(op, ins, outs):
     return x, y
 
 
-def prepare_with(op, ins, outs, ctx, fn):
-    """Check an AVERAGE_POOL_2D / MAX_POOL_2D op and bind its eval; fn:
-    the int8 loop (pooling._avg_pool, max_pool._max_pool; for int16
-    tensors pool16's avg16 / max16 run instead).
+def prepare_with(op, ins, outs, ctx, fn, ev, avg):
+    """Check an AVERAGE_POOL_2D (avg True) / MAX_POOL_2D op and bind its
+    eval ev, which calls the int8 loop fn (pooling.avg_pool,
+    max_pool._max_pool; for int16 tensors pool16's avg16 / max16 and
+    eval16 run instead) once over all channels, with a work buffer
+    (planned in the arena's head, as scratch) of a word per channel, and
+    at least 16 for the Thumb average loop's counters.
 
     ins: [input int8 or int16 NHWC]; outs: [the same type, NHWC], same
     batch and channels, height and width as the padding rule gives, same
@@ -128,13 +130,13 @@ def prepare_with(op, ins, outs, ctx, fn):
         raise PrepareError("%s: output %s shape %s, expected %s"
                            % (label, y.label(), y.shape, [n, oh, ow, c]))
     if x.type == _INT16:  # (declared in kernels._LAZY)
-        from .pool16 import avg16, max16
+        from .pool16 import avg16, eval16, max16
         taps = min(fh, x.shape[1]) * min(fw, x.shape[2])  # in bounds
-        if fn is _avg_pool and taps > 65535:
+        if avg and taps > 65535:
             raise PrepareError("%s: an int16 average over %d taps can "
                                "overflow TFLM's int32 rounding (at most "
                                "65535)" % (label, taps))
-        fn = avg16 if fn is _avg_pool else max16
+        fn, ev = (avg16 if avg else max16), eval16
     lim = 127 if x.type == _INT8 else 32767
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point,
@@ -146,5 +148,5 @@ def prepare_with(op, ins, outs, ctx, fn):
         raise PrepareError("%s: padding (%d, %d) exceeds 32767"
                            % (label, ph, pw))
     p = array("i", [n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw, lo, hi])
-    step = ctx.scratch_len
-    return _eval, (fn, ctx.scratch, x.data, y.data, keep(ctx, p), c, step)
+    acc = ctx.work(max(c, 16), untouched=True)
+    return ev, (fn, acc, x.data, y.data, keep(ctx, p), c)

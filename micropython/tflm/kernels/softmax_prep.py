@@ -136,12 +136,13 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: an int16 SOFTMAX over %d values can "
                            "overflow TFLM's int32 sum (at most 4095)"
                            % (label, depth))
-    # Row state: [sum, max, 48/17 and -32/17 in Q2.29 (raw constants that
-    # viper cannot hold as literals), 12 + 31 - output bits, the sum's
-    # cap: 2**28 for int8 (TFLM's exponent check aborts beyond), none
-    # for int16 (its exponent stays in range)].
+    # Row state (thumb_softmax.py's SM_BLOCK): [sum, max, 48/17 and
+    # -32/17 in Q2.29 (raw constants that viper cannot hold as
+    # literals), 12 + 31 - output bits, the sum's cap: 2**28 for int8
+    # (TFLM's exponent check aborts beyond), none for int16 (its exponent
+    # stays in range); the row's offset, depth, the chunk's length].
     st = array("i", [0, 0, 1515870810, -1010580540, 27 if wide else 35,
-                     0x7FFFFFFF if wide else 0x10000000])
+                     0x7FFFFFFF if wide else 0x10000000, 0, depth, 0])
     m = array("i", [0])
     s = array("i", [0])
     qp = array("i", [-32768, -32768, 32767] if wide else [-128, -128, 127])
