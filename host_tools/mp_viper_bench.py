@@ -121,11 +121,12 @@ def main():
             seed = (seed * 1103515245 + 12345) & 0x7FFFFFFF
             d[i] = seed >> 16 & 0xFF
     interp.invoke()
-    op = interp.model.operators[op_index]
+    model = interp.model  # (parsed again on each access)
+    op = model.operators[op_index]
     ts = interp.tensors
     ins = [ts[i] if i >= 0 else None for i in op.inputs]
     outs = [ts[i] for i in op.outputs]
-    fn, st = conv.prepare(op, ins, outs, _Ctx(interp.model, outs))
+    fn, st = conv.prepare(op, ins, outs, _Ctx(model, outs))
     if fn is not conv._eval_1x1:
         raise SystemExit("op %d is not a 1x1 CONV_2D" % op_index)
     out = outs[0].data

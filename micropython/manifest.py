@@ -5,8 +5,9 @@
 # for the port's architecture by the build. The version is tflm's
 # __version__ (tests/test_manifest.py checks both).
 #
-# tflm/kernels/thumb.py and thumb_dw.py hold Cortex-M machine code
-# (@micropython.asm_thumb) that only Thumb ports can compile. For a port
+# tflm/kernels/thumb*.py (thumb.py, thumb_dw.py, thumb_softmax.py,
+# thumb_pool.py) hold Cortex-M machine code (@micropython.asm_thumb) that
+# only Thumb ports can compile. For a port
 # without it (esp32, RISC-V):
 #     include("path/to/this/repo/micropython/manifest.py", thumb=False)
 # (the kernels' viper loops then run, as they would anyway).

@@ -323,7 +323,8 @@ def test_parser_is_dropped(package, tmp_path):
     gives its RAM back: its inputs and outputs own the fields they read
     from the model (equal to what the host's parser reads), and
     Interpreter.model / tensors parse the model again without keeping
-    the parser (nor verify) imported."""
+    the parser (nor verify) imported, even when that parse fails (a
+    bytearray model changed under the interpreter)."""
     from host_tools import device
     from tflm.model import Model
     script = tmp_path / "p.py"
@@ -333,7 +334,7 @@ def test_parser_is_dropped(package, tmp_path):
     proc = device.run_script(str(script), [package, path, mods],
                              timeout=120)
     lines = proc.stdout.splitlines()
-    assert len(lines) == 5, proc.stdout + proc.stderr
+    assert len(lines) == 6, proc.stdout + proc.stderr
     assert lines[0] == "import ['tflm.model', 'tflm.flatbuf', " \
         "'tflm.kernels']", lines
     word, held, freed = lines[1].rsplit(" ", 2)
@@ -350,6 +351,7 @@ def test_parser_is_dropped(package, tmp_path):
         abs(got[1] - want[1]) <= 1e-6 * want[1], (got, want)
     assert lines[3] == "model 3 %d True []" % len(m.operators), lines
     assert lines[4] == "tensors %d []" % m.n_tensors, lines
+    assert lines[5] == "bad model FormatError []", lines
 
 
 OOM_SCRIPT = device_script("board_heap_oom.py")

@@ -335,7 +335,8 @@ print(json.dumps(r))
 
 def test_labels_argument(tmp_path):
     """Interpreter(labels=...) overrides the sibling .txt: a list, or a
-    text file's lines; top(k) uses them; a bad labels argument is a
+    text file's lines (a UTF-8 byte-order mark dropped); top(k) uses
+    them; a bad labels argument is a
     TypeError, an unreadable file an OSError naming it (issue 17)."""
     import shutil
     src = shared("person_detect", "person_detect.tflite")
@@ -343,6 +344,7 @@ def test_labels_argument(tmp_path):
     shutil.copy(src, path)
     (tmp_path / "pd.txt").write_text("sibling 0\nsibling 1\n")
     (tmp_path / "mine.txt").write_text("a\nb\n\n")
+    (tmp_path / "bom.txt").write_bytes("\ufeffa\r\nb\r\n".encode())
     (tmp_path / "three.txt").write_text("a\nb\nc\n")
     (tmp_path / "bin.txt").write_bytes(bytes(range(128, 256)))
     missing = str(tmp_path / "missing.txt")
@@ -365,6 +367,7 @@ v = it.output(0).view()
 r["best"] = sorted(range(2), key=lambda i: (-v[i], i))[0]
 r["sibling"] = tflm.Interpreter(%r).labels
 r["file"] = tflm.Interpreter(%r, labels=%r).labels
+r["bom"] = tflm.Interpreter(%r, labels=%r).labels
 r["bad"] = outcomes(("tflm.Interpreter(%r, labels=5)",
                      "tflm.Interpreter(%r, labels=%r)"), globals())
 r["counts"] = outcomes(%r, globals())
@@ -373,13 +376,14 @@ try:
 except OSError as e:
     r["msg"] = str(e)
 print(json.dumps(r))
-""" % (path, path, path, str(tmp_path / "mine.txt"), path, path, missing,
-       extra, path, missing)
+""" % (path, path, path, str(tmp_path / "mine.txt"), path,
+       str(tmp_path / "bom.txt"), path, path, missing, extra, path, missing)
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert got["list"] == ["x", "y"]
     assert got["top"] == ["x", "y"][got["best"]]
     assert got["sibling"] == ["sibling 0", "sibling 1"]
     assert got["file"] == ["a", "b"]
+    assert got["bom"] == ["a", "b"], got  # a byte-order mark is no label
     assert got["bad"] == ["TypeError", "OSError"], got
     # as many labels as classes, strings, UTF-8 text
     assert got["counts"] == ["ValueError", "ValueError", "TypeError",

@@ -431,21 +431,21 @@ def test_softmax_reciprocal_is_tflms(code, eb):
     """thumb_softmax.reciprocal: TFLM's GetReciprocal(sum, 12) (a plain
     reference written from common.h and gemmlowp) and the exponent, for
     an int8 (EB 35) and an int16 (EB 27) output, on sums from 1 to
-    2**31 - 1; it writes m[0], s[0] and nothing else."""
+    2**31 - 1 (a sum <= 0, which no row has, as 1: no endless loop); it
+    writes m[0], s[0] and nothing else."""
     from test_kernels_misc import ref_get_reciprocal
     rng = random.Random(14 + eb)
     sums = [1, 2, 3, (1 << 19), (1 << 19) + 1, (1 << 28) - 1, 1 << 28,
             (1 << 30) - 1, 1 << 30, (1 << 31) - 1]
     sums += [rng.randrange(1 << 19, 1 << 28) for _ in range(300)]
     sums += [int(2 ** rng.uniform(0, 31)) for _ in range(300)]
-    for v in sums:
-        v = min(max(v, 1), 2 ** 31 - 1)
+    for v in sums + [0, -5, -2 ** 31]:  # (never: taken as 1)
         emu = Emulator()
         sa = _sm_block(emu, SUM=v, EB=eb)
         ma = emu.alloc(b"\xee" * 8, writable=True)
         xa = emu.alloc(b"\xee" * 8, writable=True)
         assert emu.call(code["reciprocal"], sa, ma, xa) == 0
-        raw, nbou = ref_get_reciprocal(v)
+        raw, nbou = ref_get_reciprocal(min(max(v, 1), 2 ** 31 - 1))
         exp = min(nbou + 31 - 8 - (35 - eb), 31)
         assert (emu.words(ma, 1)[0], emu.words(xa, 1)[0]) == (raw, -exp), v
         assert emu.read(ma + 4, 4) == emu.read(xa + 4, 4) == b"\xee" * 4

@@ -76,9 +76,10 @@ def _attr(t, attr):
 
 def read_labels(path):
     """The labels in text file path: one per line (OpenMV's format),
-    stripped, trailing empty lines dropped; read a line at a time (no
-    block of the file's size). Raises OSError, ValueError for a file
-    that is not UTF-8 text."""
+    stripped, trailing empty lines dropped, a UTF-8 byte-order mark at
+    the start dropped (editors on Windows write one); read a line at a
+    time (no block of the file's size). Raises OSError, ValueError for a
+    file that is not UTF-8 text."""
     lines = []
     try:
         with open(path) as f:
@@ -86,6 +87,8 @@ def read_labels(path):
                 ln = f.readline()
                 if not ln:
                     break
+                if not lines and ln.startswith("\ufeff"):
+                    ln = ln[1:]
                 lines.append(ln.strip())
     except UnicodeError:
         raise ValueError("labels file %r is not UTF-8 text" % path)
@@ -191,20 +194,24 @@ def model(interp):
     """interp.model: the model.Model view of the model's bytes (version,
     tensors, operators, inputs, outputs). A built interpreter keeps no
     parsed model (it drops the parser, interpreter.PARSE): each access
-    parses the header again, importing model.py and flatbuf.py for as
-    long as the result lives, so bind it once. Allocates."""
+    parses the header again (the bytes verified at construction are not
+    verified again), importing model.py and flatbuf.py for as long as
+    the result lives, so bind it once. Allocates: ArenaError when the
+    heap cannot hold it; FormatError if the model's buffer was changed."""
     import sys
+    from .errors import out_of_memory
     from .interpreter import PARSE, _forget
-    mods = PARSE + ("tflm.verify",)  # what Model() imports
-    had = [k for k in mods if k in sys.modules]
-    from .model import Model
-    m = Model(interp._buf, check=False)
-    # what the parse imported goes again when m does (the next
-    # construction would keep verify: imported before it)
-    for k in mods:
-        if k not in had:
-            _forget(k)
-    return m
+    had = [k for k in PARSE if k in sys.modules]
+    try:
+        from .model import Model
+        return Model(interp._buf, check=False, verified=True)
+    except MemoryError:
+        raise out_of_memory("parsing the model again (interp.model)")
+    finally:
+        # what the parse imported goes again when the model does
+        for k in PARSE:
+            if k not in had:
+                _forget(k)
 
 
 def tensors(interp):

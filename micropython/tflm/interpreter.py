@@ -120,7 +120,7 @@ class Interpreter:
     stay), and so are the parser's (PARSE), so that their RAM goes back
     to the heap.
 
-    Attributes: inputs, outputs (lists of model.Tensor: name, shape,
+    Attributes: inputs, outputs (lists of tensor.Tensor: name, shape,
     dtype, scale, zero_point, data), arena_size (bytes of the head:
     activations and scratch; TFLM's arena head), persistent_size (bytes
     of the tail: multipliers, shifts, biases, tables and parameter

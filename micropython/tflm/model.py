@@ -77,12 +77,15 @@ class Model:
     """A parsed model: version, tensors, operators, inputs, outputs.
 
     buf: any buffer (bytes, bytearray, memoryview); not copied.
+    check=False reads only the header fields (see check()); verified=True
+    also skips verify.structure, for bytes an interpreter has verified
+    (reads stay bounds-checked: a FormatError at worst).
     Raises FormatError (bad offsets) or ModelError (bad graph data).
     Follows schema.fbs; operator codes resolve as
     max(builtin_code, deprecated_builtin_code) like TFLM's GetBuiltinCode.
     """
 
-    def __init__(self, buf, check=True):
+    def __init__(self, buf, check=True, verified=False):
         fb = FlatBuffer(buf)
         # Every attribute is set before the first object that dies, so
         # that on a board what lives on is allocated first, packed low.
@@ -92,8 +95,9 @@ class Model:
         self._buffers = self._codes = self.inputs = self.outputs = None
         self.name = None
         self.n_tensors = self.n_operators = 0
-        from . import verify  # construction only: interpreter.CONSTRUCTION
-        verify.structure(fb)  # bounds what the parsing below will read
+        if not verified:  # (bytes an interpreter verified: api.model)
+            from . import verify  # construction only: CONSTRUCTION
+            verify.structure(fb)  # bounds what the parsing below reads
         root = fb.root()
         self.version = root.u32(_MODEL_VERSION)
         if self.version != 3:

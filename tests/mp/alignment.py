@@ -30,16 +30,18 @@ for name, hexraw in MODELS:  # noqa: F821 (prepended)
             break
         lo = uctypes.addressof(mv)
         consts = {}
-        for t in it.tensors:
+        tensors = it.tensors  # (parsed again on each access)
+        ops = it.model.operators
+        for t in tensors:
             if t.is_const and t.itemsize >= 2 and t.nbytes:
                 consts[lo + t.const_pos] = t
         for k in range(len(it._steps) // 2):
             st = it._steps[2 * k + 1]
-            op = it.model.operators[it._prof_ops[k]]
+            op = ops[it._prof_ops[k]]
             name16 = op.name
             if op.name in ('CONV_2D', 'DEPTHWISE_CONV_2D',
                            'FULLY_CONNECTED') and \
-                    it.tensors[op.inputs[0]].dtype == 'int16':
+                    tensors[op.inputs[0]].dtype == 'int16':
                 name16 += ' 16x8'
             for x in items(st):
                 if isinstance(x, memoryview) and len(x):

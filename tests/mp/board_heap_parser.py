@@ -34,3 +34,13 @@ m = it.model
 print('model', m.version, len(m.operators), m.fb is not None, held())
 m = None
 print('tensors', len(it.tensors), held())
+# the model's buffer changed under a built interpreter: the parse fails
+# (bounds-checked), and still leaves no module imported
+ba = bytearray(buf)
+it2 = tflm.Interpreter(ba)
+ba[0:4] = b'\xf0\xff\xff\x7f'
+try:
+    it2.model
+    print('bad model parsed')
+except tflm.TFLMError as e:
+    print('bad model', type(e).__name__, held())

@@ -40,7 +40,7 @@ def prepare(op, ins, outs, ctx):
 
 
 def _eval(state):
-    """The loop over all channels at once (pooling_prep checks that the
-    scratch holds them)."""
+    """The loop over all channels at once (pooling_prep gives it a work
+    buffer of max(C, 16) words)."""
     fn, acc, xd, yd, p, c = state
     fn(xd, yd, acc, p)

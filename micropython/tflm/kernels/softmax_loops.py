@@ -70,6 +70,8 @@ def reciprocal(st, m, s):
     imin: int = 0 - S
     h30: int = one << 30
     x: int = p[0]  # 2**19 <= sum <= 2**28
+    if x < 1:  # (never: as thumb_softmax's, no endless loop)
+        x = 1
     clz: int = 1  # CountLeadingZeros(sum) = headroom_plus_one
     while x < h30:
         x = x << 1

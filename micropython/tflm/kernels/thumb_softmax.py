@@ -9,9 +9,10 @@ armv6m keeps few locals in registers and moves every operand through
 r0-r2). Only Thumb-1 instructions that every Cortex-M has are used
 (ARMv6-M: no 64-bit multiply, so SaturatingRoundingDoublingHighMul is
 done on 16-bit limbs, as the viper twin does); every 32-bit access is to
-an int32 array. tests/test_thumb.py runs this machine code (mpy-cross
--march=armv6m) in a Cortex-M0 emulator against the viper twins' contract
-and TFLM's arithmetic.
+an int32 array or the operator's 4-byte aligned scratch.
+tests/test_thumb.py runs this machine code (mpy-cross -march=armv6m) in a
+Cortex-M0 emulator against the viper twins' contract and TFLM's
+arithmetic.
 """
 
 import micropython
@@ -108,9 +109,14 @@ def reciprocal(r0, r1, r2):
     """reciprocal(st, m, s): GetReciprocal(SUM, 12) (TFLM common.h, with
     gemmlowp's one_over_one_plus_x_for_x_in_0_1): m[0] = the Q0.31
     reciprocal, s[0] = -exponent, exponent = EB - CountLeadingZeros(SUM)
-    + 1 (at most 31). SUM must be > 0 (the row's max term is)."""
+    (at most 31). SUM > 0 (the row's max term is 2**19); a SUM <= 0 is
+    taken as 1 (no endless loop)."""
     push({r1, r2})            # m, s
     ldr(r3, [r0, 0])          # x = SUM
+    cmp(r3, 0)
+    bgt(POS)
+    mov(r3, 1)
+    label(POS)
     mov(r1, 1)                # headroom_plus_one = CountLeadingZeros(SUM)
     mov(r6, 1)
     lsl(r6, r6, 30)           # 2**30
