@@ -220,10 +220,15 @@ class Interpreter:
             _drop(had, parse=True)
         # What the inputs and outputs keep of the model bytes, made now
         # that the parser is gone (so not at construction's peak), in
-        # the holes it left; counted in ram.
+        # the holes it left; counted in ram. On a heap too full for it a
+        # tensor keeps reading them from the model bytes (its FlatBuffer
+        # is forgotten only once all its fields are stored).
         f = gc.mem_free()
-        tensor.own(self.inputs)
-        tensor.own(self.outputs)
+        try:
+            tensor.own(self.inputs)
+            tensor.own(self.outputs)
+        except MemoryError:
+            pass
         gc.collect()
         self.ram += f - gc.mem_free()
         if labels is not None:
