@@ -474,3 +474,34 @@ for f in (lambda: it.top(1), lambda: it.output(0)):
         print('InvokeError')
 """ % str(path), tmp_path)
     assert out.split() == ["InvokeError", "InvokeError"], out
+
+
+def test_view_imports_only_view_module(tmp_path):
+    """Tensor.view() imports tflm/view.py alone (the allocation-free read
+    that a board with little RAM left after a large model can still
+    afford); get() then imports tflm.values too, and both read the same
+    values as the tensor's raw bytes."""
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    code = """
+import json, sys, tflm
+it = tflm.Interpreter(%r)
+it.input(0).data[0] = 37
+it.invoke()
+o = it.output(0)
+r = {"before": "tflm.view" in sys.modules or "tflm.values" in sys.modules}
+v = o.view()
+r["view"] = [v[i] for i in range(len(v))]
+r["after_view"] = sorted(k for k in sys.modules if k in ("tflm.view",
+                                                         "tflm.values"))
+r["get"] = list(o.get())
+r["after_get"] = sorted(k for k in sys.modules if k in ("tflm.view",
+                                                        "tflm.values"))
+r["raw"] = list(bytes(o.data))
+print(json.dumps(r))
+""" % path
+    got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert got["before"] is False, got
+    assert got["after_view"] == ["tflm.view"], got
+    assert got["after_get"] == ["tflm.values", "tflm.view"], got
+    want = [b - 256 if b > 127 else b for b in got["raw"]]
+    assert got["view"] == got["get"] == want, got

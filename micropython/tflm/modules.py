@@ -13,6 +13,7 @@ import sys
 # holds register_op's registrations)
 # (tflm.interpreter.CONSTRUCTION's modules go when an interpreter is built)
 HELPERS = ("tflm.fixedpoint", "tflm.api", "tflm.repl", "tflm.values",
+           "tflm.view",
            "tflm.profiler", "tflm.modules")
 
 

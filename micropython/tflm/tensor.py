@@ -154,7 +154,7 @@ class Tensor:
     def view(self):
         """The tensor's values in place, typed: int8 as -128..127 (data is
         raw bytes, 0..255), int16 and int32 as signed little-endian
-        integers, uint8 and float32 as such: a values.View (v[i], v[i] =
+        integers, uint8 and float32 as such: a view.View (v[i], v[i] =
         x, len, iteration; indices and written values checked, a
         constant tensor read-only). For integer types reading and
         writing allocate nothing (a loop under micropython.heap_lock()
@@ -162,7 +162,7 @@ class Tensor:
         boxed). Make it once, outside the loop; it is valid while the
         interpreter lives. Raises InvokeError for a tensor without data
         or of another type."""
-        from .values import view
+        from .view import view
         return view(self)
 
     def __repr__(self):
