@@ -198,7 +198,7 @@ def run_case(k, model_path, sets):
                     raise err
             stage = "output"  # (the heap is unlocked: a small target may
             # run out of memory converting a large output)
-            outs.append([binascii.hexlify(bytes(t.data)).decode()
+            outs.append([binascii.hexlify(t.data).decode()
                          for t in interp.outputs])
         if api and outs:
             stage = "api"

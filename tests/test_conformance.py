@@ -233,6 +233,13 @@ def test_classify():
     c.ref = {"r": "invalid", "msg": "TFLM rejected"}
     runner.classify(c)
     assert c.status == "invalid"
+    # a small target's heap could not hold the outputs' hex after invoke()
+    # ran (the harness's own conversion): not judged
+    c = _case()
+    c.ref, c.dev = ok, {"r": "bug", "cls": "MemoryError", "stage": "output",
+                        "msg": "memory allocation failed"}
+    runner.classify(c)
+    assert c.status == "invalid" and "as hex" in c.reason, c.reason
 
 
 # --- generators -------------------------------------------------------------

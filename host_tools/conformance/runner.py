@@ -24,8 +24,9 @@ Outcome per case: pass; fail (different bytes, a crash / hang / non-
 TFLMError exception / heap allocation in invoke, or a TFLMError on a model
 TFLM runs); unsupported (our runtime has no kernel for it:
 UnsupportedOpError, or a PrepareError whose message says "support", unless
-the op's module lists it in STRICT); invalid (TFLM rejected the model or
-the generator raised).
+the op's module lists it in STRICT); invalid (TFLM rejected the model, the
+generator raised, or a small target's heap could not hold the outputs as
+hex once invoke() ran).
 
 A failing case is shrunk: the same (op, seed, i) is generated again with
 each smaller size budget, and the smallest size that still fails is kept.
@@ -285,6 +286,14 @@ def classify(case):
         case.reason = diff or ""
         return
     msg = "%s: %s" % (dev.get("cls", r), dev.get("msg", ""))
+    if r == "bug" and dev.get("cls") == "MemoryError" and \
+            dev.get("stage") == "output":
+        # invoke() ran; the device script's own hex of the outputs did
+        # not fit a small target's heap: nothing to judge
+        case.status = "invalid"
+        case.reason = "the target's heap could not hold the outputs as " \
+            "hex (the harness, after invoke()): %s" % msg
+        return
     if r == "err" and not case.strict and dev.get("stage") == "build" and (
             dev.get("cls") == "UnsupportedOpError"
             or (dev.get("cls") == "PrepareError"
