@@ -108,15 +108,12 @@ def needed_modules(model_paths, flash=False):
             custom = custom or op.custom_code is not None
             audio = audio or (op.custom_code is not None and mod is not None)
             if mod:
-                # what the interpreter preloads: the lazy modules for the
-                # types of these operators' tensors, and of their inputs
-                # + 64 (Model.used_codes)
-                nt = len(m.tensors)
-                mods.setdefault(mod, set()).update(
-                    [m.tensors[i].type for i in tuple(op.inputs)
-                     + tuple(op.outputs) if 0 <= i < nt]
-                    + [m.tensors[i].type | 64 for i in op.inputs
-                       if 0 <= i < nt])
+                # what the interpreter preloads (kernels.preload): the
+                # lazy modules for the types of these operators' tensors,
+                # their inputs' + 64, and Model.SMALL_FLAG
+                custom_op = op.custom_code is not None
+                mods.setdefault(mod, set()).update(m.used_codes(
+                    custom_op, op.custom_code if custom_op else op.code))
     for mod, types in mods.items():
         _kernel_deps(mod, names, types)
     out = set()

@@ -1188,3 +1188,32 @@ def test_softmax_int16_variant_only_for_int16_inputs(tmp_path):
         got.append(run_mp(code, tmp_path).strip().splitlines()[-1])
     assert got == [["tflm/kernels/softmax16.py",
                     "tflm/kernels/softmax16_prep.py"], "True", [], "False"]
+
+
+def test_add_chunked_eval_only_when_needed(tmp_path):
+    """kernels._LAZY's `add:s:add_chunks`: an int8 ADD whose output has
+    add.LUT_MIN elements or more and inputs of its shape takes the
+    one-pass table path, so its model neither imports nor keeps the
+    chunked eval (add_chunks.py) with rescale's and broadcast's loops
+    (4.8 KB of RAM on the Cortex-M0: ResNet-8's residual ADDs); a small
+    ADD does, on the device (Model.used_codes' SMALL_FLAG) and in what
+    `deploy --only-needed` copies (build.needed_modules). broadcast_prep
+    goes once the interpreter is built (interpreter.CONSTRUCTION)."""
+    from host_tools.build import needed_modules
+    from tflm import kernels, model
+    from tflm.kernels import add
+    assert model.SMALL == add.LUT_MIN
+    assert kernels._SMALL == model.SMALL_FLAG
+    chunk_mods = ("add_chunks", "broadcast", "rescale")
+    got = []
+    for folder, name in (("simple_add", "simple_add_model.tflite"),
+                         ("add_model_int8", "add_model.tflite")):
+        path = shared(folder, name)
+        got.append(sorted(m.split("/")[-1][:-3] for m in needed_modules(
+            [path]) if m.split("/")[-1][:-3] in chunk_mods))
+        code = ("import sys, tflm\nit = tflm.Interpreter(%r)\nit.invoke()\n"
+                "print(sorted(k[13:] for k in sys.modules if k[13:] in %r))"
+                % (path, chunk_mods + ("broadcast_prep",)))
+        got.append(run_mp(code, tmp_path).strip().splitlines()[-1])
+    assert got == [[], "[]", list(sorted(chunk_mods)),
+                   str(sorted(chunk_mods))], got

@@ -34,7 +34,8 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.lut_math", "tflm.kernels.gemmlowp",
                 "tflm.kernels.reshape_prep", "tflm.kernels.pooling_prep",
                 "tflm.kernels.softmax_prep",
-                "tflm.kernels.softmax16_prep")
+                "tflm.kernels.softmax16_prep",
+                "tflm.kernels.broadcast_prep")
 # The model parser and the op resolver (model.py with flatbuf.py, and the
 # kernels package's registry): construction uses them, and `import tflm`
 # imports them (above) so that they lie low in the heap, before any

@@ -15,6 +15,11 @@ from .heap import pack
 from .tensor import Tensor  # noqa: F401 (model.Tensor: tensor.py)
 
 _CUSTOM = const(32)
+# Model.used_codes(key=...): the flag of an operator with an output of
+# fewer than SMALL elements (add.LUT_MIN) or an input of another shape
+# than its output (kernels._LAZY's letter s)
+SMALL = 256
+SMALL_FLAG = const(128)
 _MODEL_BUFFERS = const(4)
 _MODEL_OPERATOR_CODES = const(1)
 _MODEL_SUBGRAPHS = const(2)
@@ -73,6 +78,28 @@ class Operator:
                                                   self.inputs, self.outputs)
 
 
+def _small(fb, shapes):
+    """True if the first shape (start, n) of int32 vectors in fb has
+    fewer than SMALL elements or another shape differs from it (in
+    length or any dimension): see Model.used_codes."""
+    s0, n0 = shapes[0]
+    size = 1
+    for j in range(n0):
+        d = fb.i32(s0 + 4 * j)
+        if d <= 0:
+            return True
+        size = min(size * d, SMALL)
+    if size < SMALL:
+        return True
+    for s, n in shapes[1:]:
+        if n != n0:
+            return True
+        for j in range(n):
+            if fb.i32(s + 4 * j) != fb.i32(s0 + 4 * j):
+                return True
+    return False
+
+
 class Model:
     """A parsed model: version, tensors, operators, inputs, outputs.
 
@@ -128,9 +155,10 @@ class Model:
         the custom codes (str) instead. With key (one of those codes):
         the set of TensorType codes of the inputs and outputs of the
         operators with that code instead, and each input's code + 64
-        (kernels._LAZY's upper-case letters: a type among the inputs;
-        tensor indices out of range are skipped: the verifier reports
-        them)."""
+        (kernels._LAZY's upper-case letters: a type among the inputs),
+        and SMALL_FLAG when one of them has fewer than SMALL elements in
+        its first output or an input of another shape (tensor indices
+        out of range are skipped: the verifier reports them)."""
         fb = self.fb
         sg = Table(fb, self._sg)
         t0, nt = sg.vector(0, 4)
@@ -146,15 +174,19 @@ class Model:
             if key is None:
                 out.add(code)
             elif code == key:
-                for f in (1, 2):
+                shapes = []
+                for f in (2, 1):  # outputs first: their shape leads
                     start, n = op.vector(f, 4)
                     for j in range(n):
                         i = fb.i32(start + 4 * j)
                         if 0 <= i < nt:
-                            t = sg.table_at(t0, i).i8(1)
-                            out.add(t)
+                            t = sg.table_at(t0, i)
+                            out.add(t.i8(1))
                             if f == 1:
-                                out.add(t | 64)
+                                out.add(t.i8(1) | 64)
+                            shapes.append(t.vector(0, 4))
+                if shapes and _small(fb, shapes):
+                    out.add(SMALL_FLAG)
         return out
 
     def check(self):

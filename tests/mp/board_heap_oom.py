@@ -7,7 +7,7 @@ import tflm
 with open(sys.argv[2], 'rb') as f:
     buf = f.read()
 seen = {}
-for keep in range(0, 60000, 700):
+for keep in range(0, 90000, 700):
     gc.collect()
     try:
         ballast = bytearray(max(0, gc.mem_free() - keep))

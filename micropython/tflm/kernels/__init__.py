@@ -68,6 +68,7 @@ _INT16 = const(7)
 _INT32 = const(2)
 _INT8 = const(9)
 _RESHAPE = const(22)
+_SMALL = const(128)  # Model.used_codes' flag (model.SMALL_FLAG)
 _SQUEEZE = const(43)
 _SUB = const(41)
 
@@ -152,8 +153,10 @@ INPLACE_CODES = (_ADD, _SUB)
 # Modules that a kernel module imports inside its prepare, for one tensor
 # type, as " module:type:imported" words (type f: FLOAT32, i: INT32, h:
 # INT16 among the operator's tensors; H: INT16 among its inputs, for a
-# variant that an int16 output alone does not need; *: any type, for the
-# prepare-time helpers that
+# variant that an int16 output alone does not need; s: any type, for an
+# operator whose output has fewer than Model.SMALL elements or an input
+# of another shape than its output (ADD's chunked evals, add_chunks.py);
+# *: any type, for the prepare-time helpers that
 # interpreter.CONSTRUCTION drops once an interpreter is built). The
 # interpreter imports them before it parses the model when the model has
 # tensors of that type, so that their code, which stays in RAM, is not
@@ -179,6 +182,12 @@ _LAZY = (
     " lut:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
     " softmax_prep:*:gemmlowp pooling:*:pooling_prep max_pool:*:pooling_prep"
     " reshape:*:reshape_prep"
+    " add:*:broadcast_prep sub:*:broadcast_prep mul:*:broadcast_prep"
+    " mul16:*:broadcast_prep div:*:broadcast_prep prelu:*:broadcast_prep"
+    " maximum_minimum:*:broadcast_prep squared_difference:*:broadcast_prep"
+    " float_ops:*:broadcast_prep binary_i32:*:broadcast_prep"
+    " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
+    " add:h:add_chunks sub:h:add_chunks"
 )
 
 
@@ -210,7 +219,8 @@ def custom_module_name(name):
 def lazy(name):
     """[(TensorType code, module name)] that kernel module `name` imports
     inside its prepare for tensors of that type (+ 64: for inputs of that
-    type, Model.used_codes), None: of any type (see _LAZY)."""
+    type; Model.SMALL: small or broadcast operators; see
+    Model.used_codes), None: of any type (see _LAZY)."""
     out = []
     key = " %s:" % name
     i = _LAZY.find(key)
@@ -219,6 +229,7 @@ def lazy(name):
         out.append((_FLOAT32 if rest.startswith("f") else
                     _INT16 if rest.startswith("h") else
                     _INT16 | 64 if rest.startswith("H") else
+                    _SMALL if rest.startswith("s") else
                     None if rest.startswith("*") else _INT32, rest[2:]))
         i = _LAZY.find(key, i + 1)
     return out

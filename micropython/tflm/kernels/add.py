@@ -1,5 +1,5 @@
 """ADD (and the SUB of sub.py), int8 and int16 (16x8), with NumPy-style
-broadcasting (rank up to 6, see broadcast.py).
+broadcasting (rank up to 6, see broadcast_prep.py and broadcast.py).
 
 Follows tensorflow/lite/micro/kernels/add.cc, add_common.cc
 (CalculateOpDataAdd), tensorflow/lite/kernels/internal/reference/
@@ -19,7 +19,8 @@ AddElementwise / SubElementwise for int16 and the general-scale path),
 reproduced exactly by quant's integer double arithmetic. Eval gathers chunks
 of both operands into the two halves of the shared scratch array and
 requantizes them with rescale.scale_i32 (MultiplyByQuantizedMultiplier
-with a shift <= 0 is exactly the SmallerThanOneExp variant).
+with a shift <= 0 is exactly the SmallerThanOneExp variant): add_chunks.py,
+imported only for models that need it (kernels._LAZY).
 
 Outputs of at least LUT_MIN elements take a faster path (_add_lut): a
 and b depend only on the input byte, so each eval first tabulates them
@@ -40,8 +41,6 @@ import micropython
 from micropython import const
 
 from ..errors import ModelError, PrepareError
-from .rescale import scale_i32, store_i8
-from . import broadcast
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -71,7 +70,8 @@ def int16_io(op, ins, outs):
     """(x1, x2, y) of a 16x8 ADD / SUB: all int16 with per-tensor
     quantization, output zero point in int16, input zero points whose
     offsets TFLM's AddElementwise DCHECKs to lie in (-32767, 32767)."""
-    x1, x2, y = broadcast.binary_io(op, ins, outs)
+    from . import broadcast_prep as bp
+    x1, x2, y = bp.binary_io(op, ins, outs)
     for t in (x1, x2, y):
         lim = 32768 if t is y else 32767
         if not t.scales or len(t.scales) != 1 or \
@@ -110,6 +110,7 @@ def prepare(op, ins, outs, ctx):
     the same type. Option: fused activation.
     Raises PrepareError (types, shapes, multipliers TFLM would abort on).
     """
+    from . import broadcast_prep as bp
     t = ins[0].type if ins and ins[0] is not None else None
     if t == _FLOAT32:
         from . import float_ops
@@ -121,8 +122,8 @@ def prepare(op, ins, outs, ctx):
         x1, x2, y = int16_io(op, ins, outs)
         qs = multipliers(op, x1, x2, y, 15)
     else:
-        x1, x2, y = broadcast.int8_io(op, ins, outs,
-                                      "int8, int16, int32, float32")
+        x1, x2, y = bp.int8_io(op, ins, outs,
+                               "int8, int16, int32, float32")
         qs = multipliers(op, x1, x2, y)
     return prepare_quant(op, x1, x2, y, ctx, qs, _ADD_OPTIONS, False)
 
@@ -133,66 +134,33 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
     pairs of the two inputs and the output (all shifts <= 0). The fused
     activation is option 0 of an options table of type opts_type.
     """
+    from . import broadcast_prep as bp
     from .conv_util import scratch_halves
-    bc = broadcast.check(op, x1, x2, y)
+    bc = bp.check(op, x1, x2, y)
     act = (op.opt_byte(_ADD_FUSED_ACTIVATION_FUNCTION, 0)
            if op.options_type == opts_type else 0)
     wide = y.type == _INT16
     if wide:
-        lo, hi = broadcast.activation_range(op, act, y, -32768, 32767)
+        lo, hi = bp.activation_range(op, act, y, -32768, 32767)
     else:
-        lo, hi = broadcast.activation_range(op, act, y)
+        lo, hi = bp.activation_range(op, act, y)
     q1, q2, qo = qs
     if y.size >= LUT_MIN and not wide:
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, lo,
                 hi, 1 if sub else 0]
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
-    store = store_i8
+    from . import add_chunks  # small or broadcast: kernels._LAZY
+    store = add_chunks.store_i8
     if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)
         from .quantize import store_i16 as store
-    st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
-                          15 if wide else _LEFT_SHIFT, 2 if wide else 1)
+    st = bp.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
+                   15 if wide else _LEFT_SHIFT, 2 if wide else 1)
     sa, sb, half = scratch_halves(ctx)
     qp = array("i", [y.zero_point, lo, hi])
-    return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half, st,
-                   q1[0], q1[1], q2[0], q2[1], qo[0], qo[1], qp,
-                   1 if sub else 0, store)
-
-
-def _eval(state):
-    (d1, d2, yd, total, sa, sb, half, st, m1, s1, m2, s2, mo, so,
-     qp, sub, store) = state
-    broadcast.reset(st)
-    off = 0
-    while off < total:
-        n = total - off
-        if n > half:
-            n = half
-        broadcast.gather(sa, sb, n, d1, d2, st)
-        scale_i32(sa, n, m1, s1, 0)
-        scale_i32(sb, n, m2, s2, 0)
-        _sum_into(sa, sb, n, sub)
-        scale_i32(sa, n, mo, so, 0)
-        store(sa, n, yd, off, qp)
-        off += n
-
-
-@micropython.viper
-def _sum_into(a, b, n: int, sub: int):
-    """a[i] += b[i], or a[i] -= b[i] if sub (int32; the values are below
-    2**28 in magnitude, so no overflow)."""
-    pa = ptr32(a)
-    pb = ptr32(b)
-    i: int = 0
-    if sub:
-        while i < n:
-            pa[i] = pa[i] - pb[i]
-            i += 1
-        return
-    while i < n:
-        pa[i] = pa[i] + pb[i]
-        i += 1
+    return add_chunks.eval_chunks, (
+        x1.data, x2.data, y.data, y.size, sa, sb, half, st, q1[0], q1[1],
+        q2[0], q2[1], qo[0], qo[1], qp, 1 if sub else 0, store)
 
 
 def bind_lut(kernel, x1, x2, y, ctx, bc, head):
@@ -207,42 +175,26 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
     (the low byte of each little-endian int32), building its tables in
     the first chunk only.
     """
+    from . import broadcast_prep as bp
     from .conv_util import scratch_halves, work_buffer
-    lps = broadcast.loops(x1.shape, x2.shape, y.shape) if bc else None
+    lps = bp.loops(x1.shape, x2.shape, y.shape) if bc else None
     work = work_buffer(ctx, 512)
     if lps is None or len(lps) == 1:
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
         prm = array("i", head + [a, b, 0, 0])
         return _eval_lut, (kernel, (x1.data, x2.data, y.data, prm, work))
+    from . import add_chunks  # a broadcast: kernels._LAZY
     sa, sb, half = scratch_halves(ctx)
     prm = array("i", head + [4, 4, 0, 0])
     kst = (sa, sb, y.data, prm, work)
-    return _eval_lut_chunks, (kernel, kst, x1.data, x2.data,
-                              broadcast.walker(x1, x2, y, True), half,
-                              y.size)
+    return add_chunks.eval_lut_chunks, (
+        kernel, kst, x1.data, x2.data, bp.walker(x1, x2, y, True), half,
+        y.size)
 
 
 def _eval_lut(state):
     kernel, kst = state
     kernel(0, 0, 0, kst)
-
-
-def _eval_lut_chunks(state):
-    kernel, kst, d1, d2, st, half, total = state
-    sa, sb, _, prm, _ = kst
-    broadcast.reset(st)
-    prm[16] = 0
-    off = 0
-    while off < total:
-        n = total - off
-        if n > half:
-            n = half
-        broadcast.gather(sa, sb, n, d1, d2, st)
-        prm[0] = n
-        prm[15] = off
-        kernel(0, 0, 0, kst)
-        prm[16] = 1  # the tables stay valid for the rest of this eval
-        off += n
 
 
 @micropython.viper

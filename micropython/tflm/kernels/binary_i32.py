@@ -49,7 +49,8 @@ def prepare(op, ins, outs, ctx, act=0):
     Raises PrepareError otherwise.
     """
     from .conv_util import keep, scratch_halves
-    x1, x2, y = broadcast.binary_io(op, ins, outs)
+    from . import broadcast_prep as bp
+    x1, x2, y = bp.binary_io(op, ins, outs)
     if y.type != _INT32:
         raise PrepareError("%s: %s is %s; expected int32" % (
             op.label(), y.label(), y.dtype))
@@ -59,11 +60,11 @@ def prepare(op, ins, outs, ctx, act=0):
             if t.scales:
                 raise PrepareError("%s: int32 %s must not be quantized"
                                    % (op.label(), t.label()))
-    bc = broadcast.check(op, x1, x2, y)
+    bc = bp.check(op, x1, x2, y)
     lo, hi = _RANGES.get(act, (-0x80000000, 0x7FFFFFFF))
     if mode in (SQDIFF, ADD):
         lo, hi = -0x80000000, 0x7FFFFFFF
-    st = broadcast.walker(x1, x2, y, bc, width=4)
+    st = bp.walker(x1, x2, y, bc, width=4)
     sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), mode, keep(ctx, array("i", [lo, hi])))

@@ -92,8 +92,9 @@ def prepare(op, ins, outs, ctx):
     RELU_N1_TO_1. Raises PrepareError naming the op and tensor for other
     types, shapes that do not broadcast or a quantized int32 input.
     """
+    from . import broadcast_prep as bp
     from .conv_util import keep, persistent, scratch_halves
-    x1, x2, y = broadcast.binary_io(op, ins, outs)
+    x1, x2, y = bp.binary_io(op, ins, outs)
     act = (op.opt_byte(_DIV_FUSED_ACTIVATION_FUNCTION, 0)
            if op.options_type == _DIV_OPTIONS else 0)
     if y.type == _INT8:
@@ -108,7 +109,7 @@ def prepare(op, ins, outs, ctx):
     elif y.type != _FLOAT32:
         raise PrepareError("%s: %s is %s; supported: float32, int32, int8"
                            % (op.label(), y.label(), y.dtype))
-    bc = broadcast.check(op, x1, x2, y)
+    bc = bp.check(op, x1, x2, y)
     sa, sb, half = scratch_halves(ctx)
     head = (x1.data, x2.data, y.data, y.size, sa, sb, half)
     if y.type == _FLOAT32:
@@ -117,7 +118,7 @@ def prepare(op, ins, outs, ctx):
         p = f32.slots(f32.VDIV_SLOTS)
         p[1] = p[3] = 1  # a, b: the chunk, stride 1; out: a, in place
         return _eval_f32, head + (
-            keep(ctx, broadcast.walker(x1, x2, y, bc, width=4)),
+            keep(ctx, bp.walker(x1, x2, y, bc, width=4)),
             keep(ctx, p), keep(ctx, f32.consts(lo, hi)), f32.vdiv)
     if y.type == _INT32:
         lo, hi = {_ACT_RELU: (0, _INT32_MAX), _ACT_RELU6: (0, 6),
@@ -126,9 +127,9 @@ def prepare(op, ins, outs, ctx):
         err = InvokeError("%s: input %s holds a zero divisor (TFLM's "
                           "DIV fails on it too)" % (op.label(), x2.label()))
         return _eval_i32, head + (
-            keep(ctx, broadcast.walker(x1, x2, y, bc, width=4)),
+            keep(ctx, bp.walker(x1, x2, y, bc, width=4)),
             keep(ctx, array("i", [lo, hi])), x2.size, err)
-    lo, hi = broadcast.activation_range(op, act, y)
+    lo, hi = bp.activation_range(op, act, y)
     m, s = _multiplier(x1, x2, y)
     z2 = x2.zero_point
     tab = persistent(ctx, "i", max(128 + z2, 127 - z2) + 1)
@@ -136,8 +137,8 @@ def prepare(op, ins, outs, ctx):
         tab[v] = _reciprocal(v)
     prm = array("i", [m, s, y.zero_point, lo, hi])
     return _eval_i8, head + (
-        keep(ctx, broadcast.walker(x1, x2, y, bc, -x1.zero_point,
-                                   -x2.zero_point)),
+        keep(ctx, bp.walker(x1, x2, y, bc, -x1.zero_point,
+                            -x2.zero_point)),
         keep(ctx, prm), tab)
 
 

@@ -33,7 +33,6 @@ from ..errors import PrepareError
 from . import f32, f32_math
 from .f32 import dot, vdiv, vec
 from .f32_math import vexp, vtanh
-from .broadcast import broadcast_loops
 
 _ADD = const(0)
 _FLOAT32 = const(0)
@@ -117,6 +116,7 @@ def _prepare_binary(op, ins, outs, ctx):
     if tuple(x1.shape) == tuple(x2.shape) and x1.size == y.size:
         loops = [[y.size, 1, 1, 1]]
     else:
+        from .broadcast_prep import broadcast_loops
         loops = broadcast_loops(op, x1.shape, x2.shape, y.shape)
     inner, outer = loops[0], loops[1:]
     # vec(a, b, c): ADD c + a*1, SUB c + b*(-1) with c = x1, MUL -0 + a*b.

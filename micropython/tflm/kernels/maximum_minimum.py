@@ -35,14 +35,15 @@ def prepare(op, ins, outs, ctx):
     ins: two tensors of the output's type (int8, int32 or float32) whose
     shapes broadcast to the output's. Raises PrepareError otherwise.
     """
+    from . import broadcast_prep as bp
     from .conv_util import keep, scratch_halves
-    x1, x2, y = broadcast.binary_io(op, ins, outs)
+    x1, x2, y = bp.binary_io(op, ins, outs)
     if y.type not in _TYPES:
         raise PrepareError("%s: %s is %s; only int8, int32 and float32 are "
                            "supported" % (op.label(), y.label(), y.dtype))
     width, flt = _TYPES[y.type]
-    bc = broadcast.check(op, x1, x2, y)
-    st = broadcast.walker(x1, x2, y, bc, width=width)
+    bc = bp.check(op, x1, x2, y)
+    st = bp.walker(x1, x2, y, bc, width=width)
     sa, sb, half = scratch_halves(ctx)
     mode = (1 if op.code == _MAXIMUM else 0) | (2 if flt else 0)
     qp = array("i", [0, -128, 127]) if width == 1 else None

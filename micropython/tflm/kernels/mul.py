@@ -60,12 +60,13 @@ def prepare(op, ins, outs, ctx):
 
 
 def _prepare_int8(op, ins, outs, ctx, act):
+    from . import broadcast_prep as bp
     from .conv_util import keep, scratch_halves
     from .. import quant
-    x1, x2, y = broadcast.int8_io(op, ins, outs,
-                                 "int8, int16, int32, float32")
-    bc = broadcast.check(op, x1, x2, y)
-    lo, hi = broadcast.activation_range(op, act, y)
+    x1, x2, y = bp.int8_io(op, ins, outs,
+                          "int8, int16, int32, float32")
+    bc = bp.check(op, x1, x2, y)
+    lo, hi = bp.activation_range(op, act, y)
     try:
         m, s = quant.conv_multiplier(x1.scale, x2.scale, y.scale)
     except ModelError as e:
@@ -74,14 +75,14 @@ def _prepare_int8(op, ins, outs, ctx, act):
         raise PrepareError("%s: output multiplier shift %d is too large "
                            "(scales %r * %r / %r)" % (op.label(), s, x1.scale,
                                                       x2.scale, y.scale))
-    lps = broadcast.loops(x1.shape, x2.shape, y.shape) if bc else None
+    lps = bp.loops(x1.shape, x2.shape, y.shape) if bc else None
     if lps is None or len(lps) == 1:
         # equal shapes, or one loop with strides 0 / 1: one fused pass
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
         prm = array("i", [y.size, -x1.zero_point, -x2.zero_point, m, s,
                           y.zero_point, lo, hi, a, b])
         return _eval_flat, (x1.data, x2.data, y.data, keep(ctx, prm))
-    st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point)
+    st = bp.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point)
     sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), keep(ctx, array("i", [m])),

@@ -31,16 +31,17 @@ def prepare(op, ins, outs, ctx, act):
     ins: two int16 tensors whose shapes broadcast to the int16 output's;
     every zero point 0 and one scale per tensor. Raises PrepareError.
     """
+    from . import broadcast_prep as bp
     from array import array
     from .conv_util import scratch_halves
     from .. import quant
-    x1, x2, y = broadcast.binary_io(op, ins, outs)
+    x1, x2, y = bp.binary_io(op, ins, outs)
     for t in (x1, x2, y):
         if len(t.scales) != 1 or t.zero_point:
             raise PrepareError("%s: int16 %s needs one scale and zero "
                                "point 0" % (op.label(), t.label()))
-    bc = broadcast.check(op, x1, x2, y)
-    lo, hi = broadcast.activation_range(op, act, y, -32768, 32767)
+    bc = bp.check(op, x1, x2, y)
+    lo, hi = bp.activation_range(op, act, y, -32768, 32767)
     try:
         m, s = quant.conv_multiplier(x1.scale, x2.scale, y.scale)
     except ModelError as e:
@@ -49,7 +50,7 @@ def prepare(op, ins, outs, ctx, act):
         raise PrepareError("%s: output multiplier shift %d is too large "
                            "(scales %r * %r / %r)" % (op.label(), s, x1.scale,
                                                       x2.scale, y.scale))
-    st = broadcast.walker(x1, x2, y, bc, 0, 0, 0, 2)
+    st = bp.walker(x1, x2, y, bc, 0, 0, 0, 2)
     sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half,
                    keep(ctx, st), keep(ctx, array("i", [m, s, lo, hi])))

@@ -25,7 +25,6 @@ from micropython import const
 
 from ..errors import ModelError, PrepareError
 from .rescale import scale_i32, store_i8
-from .broadcast import broadcast_loops
 
 _INT8 = const(9)
 
@@ -41,6 +40,7 @@ def prepare(op, ins, outs, ctx):
     """
     from .gemmlowp import mbqm_ref
     from .conv_util import keep
+    from . import broadcast_prep as bp
     from .. import quant
     label = op.label()
     if len(ins) != 2 or None in ins or len(outs) != 1:
@@ -56,7 +56,7 @@ def prepare(op, ins, outs, ctx):
         if not -128 <= t.zero_point <= 127:
             raise PrepareError("%s: %s zero point %d is outside int8"
                                % (label, t.label(), t.zero_point))
-    loops = broadcast_loops(op, x.shape, al.shape, y.shape)
+    loops = bp.broadcast_loops(op, x.shape, al.shape, y.shape)
     try:
         m1, s1 = quant.ratio_multiplier(x.scale, y.scale)
         m2, s2 = quant.conv_multiplier(x.scale, al.scale, y.scale)

@@ -83,10 +83,11 @@ def prepare(op, ins, outs, ctx):
 
 
 def _prepare_int8(op, ins, outs, ctx):
+    from . import broadcast_prep as bp
     from .conv_util import keep, scratch_halves
-    x1, x2, y = broadcast.int8_io(op, ins, outs,
-                                 "int8, int32, float32")
-    bc = broadcast.check(op, x1, x2, y)
+    x1, x2, y = bp.int8_io(op, ins, outs,
+                          "int8, int32, float32")
+    bc = bp.check(op, x1, x2, y)
     try:
         q1, q2, qo = _multipliers(op, x1, x2, y)
     except ModelError as e:
@@ -96,8 +97,8 @@ def _prepare_int8(op, ins, outs, ctx):
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, -128,
                 127, 0]
         return add.bind_lut(_sqdiff_lut, x1, x2, y, ctx, bc, head)
-    st = broadcast.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
-                          _LEFT_SHIFT)
+    st = bp.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
+                   _LEFT_SHIFT)
     sa, sb, half = scratch_halves(ctx)
     return _eval, (x1.data, x2.data, y.data, y.size, ctx.scratch, sb, half,
                    keep(ctx, st), q1[0], q1[1], q2[0], q2[1], qo[0], qo[1],
@@ -212,9 +213,10 @@ def _sqdiff_lut(x: int, i: int, t: int, st):
 
 def _prepare_float(op, ins, outs, ctx):
     """float32: a SUB into the output, then an in-place square."""
+    from . import broadcast_prep as bp
     from . import f32, float_ops
-    x1, x2, y = broadcast.binary_io(op, ins, outs)
-    broadcast.check(op, x1, x2, y)
+    x1, x2, y = bp.binary_io(op, ins, outs)
+    bp.check(op, x1, x2, y)
     from ..model import Operator  # construction only (PARSE)
     sub = Operator()  # made by hand: no options, so no activation
     sub.index, sub.name, sub.code = op.index, op.name, _SUB

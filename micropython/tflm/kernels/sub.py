@@ -14,7 +14,7 @@ where the two differ.
 
 from micropython import const
 
-from . import add, broadcast
+from . import add
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -32,6 +32,7 @@ def prepare(op, ins, outs, ctx):
     fused activation. Raises PrepareError for other types, bad shapes,
     and multipliers TFLM would abort on (outside (0, 1)).
     """
+    from . import broadcast_prep as bp
     t = ins[0].type if ins and ins[0] is not None else None
     if t == _FLOAT32:
         from . import float_ops
@@ -45,7 +46,7 @@ def prepare(op, ins, outs, ctx):
         x1, x2, y = add.int16_io(op, ins, outs)
         qs = add.multipliers(op, x1, x2, y, 15)
     else:
-        x1, x2, y = broadcast.int8_io(op, ins, outs,
-                                     "int8, int16, int32, float32")
+        x1, x2, y = bp.int8_io(op, ins, outs,
+                              "int8, int16, int32, float32")
         qs = add.multipliers(op, x1, x2, y)
     return add.prepare_quant(op, x1, x2, y, ctx, qs, _SUB_OPTIONS, True)
