@@ -60,10 +60,12 @@ def test_sequences_match_tflm(tmp_path):
 
 
 def test_sigmoid_table():
-    """lstm._SIGMOID is sigmoid(i / 24) * 65536 as TFLM tabulates it."""
+    """sigmoid_table.TABLE, the one copy that lstm.py and lut16.py
+    share, is sigmoid(i / 24) * 65536 as TFLM tabulates it."""
     import struct
-    from tflm.kernels import lstm
-    t = struct.unpack("<256H", lstm._SIGMOID)
+    from tflm.kernels import lstm, lut16, sigmoid_table
+    assert lstm._SIGMOID is lut16._TABLE is sigmoid_table.TABLE
+    t = struct.unpack("<256H", sigmoid_table.TABLE)
     assert t[0] == 32768 and t[255] == 65535
     assert all(a <= b for a, b in zip(t, t[1:]))
     for i, v in enumerate(t):
