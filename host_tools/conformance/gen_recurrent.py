@@ -24,6 +24,12 @@ model may hold 1 to 3 SVDF operators in a row over the same input, the
 same weights and the same state tensor: each sees the state its
 predecessor left, and all their outputs are graph outputs. Longer
 histories, over many invokes and with reset(), are tests/test_svdf.py's.
+
+UNIDIRECTIONAL_SEQUENCE_LSTM: lstm_tensors() (int8, an int16 cell
+state) also feeds the conformance suite; lstm_f32_tensors() (float32)
+feeds tests/test_lstm.py only, which compares to within 1e-6: TFLM's
+float Tanh is the C library's tanhf, which ours is not bit-exact with
+(float32 TANH stays out of the suite for the same reason).
 """
 
 import math
@@ -271,3 +277,45 @@ GENERATORS = {"SVDF": gen_svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": gen_lstm}
 
 # Our runtime has kernels for every model these make.
 STRICT = set(GENERATORS)
+
+
+def lstm_f32_tensors(rng, size):
+    """The 24 inputs (Tensor or -1), the output and the options of a
+    seeded float32 UNIDIRECTIONAL_SEQUENCE_LSTM (lstm_f32.py): weights
+    normal with standard deviation k / sqrt(depth) (k mostly near 1,
+    now and then 4 times larger, which saturates the gates), biases
+    normal (0, 0.5), the forget gate's shifted by +1 as Keras
+    initialises it 1 time in 2, batch-major or time-major, a cell clip
+    4 times in 10."""
+    g = np.random.default_rng(rng.getrandbits(32))
+    major = rng.random() < 0.3
+    batch = rng.randint(1, 1 + (size >= 2) + (size >= 4))
+    steps = rng.randint(1, 2 * size + 1)
+    n_in = rng.randint(1, 4 * size + 2)
+    n = rng.randint(1, 4 * size + 2)
+    x_shape = [steps, batch, n_in] if major else [batch, steps, n_in]
+    ins = [T(x_shape, "float32")]
+
+    def w(shape):
+        k = 4.0 if rng.random() < 0.2 else rng.uniform(0.5, 1.5)
+        return (g.standard_normal(shape) * k / math.sqrt(shape[1])
+                ).astype(np.float32)
+
+    ins += [T([n, n_in], "float32", data=w([n, n_in])) for _ in range(4)]
+    ins += [T([n, n], "float32", data=w([n, n])) for _ in range(4)]
+    ins += [-1, -1, -1]
+    for k in range(4):
+        b = g.standard_normal(n) * 0.5
+        if k == 1 and rng.random() < 0.5:  # the forget gate's bias
+            b = b + 1.0
+        ins.append(T([n], "float32", data=b.astype(np.float32)))
+    ins += [-1, -1]
+    ins.append(T([batch, n], "float32", is_variable=True))
+    ins.append(T([batch, n], "float32", is_variable=True))
+    ins += [-1, -1, -1, -1]
+    y = T(x_shape[:2] + [n], "float32")
+    clip = 0.0 if rng.random() < 0.6 else float(np.float32(
+        rng.choice((0.5, 1.0, 3.0)) * rng.uniform(0.5, 2)))
+    opts = {"fused_activation_function": "TANH", "cell_clip": clip,
+            "time_major": major}
+    return ins, y, opts

@@ -40,7 +40,8 @@ release build applies none, and neither does this); then
 
 Mul is MulElementwise with the multipliers of CreateInterGateMulParams.
 The gate values live in int32 words of this op's scratch (planned into
-the arena). float32 and int16-activation LSTMs are refused.
+the arena). float32 LSTMs run in lstm_f32.py; int16-activation ones are
+refused.
 """
 
 import micropython
@@ -51,6 +52,7 @@ from ..errors import ModelError, PrepareError
 from .rescale import scale_i32
 from .sigmoid_table import TABLE as _SIGMOID
 
+_FLOAT32 = const(0)
 _INT16 = const(7)
 _INT32 = const(2)
 _INT8 = const(9)
@@ -72,7 +74,12 @@ _UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION = const(0)
 _UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR = const(3)
 
 
-def _check(op, ins, outs):
+def structure(op, ins, outs):
+    """(x, h, c, y, time_major, batch, steps, n_input, n_state) of an
+    UNIDIRECTIONAL_SEQUENCE_LSTM of any type (also lstm_f32.py's): 24
+    inputs, the CIFG / peephole / projection / layer-norm ones as TFLM
+    requires, options, ranks and shapes (lstm_shared.h). Raises
+    PrepareError."""
     label = op.label()
     if len(ins) != 24 or len(outs) != 1 or outs[0] is None:
         raise PrepareError("%s needs 24 inputs and 1 output" % label)
@@ -90,8 +97,35 @@ def _check(op, ins, outs):
         raise PrepareError("%s has no UnidirectionalSequenceLSTMOptions"
                            % label)
     x, h, c, y = ins[0], ins[18], ins[19], outs[0]
+    for t in (h, c):
+        if not t.is_variable:
+            raise PrepareError("%s: state %s is not a variable tensor"
+                               % (label, t.label()))
+    if len(x.shape) != 3 or len(y.shape) != 3:
+        raise PrepareError("%s: input %s and output %s must have rank 3"
+                           % (label, x.label(), y.label()))
+    major = op.opt_byte(_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0
+    batch, steps = (x.shape[1], x.shape[0]) if major else x.shape[:2]
+    n_in = x.shape[2]
+    n = h.shape[1] if len(h.shape) == 2 else -1
+    ok = n > 0 and h.size == batch * n and c.size == batch * n and \
+        tuple(y.shape) == (x.shape[0], x.shape[1], n)
+    for i in range(1, 9):
+        ok = ok and tuple(ins[i].shape) == (n, n_in if i < 5 else n)
+    for i in range(12, 16):
+        ok = ok and tuple(ins[i].shape) == (n,)
+    if not ok or batch * steps * n_in == 0:
+        raise PrepareError("%s: shapes do not fit input %s and state %s"
+                           % (label, x.shape, h.shape))
+    return x, h, c, y, major, batch, steps, n_in, n
+
+
+def _check(op, ins, outs):
+    label = op.label()
+    x, h, c, y, major, batch, steps, n_in, n = structure(op, ins, outs)
     if x.type != _INT8:
-        raise PrepareError("%s: input %s is %s: int8 LSTMs are supported"
+        raise PrepareError("%s: input %s is %s: int8 and float32 LSTMs "
+                           "are supported"
                            % (label, x.label(), x.dtype))
     for t in (h, y) + tuple(ins[1:9]):
         if t.type != _INT8:
@@ -114,10 +148,6 @@ def _check(op, ins, outs):
         if len(t.scales) != 1:
             raise PrepareError("%s: weights %s need one scale" % (
                 label, t.label()))
-    for t in (h, c):
-        if not t.is_variable:
-            raise PrepareError("%s: state %s is not a variable tensor"
-                               % (label, t.label()))
     for t in (x, h, c):
         if not t.scales:
             raise PrepareError("%s: %s has no quantization"
@@ -126,22 +156,6 @@ def _check(op, ins, outs):
         if not -128 <= t.zero_point <= 127:
             raise PrepareError("%s: %s zero point %d is outside int8"
                                % (label, t.label(), t.zero_point))
-    if len(x.shape) != 3 or len(y.shape) != 3:
-        raise PrepareError("%s: input %s and output %s must have rank 3"
-                           % (label, x.label(), y.label()))
-    major = op.opt_byte(_UNIDIRECTIONAL_SEQUENCE_LSTM_TIME_MAJOR, 0) != 0
-    batch, steps = (x.shape[1], x.shape[0]) if major else x.shape[:2]
-    n_in = x.shape[2]
-    n = h.shape[1] if len(h.shape) == 2 else -1
-    ok = n > 0 and h.size == batch * n and c.size == batch * n and \
-        tuple(y.shape) == (x.shape[0], x.shape[1], n)
-    for i in range(1, 9):
-        ok = ok and tuple(ins[i].shape) == (n, n_in if i < 5 else n)
-    for i in range(12, 16):
-        ok = ok and tuple(ins[i].shape) == (n,)
-    if not ok or batch * steps * n_in == 0:
-        raise PrepareError("%s: shapes do not fit input %s and state %s"
-                           % (label, x.shape, h.shape))
     return x, h, c, y, major, batch, steps, n_in, n
 
 
@@ -166,9 +180,12 @@ def _log2_round(scale):
 
 def prepare(op, ins, outs, ctx):
     """UNIDIRECTIONAL_SEQUENCE_LSTM (TFLM's
-    UnidirectionalSequenceLstmPrepare, int8 x int8 -> int16 cell). ins:
-    the 24 inputs (None for the absent ones); outs: [output]. Raises
-    PrepareError."""
+    UnidirectionalSequenceLstmPrepare, int8 x int8 -> int16 cell; a
+    float32 input: lstm_f32.py). ins: the 24 inputs (None for the absent
+    ones); outs: [output]. Raises PrepareError."""
+    if ins and ins[0] is not None and ins[0].type == _FLOAT32:
+        from . import lstm_f32  # (declared in kernels._LAZY)
+        return lstm_f32.prepare(op, ins, outs, ctx)
     from .conv_util import bias_words
     from .. import quant
     x, h, c, y, major, batch, steps, n_in, n = _check(op, ins, outs)
