@@ -515,3 +515,21 @@ def test_avg_pool_is_tflms(code):
                                  emu.read(ya, len(want))))
         assert got == want, g
         assert emu.read(ya + len(want), 1) == b"\xee"
+
+
+def test_pool_loops_name_the_pool_block():
+    """The viper pooling loops (pool_loops.py, max_pool.py, pool16.py)
+    read thumb_pool.py's POOL_BLOCK through named slots: each module's
+    _P_<word> constants are the block's words in its order, and their
+    code indexes the block by name only (pooling_prep.py fills it)."""
+    import os
+    import re
+    from conftest import PKG
+    want = ["_P_" + w for w in POOL]
+    for rel in ("pool_loops.py", "max_pool.py", "pool16.py"):
+        with open(os.path.join(PKG, "tflm", "kernels", rel)) as f:
+            src = f.read()
+        got = re.findall(r"^(_P_\w+) = const\((\d+)\)$", src, re.M)
+        assert [n for n, _ in got] == want, rel
+        assert [int(v) for _, v in got] == list(range(len(POOL))), rel
+        assert not re.search(r"\bq\[\d", src), rel

@@ -8,6 +8,24 @@ to the fused activation range), from pooling_prep.prepare_with.
 """
 
 import micropython
+from micropython import const
+
+# POOL_BLOCK's words (thumb_pool.py), by name (const: folded to numbers;
+# tests/test_thumb.py checks every copy against POOL_BLOCK)
+_P_N = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_C = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_SH = const(6)
+_P_SW = const(7)
+_P_FH = const(8)
+_P_FW = const(9)
+_P_PH = const(10)
+_P_PW = const(11)
+_P_LO = const(12)
+_P_HI = const(13)
 
 
 def eval16(state):
@@ -27,29 +45,29 @@ def avg16(x, y, acc, p, c0: int, cn: int):
     py = ptr8(y)
     pa = ptr32(acc)
     q = ptr32(p)
-    h: int = q[1]
-    w: int = q[2]
-    c: int = q[3]
+    h: int = q[_P_H]
+    w: int = q[_P_W]
+    c: int = q[_P_C]
     one: int = 1
     S: int = one << 31
-    lo: int = (q[12] ^ S) - S
-    hi: int = (q[13] ^ S) - S
-    nb: int = q[0]
-    oh: int = q[4]
-    ow: int = q[5]
+    lo: int = (q[_P_LO] ^ S) - S
+    hi: int = (q[_P_HI] ^ S) - S
+    nb: int = q[_P_N]
+    oh: int = q[_P_OH]
+    ow: int = q[_P_OW]
     b: int = 0
     o: int = c0  # output offset of the current pixel's first channel
     while b < nb:
         oy: int = 0
         while oy < oh:
-            iy0: int = oy * q[6] - q[10]
+            iy0: int = oy * q[_P_SH] - q[_P_PH]
             fy0: int = 0 if iy0 >= 0 else 0 - iy0
-            fy1: int = q[8] if q[8] < h - iy0 else h - iy0
+            fy1: int = q[_P_FH] if q[_P_FH] < h - iy0 else h - iy0
             ox: int = 0
             while ox < ow:
-                ix0: int = ox * q[7] - q[11]
+                ix0: int = ox * q[_P_SW] - q[_P_PW]
                 fx0: int = 0 if ix0 >= 0 else 0 - ix0
-                fx1: int = q[9] if q[9] < w - ix0 else w - ix0
+                fx1: int = q[_P_FW] if q[_P_FW] < w - ix0 else w - ix0
                 k: int = 0
                 while k < cn:
                     pa[k] = 0
@@ -101,29 +119,29 @@ def max16(x, y, acc, p, c0: int, cn: int):
     py = ptr8(y)
     pa = ptr32(acc)
     q = ptr32(p)
-    h: int = q[1]
-    w: int = q[2]
-    c: int = q[3]
+    h: int = q[_P_H]
+    w: int = q[_P_W]
+    c: int = q[_P_C]
     one: int = 1
     S: int = one << 31
-    lo: int = (q[12] ^ S) - S
-    hi: int = (q[13] ^ S) - S
-    nb: int = q[0]
-    oh: int = q[4]
-    ow: int = q[5]
+    lo: int = (q[_P_LO] ^ S) - S
+    hi: int = (q[_P_HI] ^ S) - S
+    nb: int = q[_P_N]
+    oh: int = q[_P_OH]
+    ow: int = q[_P_OW]
     b: int = 0
     o: int = c0
     while b < nb:
         oy: int = 0
         while oy < oh:
-            iy0: int = oy * q[6] - q[10]
+            iy0: int = oy * q[_P_SH] - q[_P_PH]
             fy0: int = 0 if iy0 >= 0 else 0 - iy0
-            fy1: int = q[8] if q[8] < h - iy0 else h - iy0
+            fy1: int = q[_P_FH] if q[_P_FH] < h - iy0 else h - iy0
             ox: int = 0
             while ox < ow:
-                ix0: int = ox * q[7] - q[11]
+                ix0: int = ox * q[_P_SW] - q[_P_PW]
                 fx0: int = 0 if ix0 >= 0 else 0 - ix0
-                fx1: int = q[9] if q[9] < w - ix0 else w - ix0
+                fx1: int = q[_P_FW] if q[_P_FW] < w - ix0 else w - ix0
                 k: int = 0
                 while k < cn:
                     pa[k] = 0  # values are kept biased by +32768

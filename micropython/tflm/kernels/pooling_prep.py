@@ -147,6 +147,7 @@ def prepare_with(op, ins, outs, ctx, fn, ev, avg):
     if max(ph, pw) > 32767:  # TFLM's PaddingValues are int16_t
         raise PrepareError("%s: padding (%d, %d) exceeds 32767"
                            % (label, ph, pw))
+    # thumb_pool.py's POOL_BLOCK (the loops' _P_* slots)
     p = array("i", [n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw, lo, hi])
     acc = ctx.work(max(c, 16), untouched=True)
     return ev, (fn, acc, x.data, y.data, keep(ctx, p), c)
