@@ -100,4 +100,18 @@ def check(path, data, ours, ins, repeat=1):
     same = all(t.tobytes() == o for t, o in zip(theirs, ours))
     print("TFLM reference: %s" % ("identical (bit-exact)" if same
                                   else "DIFFERENT"))
+    for k, (t, o) in enumerate(zip(theirs, ours)):
+        if t.tobytes() == o:
+            continue
+        mine = np.frombuffer(o, t.dtype).reshape(t.shape) \
+            if len(o) == t.nbytes else None
+        if mine is None:
+            print("  output %d: %d bytes, TFLM %d" % (k, len(o), t.nbytes))
+            continue
+        diff = np.abs(mine.astype(np.float64) - t.astype(np.float64))
+        print("  output %d: %d of %d values differ, by at most %.3g%s" % (
+            k, int(np.count_nonzero(mine != t)), t.size,
+            float(np.nanmax(diff)) if diff.size else 0.0,
+            " (float32: exp / tanh follow the C library there, see the "
+            "README's float32 section)" if t.dtype == np.float32 else ""))
     return 0 if same else 2

@@ -370,7 +370,9 @@ def main(args):
         print("note: mpremote deploys a file as an image only if its name "
               "ends in .img or .romfs")
     print("deploy with:  mpremote romfs deploy %s" % args.out)
-    names = [e.path for e in entries if e.is_model] or ["<model>.tflite"]
+    names = ([e.path for e in entries if e.is_model
+              and e.path.endswith(".tflite")]
+             or [e.path for e in entries if e.is_model] or ["<model>.tflite"])
     print("then on the board (after a soft reset):  import tflm; "
           "tflm.Interpreter('/rom/%s')" % names[0])
     return 0

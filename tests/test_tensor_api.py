@@ -271,13 +271,15 @@ res = [len(v), list(v), v[-1] == v[0]]
 res += outcomes(("v[-2]", "v[1]", "v[-10**9]", "v[0] = 200", "v[0] = -129",
                  "const[0] = 1", "it.get_tensor(0.0)", "it.get_tensor(False)",
                  "it.get_output('0')", "it.set_input([1], 1.5)",
-                 "it.top(0)", "it.top(None)", "it.get_output(1)"), globals())
+                 "it.top(0)", "it.top(None)", "it.get_output(1)", "v[:1]",
+                 "v[0.0]"), globals())
 print(json.dumps(res))
 """ % path
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert got[0] == 1 and len(got[1]) == 1 and got[2] is True
     assert got[3:] == ["IndexError"] * 3 + ["InvokeError"] * 3 + [
-        "TypeError"] * 4 + ["ValueError", "TypeError", "InvokeError"]
+        "TypeError"] * 4 + ["ValueError", "TypeError", "InvokeError"] + [
+        "TypeError"] * 2
 
 
 def test_predict_into_caller_buffers(tmp_path):

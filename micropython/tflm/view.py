@@ -26,7 +26,8 @@ class View:
     """A tensor's values in place (Tensor.view): v[i], v[i] = x, len(v),
     iteration. Indices are checked (-size <= i < size, as a list's), and
     so are written values (the type's range; a constant tensor refuses
-    writes): IndexError, InvokeError. Reads and writes allocate nothing
+    writes): IndexError, InvokeError; an index that is not an int
+    (a slice) raises TypeError. Reads and writes allocate nothing
     for integer types (on a 32-bit port, int32 values beyond +-2**30 are
     boxed), so a loop under micropython.heap_lock() may use it. It keeps
     the tensor's memory (the interpreter's arena) alive."""
@@ -45,6 +46,10 @@ class View:
 
     def _at(self, i):
         n = self._n
+        if not isinstance(i, int):
+            raise TypeError("a View takes an int index (%s given): for "
+                            "several values use get() or bytes(t.data)"
+                            % type(i).__name__)
         if i < 0:
             i += n
         if not 0 <= i < n:
