@@ -37,15 +37,16 @@ into the arena); invoke() allocates nothing.
 """
 
 import micropython
+from micropython import const
 
 from . import f32
 from .f32_math import vtanh, EXP_Q31, TANH_Q30
 from .float_ops import _eval_logistic, _unary_state
 from .lstm import structure
 
-_ACT_TANH = 4
-_CELL_CLIP = 1
-_FUSED_ACTIVATION = 0
+_ACT_TANH = const(4)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP = const(1)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION = const(0)
 
 
 def prepare(op, ins, outs, ctx):
@@ -65,8 +66,10 @@ def prepare(op, ins, outs, ctx):
         if not t.is_const:
             raise PrepareError("%s: weights and biases must be constant "
                                "(%s is not)" % (label, t.label()))
-    tanh_gate = op.opt_byte(_FUSED_ACTIVATION, 0) == _ACT_TANH
-    clip = op.opt_float(_CELL_CLIP, 0.0)
+    act = op.opt_byte(_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION,
+                      0)
+    tanh_gate = act == _ACT_TANH
+    clip = op.opt_float(_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP, 0.0)
     rows = batch if major else 1
     words = rows * n
     ctx.variable(h)
