@@ -53,31 +53,46 @@ def kernel_modules():
             for w in kernels._KERNELS.split()}
 
 
-def _kernel_deps(name, seen, types=None):
+def _kernel_deps(name, seen, types=None, walked=None):
     """Adds kernel module name and the kernels/ modules it imports
-    (`from . import x`, `from .x import y`) to seen, transitively. An
+    (`from . import x, y`, `from .x import y`) to seen, transitively. An
     import inside a function that kernels._LAZY declares for a tensor
-    type is followed only when `types` (a set of TensorType codes, None:
-    all) holds that type (always for type *)."""
+    type is followed only when `types` (a set of TensorType codes and
+    flags, Model.used_codes; None: all) holds that type (always for type
+    *). walked ({module: the types it was walked with}, shared by the
+    calls for one set of models): a module reached again with types it
+    was not walked with is walked again for them (ADD's chunked eval,
+    for a small SUB after a large ADD)."""
     from tflm import kernels
-    if name in seen:
+    if walked is None:
+        walked = {}
+    done = walked.get(name, False)
+    if done is None or (done is not False and types is not None
+                        and types <= done):
         return
+    walked[name] = None if types is None else set(types) | (done or set())
     seen.add(name)
     path = os.path.join(PKG_DIR, "tflm", "kernels", name + ".py")
     with open(path) as f:
         src = f.read()
     lazy = kernels.lazy(name)
-    for ind, a, b in re.findall(
-            r"^(\s*)from \.(?:\s+import\s+(\w+)|(\w+)\s+import)", src, re.M):
-        dep = a or b
-        if ind and types is not None and any(m == dep for _, m in lazy) \
-                and not any(m == dep and (t is None or t in types)
+    for ind, mod, group, what in re.findall(
+            r"^([ \t]*)from \.(\w*)[ \t]+import[ \t]+"
+            r"(?:\(([^)]*)\)|([\w \t,]+))", src, re.M):
+        if mod:
+            deps = [mod]
+        else:  # from . import a, b as c
+            deps = [w.split()[0] for w in (group or what).split(",")
+                    if w.strip()]
+        for dep in deps:
+            if ind and types is not None and \
+                    any(m == dep for _, m in lazy) and \
+                    not any(m == dep and (t is None or t in types)
                             for t, m in lazy):
-            continue
-        if os.path.exists(os.path.join(PKG_DIR, "tflm", "kernels",
-                                       dep + ".py")):
-            _kernel_deps(dep, seen, types)
-
+                continue
+            if os.path.exists(os.path.join(PKG_DIR, "tflm", "kernels",
+                                           dep + ".py")):
+                _kernel_deps(dep, seen, types, walked)
 
 
 # imported only by a model with a CUSTOM operator (tflm.register_op)
@@ -114,8 +129,9 @@ def needed_modules(model_paths, flash=False):
                 custom_op = op.custom_code is not None
                 mods.setdefault(mod, set()).update(m.used_codes(
                     custom_op, op.custom_code if custom_op else op.code))
+    walked = {}
     for mod, types in mods.items():
-        _kernel_deps(mod, names, types)
+        _kernel_deps(mod, names, types, walked)
     out = set()
     for _, rel in package_sources():
         parts = rel.split("/")

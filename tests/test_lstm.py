@@ -211,3 +211,38 @@ def test_float32_sequences_near_tflm(tmp_path):
                 "%s step %d: %d ulps\n ours %s\n TFLM %s" % (
                     name, j, d.max(), a[:8], b[:8])
     assert same >= 0.3 * total, (same, total, worst)
+
+
+def test_float32_clip_keeps_nan(tmp_path):
+    """A cell state that becomes NaN (inf - inf in the forget gate's sum)
+    stays NaN through the cell clip, as in the oracle's build (its
+    compiled Clipping passes NaN through where the C++ source would give
+    the clip value); without a clip too."""
+    from sequences import run_tflm
+    f = np.float32
+    outs = []
+    for clip in (0.0, 2.0):
+        def w(v):
+            return T([1, 2], "float32", data=np.array([v], f))
+        ins = [T([1, 1, 2], "float32"), w((0, 0)), w((3e38, 3e38)),
+               w((0, 0)), w((0, 0))]
+        ins += [T([1, 1], "float32", data=np.zeros((1, 1), f))
+                for _ in range(4)] + [-1] * 3
+        ins += [T([1], "float32", data=np.array([b], f))
+                for b in (0.0, -np.inf, 1.0, 0.0)]
+        ins += [-1] * 2 + [T([1, 1], "float32", is_variable=True)
+                           for _ in range(2)]
+        ins += [-1] * 4
+        raw = _model(ins, T([1, 1, 1], "float32"),
+                     {"fused_activation_function": "TANH",
+                      "cell_clip": clip, "time_major": False})
+        steps = [[np.ones((1, 1, 2), f)], [np.zeros((1, 1, 2), f)]]
+        (st, got), = run_ours([(raw, steps)], tmp_path)
+        assert st == "OK", got
+        want = run_tflm(raw, steps)
+        for o, t in zip(got, want):
+            a = np.frombuffer(o[0], f)
+            b = np.frombuffer(t[0], f)
+            assert np.isnan(b).all() and np.isnan(a).all(), (clip, a, b)
+            outs.append(a)
+    assert len(outs) == 4

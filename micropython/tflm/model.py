@@ -15,6 +15,8 @@ from .heap import pack
 from .tensor import Tensor  # noqa: F401 (model.Tensor: tensor.py)
 
 _CUSTOM = const(32)
+_INT16 = const(7)
+_INT8 = const(9)
 # Model.used_codes(key=...): the flag of an operator with an output of
 # fewer than SMALL elements (add.LUT_MIN) or an input of another shape
 # than its output (kernels._LAZY's letter s)
@@ -156,9 +158,10 @@ class Model:
         the set of TensorType codes of the inputs and outputs of the
         operators with that code instead, and each input's code + 64
         (kernels._LAZY's upper-case letters: a type among the inputs),
-        and SMALL_FLAG when one of them has fewer than SMALL elements in
-        its first output or an input of another shape (tensor indices
-        out of range are skipped: the verifier reports them)."""
+        and SMALL_FLAG when one of them has an int8 or int16 first output
+        with fewer than SMALL elements or an input of another shape
+        (tensor indices out of range are skipped: the verifier reports
+        them)."""
         fb = self.fb
         sg = Table(fb, self._sg)
         t0, nt = sg.vector(0, 4)
@@ -175,6 +178,7 @@ class Model:
                 out.add(code)
             elif code == key:
                 shapes = []
+                quant = False  # the first output int8 or int16
                 for f in (2, 1):  # outputs first: their shape leads
                     start, n = op.vector(f, 4)
                     for j in range(n):
@@ -185,7 +189,9 @@ class Model:
                             if f == 1:
                                 out.add(t.i8(1) | 64)
                             shapes.append(t.vector(0, 4))
-                if shapes and _small(fb, shapes):
+                            if len(shapes) == 1:
+                                quant = t.i8(1) in (_INT8, _INT16)
+                if shapes and quant and _small(fb, shapes):
                     out.add(SMALL_FLAG)
         return out
 

@@ -154,7 +154,7 @@ INPLACE_CODES = (_ADD, _SUB)
 # type, as " module:type:imported" words (type f: FLOAT32, i: INT32, h:
 # INT16 among the operator's tensors; H: INT16 among its inputs, for a
 # variant that an int16 output alone does not need; s: any type, for an
-# operator whose output has fewer than Model.SMALL elements or an input
+# operator whose output has fewer than model.SMALL (256) elements or an input
 # of another shape than its output (ADD's chunked evals, add_chunks.py);
 # *: any type, for the prepare-time helpers that
 # interpreter.CONSTRUCTION drops once an interpreter is built). The
@@ -219,7 +219,7 @@ def custom_module_name(name):
 def lazy(name):
     """[(TensorType code, module name)] that kernel module `name` imports
     inside its prepare for tensors of that type (+ 64: for inputs of that
-    type; Model.SMALL: small or broadcast operators; see
+    type; model.SMALL_FLAG: small or broadcast operators; see
     Model.used_codes), None: of any type (see _LAZY)."""
     out = []
     key = " %s:" % name

@@ -24,8 +24,10 @@ gate, with the options' TANH; any other activation leaves the gate as it
 is, as the int8 kernel and TFLM's release build do); then
 
     c = fl(clamp(fl(forget * c)) + clamp(fl(input * cell_gate))),
-        then min(max) against +-cell_clip when cell_clip > 0
-        (std::max(std::min(clip, c), -clip): a NaN becomes clip)
+        then clamped to +-cell_clip when cell_clip > 0 (a NaN stays
+        NaN: the oracle's build compiles std::max(std::min(clip, c),
+        -clip) to min / max instructions that pass it through, where
+        the C++ source would give clip)
     h = clamp(fl(tanh(c) * output)); out[t] = h
 
 Every sum and product is f32.dot / f32.vec (float32 bits, bit-exact);
@@ -193,10 +195,9 @@ def _eval(st):
 
 @micropython.viper
 def _clip(c, off: int, n: int, cq):
-    """c[off + i] = max(min(clip, c), -clip) on float32 words, as
-    std::max(std::min(cell_clip, v), -cell_clip): min gives clip unless
-    v < clip (a NaN too), max gives -clip where that is below -clip.
-    cq[0]: clip's bits (positive)."""
+    """c[off + i] clamped to [-clip, clip] on float32 words, -0.0 kept,
+    a NaN kept (as the oracle's compiled Clipping does; see the module
+    doc). cq[0]: clip's bits (positive)."""
     pc = ptr32(c)
     one: int = 1
     MAG: int = (one << 31) - 1
@@ -206,8 +207,8 @@ def _clip(c, off: int, n: int, cq):
     while i < n:
         v: int = pc[off + i]
         m: int = v & MAG
-        if m > INF:  # NaN: not below clip
-            pc[off + i] = cb
+        if m > INF:  # NaN: kept
+            pass
         elif (v >> 31) & 1:  # negative (or -0.0): below clip
             if m > cb:
                 pc[off + i] = cb | (one << 31)
