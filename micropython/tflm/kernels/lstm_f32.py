@@ -110,7 +110,9 @@ def prepare(op, ins, outs, ctx):
                            1 if tanh_gate else 0, 1 if clip > 0 else 0)):
         g[j] = v
     cq = f32.consts(f32.bits(clip) if clip > 0 else 0)
-    return _eval, (x.data, h.data, c.data, y.data, g, bufs, weights,
+    # (a constant input may sit at any address: words() aligns it)
+    return _eval, (f32.words(x, ctx), h.data, c.data, y.data, g, bufs,
+                   weights,
                    biases, pin, prec, qd, pv, clamp, unclamped, k, acts,
                    pe, us[1], cq)
 
