@@ -112,9 +112,8 @@ def prepare(op, ins, outs, ctx):
     cq = f32.consts(f32.bits(clip) if clip > 0 else 0)
     # (a constant input may sit at any address: words() aligns it)
     return _eval, (f32.words(x, ctx), h.data, c.data, y.data, g, bufs,
-                   weights,
-                   biases, pin, prec, qd, pv, clamp, unclamped, k, acts,
-                   pe, us[1], cq)
+                   weights, biases, pin, prec, qd, pv, clamp, unclamped, k,
+                   acts, pe, us[1], cq)
 
 
 def _eval(st):
