@@ -169,15 +169,16 @@ def bench_model(name, rel, sample, rounds):
     }
 
 
-def op_profile(rel, repeats=20):
-    """Per-operator median us (unix port, invoke(profile=True)) and the
-    share of each operator type."""
+def op_profile(name, rel, sample, repeats=20):
+    """Per-operator median us (unix port, invoke(profile=True), on the
+    model's sample input) and the share of each operator type."""
     path = model_path(rel)
-    script = os.path.join(ROOT, "host_tools", "mp_profile.py")
-    proc = device.run_script(script, [PKG_DIR, path, str(repeats)])
-    if proc.returncode:
-        raise SystemExit(proc.stdout + proc.stderr)
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    _, outs = model_io(path)
+    got, info = device.run_model(path, [sample_input(name, rel, sample)],
+                                 len(outs), profile=repeats)
+    if got is None:
+        raise SystemExit("%s rejected: %s" % (name, info))
+    res = {"ops": info["ops"], "total": info["total"]}
     total = sum(t for _, _, t in res["ops"]) or 1
     by_type = {}
     for _, name, t in res["ops"]:
@@ -453,8 +454,9 @@ def main(args):
                                   res["viper"]["viper_us"],
                                   res["viper"]["native_us"],
                                   res["viper"]["bytecode_us"]))
-        res["profiles"] = {name: op_profile(rel)
-                           for name, rel, _ in MODELS if name in TARGETS}
+        res["profiles"] = {name: op_profile(name, rel, sample)
+                           for name, rel, sample in MODELS
+                           if name in TARGETS}
     res["load_end"] = "%.2f" % os.getloadavg()[0]
     write(res, args.out)
     bad = [r["name"] for r in res["models"] if not r["bit_exact"]]

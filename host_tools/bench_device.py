@@ -4,14 +4,15 @@
 The unix port's time says little about a board: there the figure that
 matters is how many Thumb-1 instructions the viper kernels spend per
 multiply-accumulate. This tool builds a ROMFS image (the package as armv6m
-.mpy and the int8 benchmark models), runs one script per model on the
-target with that image mounted at /rom (a fresh heap for each), and turns
-its times into instructions:
+.mpy, the int8 benchmark models and zero inputs), runs the project's
+device driver (host_tools/mp_cases.py, through case_driver.run_target)
+once per model on the target with that image mounted at /rom (a fresh
+heap for each), and turns its times into instructions:
 
-- each model: construct, invoke once, then time one plain invoke (the
-  whole model) and one invoke(profile=True) (per operator), with
-  time.ticks_us(), the inputs zeroed before each (the output of the last
-  is reported);
+- each model: construct, invoke twice and time the second (the whole
+  model), then one invoke(profile=True) (per operator), with
+  time.ticks_us(), the inputs zeroed before each (the output is
+  reported);
 - instructions = µs x --per-us (default 1000: on an emulator run with one
   instruction per nanosecond, such as qemu-system-arm -icount shift=0,
   ticks_us() counts thousands of instructions);
@@ -23,19 +24,18 @@ script's output. For example MicroPython's qemu port for the mps2-an385
 machine, built with -mcpu=cortex-m0plus and the Thumb-1 native emitter,
 run under qemu-system-arm -icount shift=0 with the image loaded at the
 port's ROMFS address. The project ships no such build (it would be
-MicroPython's code); the unix port also runs the script (tests do), but its
-times are not instructions. Results: bench/device.md and device.json, with
-the commit they were measured at.
+MicroPython's code); tests run it on the unix port (tests/unix_target.py
+mounts the image), whose times are not instructions. Results:
+bench/device.md and device.json, with the commit they were measured at.
 """
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 
-from . import ROOT, device_script, macs, romfs
+from . import ROOT, macs
 
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
 OUT_DIR = os.path.join(ROOT, "bench")
@@ -90,50 +90,45 @@ def model_file(rel):
             f.write(raw)
     return path
 
-# Runs on the target. IMAGE: the ROMFS image's path, mounted here when
-# /rom does not hold the package (the unix port); NAMES: models in /rom.
-SCRIPT = device_script("mp_bench_device.py")
-
-
-def image(models, work, arch="armv6m"):
-    """Writes work/bench.img (the package as .mpy for arch, and the models
-    as NAME.tflite); returns its path."""
-    specs = ["%s=%s.tflite" % (model_file(rel), name)
-             for name, rel in models]
-    img, _ = romfs.build(arch, specs)
-    path = os.path.join(work, "bench.img")
-    with open(path, "wb") as f:
-        f.write(img)
-    return path
+class _Case:
+    def __init__(self, k, raw, input_data):
+        self.id, self.raw, self.input_data = k, raw, input_data
+        self.dev = None
 
 
 def run(cmd, models, arch="armv6m", timeout=1800):
-    """Runs SCRIPT through cmd (a string with {image} and {script}) with
-    the package compiled for arch, once per model (each in a fresh heap:
-    what a session did before would otherwise decide whether the next
-    arena finds a large enough block); returns the list of per-model
-    records printed. Raises RuntimeError with the target's output if one
-    fails or prints none."""
-    recs = []
+    """Runs every model on the target through the one device driver
+    (case_driver.run_target: host_tools/mp_cases.py with a ROMFS image
+    holding the package compiled for arch, the model and zero inputs),
+    one model per image and process (each in a fresh heap: what a session
+    did before would otherwise decide whether the next arena finds a
+    large enough block): two invokes (the second timed), then one
+    invoke(profile=True), the inputs zeroed before each. cmd: a string
+    with {image} and {script}. Returns one record per model: name, us
+    (the timed invoke), ops ([[op index, name, us], ...]) and out (the
+    first output's bytes as a list). Raises RuntimeError with the
+    target's answer if a model has no result."""
+    from . import case_driver
+    from .cli_run import model_io
+    todo = []
+    for k, (name, rel) in enumerate(models):
+        path = model_file(rel)
+        with open(path, "rb") as f:
+            raw = f.read()
+        ins, _ = model_io(path)
+        todo.append(_Case(4 * k, raw, [bytes(t["nbytes"]) for t in ins]))
     with tempfile.TemporaryDirectory(prefix="tflm_bench_dev_") as work:
-        img = image(models, work, arch)
-        script = os.path.join(work, "bench.py")
-        for name, _ in models:
-            with open(script, "w") as f:
-                f.write("IMAGE = %r\nNAMES = %r\n" % (img, [name]) + SCRIPT)
-            args = [a.format(image=img, script=script)
-                    for a in shlex.split(cmd)]
-            proc = subprocess.run(args, capture_output=True, text=True,
-                                  timeout=timeout)
-            got = [json.loads(ln[2:]) for ln in proc.stdout.splitlines()
-                   if ln.startswith("R {")]
-            if len(got) != 1:
-                raise RuntimeError("the target printed no result for %s "
-                                   "(exit %d):\n%s%s" % (
-                                       name, proc.returncode,
-                                       proc.stdout[-3000:],
-                                       proc.stderr[-3000:]))
-            recs += got
+        case_driver.run_target(todo, work, "bench", cmd, arch, timeout,
+                               flags=("repeat=2", "profile=1"),
+                               chunk_bytes=0)
+    recs = []
+    for (name, _), c in zip(models, todo):
+        res = c.dev
+        if res.get("r") != "ok":
+            raise RuntimeError("the target printed no result for %s: %s"
+                               % (name, res.get("msg", res)))
+        recs.append({"name": name, "us": res["us"][-1], "ops": res["ops"],
+                     "out": list(bytes.fromhex(res["out"][0]))})
     return recs
 
 

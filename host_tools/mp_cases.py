@@ -1,13 +1,19 @@
-# Runs inside MicroPython (not CPython): the device side of the
-# conformance runner and of the fuzzer (host_tools/case_driver.py starts
-# it and reads its answers, for the kernel tests too: tests/mp_batch.py).
+# Runs inside MicroPython (not CPython): the one device-side driver of
+# the host tools. host_tools/case_driver.py starts it and reads its
+# answers, for the conformance runner, the fuzzer, the kernel tests
+# (tests/mp_batch.py), device.run_model (tests, demo, run, bench) and
+# bench-device (on an armv6m target).
 # Arguments: pkg_dir cases_file first_id [flag ...] (a target without
 # sys.argv gets them as ARGS, prepended to this file). Flags: "api" (the
-# fuzzer's bad API calls, below), "twice" (invoke each input set twice,
-# the inputs written again before each: eval must not depend on what the
-# last invoke left), "scratch=N" (every operator gets N words of scratch:
-# the kernels' chunked paths), "setup=PATH" (a file executed after
-# `import tflm`, e.g. to lower a kernel's fast-path threshold).
+# fuzzer's bad API calls, below), "twice" / "repeat=N" (invoke each input
+# set twice / N times, the inputs written again before each: eval must
+# not depend on what the last invoke left), "scratch=N" (every operator
+# gets N words of scratch: the kernels' chunked paths), "setup=PATH" (a
+# file executed after `import tflm`, e.g. to lower a kernel's fast-path
+# threshold), "offset=N" (the model N bytes into its buffer instead of
+# id % 4), "stats" (the ok line adds the interpreter's figures, below),
+# "profile=N" (then N invoke(profile=True) of the last set: per-operator
+# median microseconds).
 # cases_file has one line per case: "id<TAB>model path<TAB>input sets",
 # the sets separated by ';', each the input paths separated by '|' (a set
 # "!reset" calls interp.reset() instead: its outputs are null). For
@@ -25,7 +31,12 @@
 # "out" holds the outputs after the last set, "sets" those after each set;
 # "src" says per input (of the last set) whether the file ("b") or the
 # fill pattern ("f") was written. Input sets "-": none (the model is only
-# built; "out" is then empty). "err" is a TFLMError; "bug" any other
+# built; "out" is then empty). With "stats" an ok line also has "arena"
+# (interp.arena_size), "persistent", "copied" (bytes), "heap" (bytes the
+# built interpreter keeps on the heap, after gc.collect()), "build_us"
+# (construction) and "us" (microseconds of each invoke, in order); with
+# "profile=N" "ops" ([[op index, name, median us], ...]) and "total" (the
+# median profiled invoke). "err" is a TFLMError; "bug" any other
 # exception, or an
 # invoke() that needed the heap (MemoryError under heap_lock), or (with
 # api, the fuzzer's mode) an undocumented exception from a bad API call
@@ -47,6 +58,16 @@ pkg, cases_file, first = _args[:3]
 flags = _args[3:]
 api = "api" in flags
 reps = 2 if "twice" in flags else 1
+stats = "stats" in flags
+offset = profile = None
+for _f in flags:
+    if _f.startswith("repeat="):
+        reps = int(_f[7:])
+    elif _f.startswith("offset="):
+        offset = int(_f[7:])
+    elif _f.startswith("profile="):
+        profile = int(_f[8:])
+stats = stats or bool(profile)
 sys.path.insert(0, pkg)
 import tflm  # noqa: E402
 
@@ -133,17 +154,42 @@ def api_bug(k, it):
     return None
 
 
-def locked_invoke(interp):
+def locked_invoke(interp, us=None):
     """interp.invoke() under heap_lock: the exception it raised (a
-    MemoryError if it allocated), or None."""
+    MemoryError if it allocated), or None. us: a list that gets the
+    invoke's microseconds."""
     err = None
     micropython.heap_lock()
+    t1 = time.ticks_us()
     try:
         interp.invoke()
     except Exception as e:  # noqa: B902 - returned, heap unlocked
         err = e
+    t1 = time.ticks_diff(time.ticks_us(), t1)
     micropython.heap_unlock()
+    if us is not None:
+        us.append(t1)
     return err
+
+
+def profiled(interp, inputs, n):
+    """n invoke(profile=True) with the input files `inputs` written before
+    each: ([[op index, name, median us], ...], median total us)."""
+    runs, totals = [], []
+    for _ in range(n):
+        for i, t in enumerate(interp.inputs):
+            t.set(read(inputs[i]) if i < len(inputs) else
+                  fill(t.nbytes, t.dtype == "bool"))
+        interp.invoke(profile=True)
+        rows = interp.profile()
+        runs.append([r[2] for r in rows])
+        totals.append(interp._prof_us[len(rows)])
+    ops = []
+    for j, (i, name, _) in enumerate(rows):
+        ts = sorted(r[j] for r in runs)
+        ops.append([i, name, ts[len(ts) // 2]])
+    totals.sort()
+    return ops, totals[len(totals) // 2]
 
 
 def run_case(k, model_path, sets):
@@ -154,11 +200,21 @@ def run_case(k, model_path, sets):
     t0 = time.ticks_ms()
     try:
         raw = read(model_path)
-        off = k % 4
+        off = k % 4 if offset is None else offset
         buf = bytearray(off + len(raw))
         buf[off:] = raw
         raw = None
+        gc.collect()
+        before = gc.mem_alloc()
+        t1 = time.ticks_us()
         interp = tflm.Interpreter(memoryview(buf)[off:])
+        build_us = time.ticks_diff(time.ticks_us(), t1)
+        if stats:
+            gc.collect()
+            fig = {"arena": interp.arena_size,
+                   "persistent": interp.persistent_size,
+                   "copied": interp.copied_bytes, "build_us": build_us,
+                   "heap": gc.mem_alloc() - before, "us": []}
         if scratch_calls is not None:
             if not scratch_calls[0]:
                 raise RuntimeError("the forced scratch length was not used")
@@ -188,7 +244,7 @@ def run_case(k, model_path, sets):
                         src += "b"
                     interp.input(i).set(data)
                 stage = "invoke"
-                err = locked_invoke(interp)
+                err = locked_invoke(interp, fig["us"] if stats else None)
                 if isinstance(err, MemoryError):
                     emit({"id": k, "r": "bug", "cls": "MemoryError",
                           "msg": "invoke() allocated on the heap",
@@ -200,6 +256,9 @@ def run_case(k, model_path, sets):
             # run out of memory converting a large output)
             outs.append([binascii.hexlify(t.data).decode()
                          for t in interp.outputs])
+        if profile and outs:
+            stage = "profile"
+            fig["ops"], fig["total"] = profiled(interp, inputs, profile)
         if api and outs:
             stage = "api"
             bad = api_bug(k, interp)
@@ -214,11 +273,14 @@ def run_case(k, model_path, sets):
                       "msg": "invoke() after the API calls: %s" % err,
                       "stage": stage})
                 return
-        emit({"id": k, "r": "ok", "src": src, "out": outs[-1] or [] if outs
-              else [],
-              "sets": outs if reps > 1 or len(outs) != 1 else None,
-              "dt": [t.dtype for t in interp.outputs],
-              "ms": time.ticks_diff(time.ticks_ms(), t0)})
+        res = {"id": k, "r": "ok", "src": src, "out": outs[-1] or [] if outs
+               else [],
+               "sets": outs if reps > 1 or len(outs) != 1 else None,
+               "dt": [t.dtype for t in interp.outputs],
+               "ms": time.ticks_diff(time.ticks_ms(), t0)}
+        if stats:
+            res.update(fig)
+        emit(res)
     except tflm.TFLMError as e:
         emit({"id": k, "r": "err", "cls": type(e).__name__,
               "msg": str(e)[:400], "stage": stage,

@@ -21,6 +21,16 @@ def device_script(name):
         return f.read()
 
 
+def unix_target_cmd():
+    """A --target-cmd (with {image} and {script}) whose target is the
+    unix port (tests/unix_target.py)."""
+    import shlex
+    return "%s %s {image} {script} %s" % (
+        shlex.quote(sys.executable),
+        shlex.quote(os.path.join(ROOT, "tests", "unix_target.py")),
+        shlex.quote(device.micropython_bin()))
+
+
 def shared(*parts):
     """Path of a file in ../shared/models; skips the test if absent."""
     p = os.path.join(SHARED, *parts)

@@ -1,24 +1,23 @@
-"""host_tools/bench_device.py on the unix port as the target: the script
-runs every model from the ROMFS image it mounts, and the summary adds up
+"""host_tools/bench_device.py with the unix port as the target
+(tests/unix_target.py mounts the ROMFS image): every model runs through
+the device driver, and the summary adds up
 (its instruction figures mean something only on an emulated armv6m target
 with one instruction per nanosecond; see bench/device.md)."""
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 
-from conftest import ROOT, run_mp, shared, unix_arch
-from host_tools import bench_device, device, macs
+from conftest import ROOT, run_mp, shared, unix_arch, unix_target_cmd
+from host_tools import bench_device, macs
 
 
 def test_bench_device_on_the_unix_port(tmp_path):
     shared("micro_speech_quantized", "micro_speech_quantized.tflite")
     models = [m for m in bench_device.MODELS
               if m[0] in ("micro_speech_quantized", "tiny_ad01_int8")]
-    cmd = "%s -X heapsize=16M {script}" % shlex.quote(device.micropython_bin())
-    recs = bench_device.run(cmd, models, unix_arch())
+    recs = bench_device.run(unix_target_cmd(), models, unix_arch())
     assert [r["name"] for r in recs] == [n for n, _ in models]
     rows = bench_device.summarize(recs, models, 1000.0)
     for (name, rel), r, rec in zip(models, rows, recs):

@@ -287,37 +287,14 @@ def test_cli_list_and_single_case():
 
 # --- our side on another MicroPython (--target-cmd) ----------------------
 
-# A stand-in target: the unix port given the ROMFS image and the script,
-# as an emulator wrapper would run them (the image mounted at /rom first).
-TARGET = r"""
-import sys, subprocess
-image, script = sys.argv[1:3]
-prelude = (
-    "import sys, uctypes, vfs\n"
-    "raw = open(%r, 'rb').read()\n"
-    "buf = bytearray(len(raw) + 16)\n"
-    "k = -uctypes.addressof(buf) %% 16\n"
-    "buf[k:k + len(raw)] = raw\n"
-    "raw = None\n"
-    "vfs.mount(vfs.VfsRom(memoryview(buf)[k:]), '/rom')\n" % image)
-with open(script) as f:
-    code = prelude + f.read()
-proc = subprocess.run([sys.argv[3], "-X", "heapsize=16M", "-c", code])
-sys.exit(proc.returncode)
-"""
-
-
 def test_target_cmd_runs_the_cases_on_another_micropython(tmp_path):
     """--target-cmd: the package (for the target's arch) and the cases go
     into a ROMFS image that a target command runs driver.py with; here
     the unix port stands in for an emulated board. A target that fails
     fails every case, with a rerun hint that repeats the command."""
-    from host_tools import device
+    from conftest import unix_target_cmd
     from host_tools.fit import unix_arch
-    wrapper = tmp_path / "target.py"
-    wrapper.write_text(TARGET)
-    cmd = "%s %s {image} {script} %s" % (sys.executable, wrapper,
-                                         device.micropython_bin())
+    cmd = unix_target_cmd()
     saved = dict(runner.TARGET)
     try:
         runner.TARGET.update(cmd=cmd, arch=unix_arch())

@@ -173,7 +173,6 @@ def test_outputs_equal_the_original(rel, tmp_path):
     ext.write_bytes(_ext_model(path))
     got, info = device.run_model(str(ext), sets, len(outs), offset=1)
     assert got is not None, info
-    assert info["alloc_fail"] == 0
     assert got == want
 
 

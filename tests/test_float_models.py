@@ -47,7 +47,6 @@ def input_sets(rel, seed=0, n_random=N_RANDOM):
 def compare(path, sets, tol, offset=0):
     got, info = device.run_model(path, sets, 1, offset=offset)
     assert got is not None, info
-    assert info["alloc_fail"] == 0, "invoke() allocated on the heap"
     if offset % 4:  # the float weights were copied to aligned memory
         assert info["copied"] > 0, info
     ref = Reference(path)

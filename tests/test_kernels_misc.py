@@ -865,7 +865,6 @@ def test_real_model(folder, name):
             .tobytes() for i, x in enumerate(s)] for s in sets]
     got, info = device.run_model(path, raw, ref.n_out)
     assert got is not None, info
-    assert info["alloc_fail"] == 0
     for k, (g, w) in enumerate(zip(got, want)):
         for j, o in enumerate(w):
             assert g[j] == np.ascontiguousarray(o).tobytes(), (k, j)

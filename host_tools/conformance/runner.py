@@ -186,55 +186,11 @@ def run_device(todo, work, tag, timeout=CASE_TIMEOUT):
 
 # Set by --target-cmd: run our side on a MicroPython target (run_target)
 TARGET = {"cmd": None, "arch": "armv6m"}
-# Bytes of case files per ROMFS image on a target (with the package)
-TARGET_CASE_BYTES = 400000
-
-
 def run_target(todo, work, tag, cmd, arch, timeout=CASE_TIMEOUT):
     """Our results (case.dev) from a MicroPython target instead of the
-    unix port: cmd (with {image} and {script}, as bench-device's) runs
-    mp_cases.py with a ROMFS image holding the package compiled for arch,
-    the cases' files and their listing; in chunks that fit an image."""
-    import shlex
-    from .. import romfs
-    todo = sorted(todo, key=lambda c: c.id)
-    package = [(p, d, False) for p, d in romfs.compile_package(arch)]
-    with open(case_driver.SCRIPT) as f:
-        driver = f.read()
-    chunks, size = [[]], 0
-    for c in todo:
-        n = len(c.raw or b"") + sum(len(d) for d in c.input_data)
-        if chunks[-1] and size + n > TARGET_CASE_BYTES:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(c)
-        size += n
-    for chunk in chunks:
-        def start(pos, chunk=chunk):
-            files, lines = list(package), []
-            for c in chunk[pos:]:
-                files.append(("c%d.tflite" % c.id, c.raw, True))
-                ins = []
-                for k, d in enumerate(c.input_data):
-                    files.append(("c%d.in%d" % (c.id, k), d, False))
-                    ins.append("/rom/c%d.in%d" % (c.id, k))
-                lines.append("%d\t/rom/c%d.tflite\t%s\n"
-                             % (c.id, c.id, "|".join(ins)))
-            files.append(("cases.txt", "".join(lines).encode(), False))
-            img = os.path.join(work, tag + "_target.img")
-            with open(img, "wb") as f:
-                f.write(romfs.build_image(files)[0])
-            script = os.path.join(work, tag + "_driver.py")
-            with open(script, "w") as f:
-                f.write("ARGS = ('/rom', '/rom/cases.txt', '0')\n"
-                        + driver)
-            args = [a.format(image=img, script=script)
-                    for a in shlex.split(cmd)]
-            proc = subprocess.Popen(args, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
-            return proc, None
-
-        case_driver.serve(chunk, start, "dev", timeout * 4, "the target")
+    unix port (case_driver.run_target): cmd has {image} and {script}, as
+    bench-device's."""
+    case_driver.run_target(todo, work, tag, cmd, arch, timeout)
 
 
 def run_cases(todo, work, jobs=1, gen_dirs=()):
