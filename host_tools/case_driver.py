@@ -20,7 +20,7 @@ import subprocess
 import shlex
 import threading
 
-from . import PKG_DIR, ROOT, device
+from . import PKG_DIR, ROOT, unix_port
 
 SCRIPT = os.path.join(ROOT, "host_tools", "mp_cases.py")
 HEAP = "16M"  # the unix port's heap for a run of cases
@@ -116,7 +116,7 @@ def write_listing(todo, path, model_of):
 def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev",
              flags=(), heap=HEAP):
     """Our side of every case of todo on the MicroPython unix port
-    (device.micropython_bin(), heap `heap`), many cases per process, in id
+    (unix_port.micropython_bin(), heap `heap`), many cases per process, in id
     order: sets case.<attr> to mp_cases.py's answer, or to a crash / hang
     record. api: also make the bad API calls (the fuzzer's mode); flags:
     more of mp_cases.py's flags ("twice", "scratch=N", "setup=PATH"). The
@@ -126,7 +126,7 @@ def run_unix(todo, work, tag, model_of, timeout, api=False, attr="dev",
     write_listing(todo, listing, model_of)
 
     def start(pos):
-        cmd = [device.micropython_bin(), "-X", "heapsize=" + heap, SCRIPT,
+        cmd = [unix_port.micropython_bin(), "-X", "heapsize=" + heap, SCRIPT,
                PKG_DIR, listing, str(todo[pos].id)] + (["api"] if api else [])
         cmd += list(flags)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,

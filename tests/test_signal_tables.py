@@ -1,11 +1,13 @@
-"""The tables SignalRfft computes at prepare (kernels/signal_fft.py), in
-CPython: its integer emulation of kiss_fft_alloc's double-precision
-twiddles against this host's C library (the same computation TFLM's
-build does), for every FFT size the kernel takes up to 1,024 points and
-a few larger ones; kf_factor's radix order; the input permutation
-against kf_work's recursion written out."""
+"""The tables SignalRfft computes at prepare (kernels/signal_fft.py and,
+for int32 and float32, signal_fft32.py), in CPython: its integer
+emulation of kiss_fft_alloc's double-precision twiddles against this
+host's C library (the same computation TFLM's build does), for every FFT
+size the kernel takes up to 1,024 points and a few larger ones;
+kf_factor's radix order; the input permutation against kf_work's
+recursion written out."""
 
 import math
+import struct
 import sys
 
 import pytest
@@ -14,6 +16,7 @@ from conftest import PKG
 
 sys.path.insert(0, PKG)
 from tflm.kernels import signal_fft  # noqa: E402
+from tflm.kernels import signal_fft32  # noqa: E402
 
 # complex FFT sizes (fft_length / 2) whose factors are 2, 3, 4 and 5
 SIZES = [n for n in range(2, 513)
@@ -49,6 +52,53 @@ def test_twiddles_match_the_c_library(chunk):
             want = (_q15(math.cos(phase)), _q15(math.sin(phase)))
             if (stw[2 * i], stw[2 * i + 1]) != want:
                 bad.append(("super", n, i, stw[2 * i:2 * i + 2], want))
+    assert not bad, bad[:10]
+
+
+def _f32(v):
+    """(float) of a double: its float32 bit pattern."""
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def _wide_tables(n, flt):
+    """signal_fft32's twiddles and super twiddles: [(cos, sin, -cos,
+    -sin) words] (int32 values, float32 patterns)."""
+    w = bytearray(16 * (n + n // 2))
+    signal_fft.twiddle_table(n, signal_fft32._float_conv() if flt else
+                             signal_fft.fixed_conv(2147483647, (
+                                 1 << signal_fft.FRAC_BITS) >> 16),
+                             signal_fft32._quads(w, 0, flt))
+    signal_fft.super_twiddle_table(
+        n, signal_fft32._float_conv() if flt else signal_fft.fixed_conv(
+            2147483647, (1 << signal_fft.FRAC_BITS) >> 16),
+        signal_fft32._quads(w, 4 * n, flt))
+    vals = struct.unpack("<%d%s" % (len(w) // 4, "I" if flt else "i"), w)
+    return [vals[k:k + 4] for k in range(0, len(vals), 4)]
+
+
+@pytest.mark.parametrize("flt", [False, True], ids=["int32", "float32"])
+def test_wide_twiddles_match_the_c_library(flt):
+    """FIXED_POINT 32: floor(.5 + 2147483647 * cos(phase)) in doubles;
+    float: (float) cos(phase); each word's negation beside it."""
+    def want(phase):
+        c, s = math.cos(phase), math.sin(phase)
+        if flt:
+            c, s = _f32(c), _f32(s)
+            return c, s, c ^ 0x80000000, s ^ 0x80000000
+        c = math.floor(.5 + 2147483647 * c)
+        s = math.floor(.5 + 2147483647 * s)
+        return c, s, -c, -s
+    bad = []
+    for n in SIZES[::3] + [6, 12, 24, 480]:
+        quads = _wide_tables(n, flt)
+        for i in range(n):
+            w = want(-2 * math.pi * i / n)
+            if tuple(quads[i]) != w:
+                bad.append(("twiddle", n, i, quads[i], w))
+        for i in range(n // 2):
+            w = want(-3.14159265358979323846264338327 * ((i + 1) / n + .5))
+            if tuple(quads[n + i]) != w:
+                bad.append(("super", n, i, quads[n + i], w))
     assert not bad, bad[:10]
 
 

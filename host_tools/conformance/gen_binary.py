@@ -86,9 +86,7 @@ def quantized(op, rng, size, act=True):
 
 def floats(op, rng, size, act=False):
     """A float32 model of op (with a random fused activation if act);
-    returns (bytes, inputs). No infinities in the inputs: f32.py makes
-    inf - inf and 0 * inf +NaN (0x7FC00000) where x86 TFLM gives its
-    default NaN, -NaN (0xFFC00000)."""
+    returns (bytes, inputs). No infinities in the inputs."""
     a, b, o = shapes(rng, size)
     c = _const_index(rng)
     vals = [_float_values(rng, s, inf=False) for s in (a, b)]

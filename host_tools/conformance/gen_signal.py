@@ -13,8 +13,8 @@ model's options; TFLM reads the values by position in sorted key order
 
     SignalWindow                   shift (int)
     SignalFftAutoScale             {} (none read)
-    SignalRfft                     T (int, TensorType: 7 = int16),
-                                   fft_length (int)
+    SignalRfft                     T (int, TensorType: 7 int16, 2
+                                   int32, 0 float32), fft_length (int)
     SignalEnergy                   end_index, start_index (int)
     SignalFilterBank               num_channels (int)
     SignalFilterBankSquareRoot     {} (none read)
@@ -39,9 +39,9 @@ Inputs cover the extremes: int16 -32768 / 32767, all zeros, uint32 near
 What TFLM does not check, and so the generators never make:
 * SignalWindow: an input whose size is not a multiple of the weights'
   (TFLM reads and writes past the end);
-* SignalRfft: only int16 (T=7); fft_length is even with fft_length / 2
-  a product of 2, 3 and 5 (kiss_fft's fixed-point radix-2/3/4/5
-  butterflies; its generic radix allocates and does not work in TFLM),
+* SignalRfft: fft_length is even with fft_length / 2 a product of 2, 3
+  and 5 (kiss_fft's radix-2/3/4/5 butterflies; its generic radix
+  allocates and does not work in TFLM),
   input length <= fft_length, output last dim exactly
   2 * (fft_length / 2 + 1) (TFLM writes that many values per row);
 * SignalEnergy: TFLM writes only output[start_index:end_index] (the
@@ -239,10 +239,12 @@ POW2_LENGTHS = tuple(1 << k for k in range(3, 11))
 
 
 def gen_rfft(rng, size):
-    """SignalRfft, int16 (T=7): fft_length a power of two 8..1024 or
-    another length whose half has only factors 2, 3, 5 (12, 40, 48,
-    120, 480, ...); input [..., L] with L <= fft_length (zero padded),
-    rank 1-3; output [..., 2 * (fft_length / 2 + 1)]."""
+    """SignalRfft, int16 (T=7; 3 in 5 models), int32 (T=2) or float32
+    (T=0): fft_length a power of two 8..1024 or another length whose
+    half has only factors 2, 3, 5 (12, 40, 48, 120, 480, ...); input
+    [..., L] with L <= fft_length (zero padded), rank 1-3; output [...,
+    2 * (fft_length / 2 + 1)]."""
+    dtype = rng.choice(("int16", "int16", "int16", "int32", "float32"))
     cap = (16, 64, 256, 1024)[size - 1]
     if rng.random() < 0.5:
         n = rng.choice([x for x in POW2_LENGTHS if x <= cap])
@@ -252,10 +254,61 @@ def gen_rfft(rng, size):
     rank = rng.choice((1, 1, 2, 3))
     outer = [rng.randint(1, 3) for _ in range(rank - 1)]
     raw = opgen.single_op(
-        "CUSTOM:SignalRfft", [T(outer + [L], "int16")],
-        [T(outer + [2 * (n // 2 + 1)], "int16")],
-        custom_options=options({"T": INT16, "fft_length": n}))
-    return raw, [int16_values(rng, int(np.prod(outer + [L])))]
+        "CUSTOM:SignalRfft", [T(outer + [L], dtype)],
+        [T(outer + [2 * (n // 2 + 1)], dtype)],
+        custom_options=options({"T": opgen.DTYPES[dtype], "fft_length": n}))
+    count = int(np.prod(outer + [L]))
+    values = {"int16": int16_values, "int32": int32_values,
+              "float32": float32_values}[dtype]
+    return raw, [values(rng, count)]
+
+
+def int32_values(rng, n, mode=None):
+    """n int32 values: full range, a random amplitude, zeros, only the
+    extremes, or full range with extremes sprinkled in."""
+    g = _np(rng)
+    mode = mode or _pick(rng, {"full": 3, "amp": 4, "zeros": 1,
+                               "extremes": 1, "mixed": 2})
+    lo, hi = -(1 << 31), (1 << 31) - 1
+    if mode == "zeros":
+        return np.zeros(n, np.int32)
+    if mode == "extremes":
+        return g.choice(np.array([lo, hi, -hi, 0, 1, -1], np.int32), n)
+    if mode == "amp":
+        amp = 1 << rng.randint(0, 31)
+        return g.integers(-amp, amp, n, endpoint=True).clip(lo, hi).astype(
+            np.int32)
+    x = g.integers(lo, hi, n, endpoint=True).astype(np.int32)
+    if mode == "mixed" and n:
+        k = g.integers(0, n, max(1, n // 8))
+        x[k] = g.choice(np.array([lo, hi], np.int32), len(k))
+    return x
+
+
+def float32_values(rng, n, mode=None):
+    """n finite float32 values: a random scale (1e-3 .. 1e4), mixed
+    scales with zeros of both signs and subnormals, or huge ones (up to
+    1e35: an FFT of 1,024 of them stays finite). Not infinities: once an
+    FFT's sums overflow, NaNs of both signs meet in commutative + and *,
+    and which one x86 propagates depends on the operand order TFLM's
+    compiler chose."""
+    g = _np(rng)
+    mode = mode or _pick(rng, {"scale": 5, "mixed": 3, "huge": 1,
+                               "zeros": 1})
+    if mode == "zeros":
+        return np.zeros(n, np.float32)
+    if mode == "scale":
+        return (g.standard_normal(n) * 10.0 ** rng.uniform(-3, 4)).astype(
+            np.float32)
+    if mode == "huge":
+        return (g.uniform(-1e35, 1e35, n)).astype(np.float32)
+    x = (g.standard_normal(n) * 10.0 ** g.uniform(-30, 30, n)).astype(
+        np.float32)
+    if n:
+        k = g.integers(0, n, max(1, n // 8))
+        x[k] = g.choice(np.array([0.0, -0.0, 1e-45, -3e-39, 1.0, -1.0],
+                                 np.float32), len(k))
+    return x
 
 
 # --- SignalEnergy ------------------------------------------------------------

@@ -9,7 +9,7 @@ a, b, c = rd('a'), rd('b'), rd('c')
 n = len(a) // 4
 o = bytearray(4 * n)
 none = f32.consts(f32.NEG_INF, f32.INF)
-f32.vec(array('i', [0, 1, 0, 1, 0, 1, 0, n]), none, a, b, c, o)
+f32.vec(array('i', [0, 1, 0, 1, 0, 1, 0, n, 1]), none, a, b, c, o)
 open(DIR + '/vec', 'wb').write(o)
 f32.vdiv(array('i', [0, 1, 0, 1, 0, n]), none, a, b, o)
 open(DIR + '/div', 'wb').write(o)

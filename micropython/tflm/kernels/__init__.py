@@ -188,6 +188,7 @@ _LAZY = (
     " float_ops:*:broadcast_prep binary_i32:*:broadcast_prep"
     " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
     " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32"
+    " signal_fft:i:signal_fft32 signal_fft:f:signal_fft32 signal_fft32:f:f32"
 )
 
 

@@ -50,7 +50,8 @@ heap ints on 32-bit ports): they stay in arrays.
 
 Clamping is TFLM's ActivationFunctionWithMinMax, min(max(x, lo), hi):
 x < lo gives lo, hi < x gives hi, NaN and -0.0 pass unchanged. NaN
-results are quiet NaNs (payloads may differ from x86's).
+results are quiet NaNs: a NaN operand propagates (the first of two, as
+x86's SSE), an invalid operation gives x86's default NaN (0xFFC00000).
 """
 
 import struct
@@ -248,8 +249,10 @@ def dot(p, q, x, w, b, out):
             mb: int = bb & M23
             pr: int = 0
             if ea == 0xFF or eb == 0xFF:
-                if (ea == 0xFF and ma) or (eb == 0xFF and mb):
-                    pr = QNAN
+                if ea == 0xFF and ma:  # a NaN operand, quieted (x86: the
+                    pr = a | (one << 22)  # first one)
+                elif eb == 0xFF and mb:
+                    pr = bb | (one << 22)
                 elif (ea | ma) == 0 or (eb | mb) == 0:
                     pr = QNAN | (one << 31)  # inf * 0
                 else:
@@ -417,9 +420,9 @@ def dot(p, q, x, w, b, out):
             x0 += xstep
 
 # vec() parameter slots (array('i') p): 0 a offset, 1 a stride, 2 b offset,
-# 3 b stride, 4 c offset, 5 c stride, 6 output offset, 7 count.
-# q (array('I')): 0 lo, 1 hi.
-VEC_SLOTS = 8
+# 3 b stride, 4 c offset, 5 c stride, 6 output offset, 7 count, 8 output
+# stride (0 means 1). q (array('I')): 0 lo, 1 hi.
+VEC_SLOTS = 9
 
 
 @micropython.viper
@@ -450,12 +453,23 @@ def vec(p, q, a_, b_, c_, out):
     if (chi >> 31) & 1:
         kh = 0 - kh
     xa: int = int(ptr32(a_)) + pp[0] * 4
-    xs: int = pp[1] * 4
+    xs: int = pp[1]  # strides may be negative: sign-extended (ptr32
+    xs = ((((xs >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
+        | ((xs & 0xFFFF) << 2)  # zero-extends on 64-bit viper)
     wa: int = int(ptr32(b_)) + pp[2] * 4
-    ws: int = pp[3] * 4
+    ws: int = pp[3]
+    ws = ((((ws >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
+        | ((ws & 0xFFFF) << 2)
     ca: int = int(ptr32(c_)) + pp[4] * 4
-    cs: int = pp[5] * 4
+    cs: int = pp[5]
+    cs = ((((cs >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
+        | ((cs & 0xFFFF) << 2)
     po: int = int(ptr32(out)) + pp[6] * 4
+    ps: int = pp[8]
+    ps = ((((ps >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
+        | ((ps & 0xFFFF) << 2)
+    if ps == 0:
+        ps = 4
     n: int = pp[7]
     while n > 0:
         n -= 1
@@ -473,8 +487,10 @@ def vec(p, q, a_, b_, c_, out):
         mb: int = bb & M23
         pr: int = 0
         if ea == 0xFF or eb == 0xFF:
-            if (ea == 0xFF and ma) or (eb == 0xFF and mb):
-                pr = QNAN
+            if ea == 0xFF and ma:  # a NaN operand, quieted (x86: the
+                pr = a | (one << 22)  # first one)
+            elif eb == 0xFF and mb:
+                pr = bb | (one << 22)
             elif (ea | ma) == 0 or (eb | mb) == 0:
                 pr = QNAN | (one << 31)  # inf * 0
             else:
@@ -631,7 +647,7 @@ def vec(p, q, a_, b_, c_, out):
             if kh < k:
                 acc = chi
         ptr32(po)[0] = acc
-        po += 4
+        po += ps
 
 
 # vdiv() parameter slots (array('i') p): 0 a offset, 1 a stride, 2 b

@@ -1,4 +1,5 @@
-"""SignalRfft, int16: the real FFT of TFLM's Signal library.
+"""SignalRfft, int16: the real FFT of TFLM's Signal library (its int32
+and float32 variants: signal_fft32.py, from the same prepare).
 
 Follows signal/micro/kernels/rfft.cc and signal/src/rfft_int16.cc, which
 run KISS FFT v130 (kiss_fft.c, tools/kiss_fftr.c, _kiss_fft_guts.h) with
@@ -36,26 +37,29 @@ from ..errors import PrepareError
 from . import signal_util as su
 
 _INT16 = const(7)
+_INT32 = const(2)
+_FLOAT32 = const(0)
 # The permutation table holds uint16 indexes of the N/2 complex inputs
 _MAX_N = const(131072)
 
 
 def prepare(op, ins, outs, ctx):
-    """Check a SignalRfft operator and bind its eval: input int16 [..., L],
-    output int16 [..., 2 * (N/2 + 1)] with as many rows, options T = 7
-    (int16) and fft_length N, even, 4 <= N <= 131072, N/2 a product of
-    2, 3, 4 and 5, L <= N. Raises PrepareError otherwise."""
+    """Check a SignalRfft operator and bind its eval: input [..., L],
+    output [..., 2 * (N/2 + 1)] with as many rows, both of type T (7:
+    int16, here; 2: int32 and 0: float32, signal_fft32.py), fft_length
+    N even, 4 <= N <= 131072, N/2 a product of 2, 3, 4 and 5, L <= N.
+    Raises PrepareError otherwise."""
     from .conv_util import keep
     su.io(op, ins, outs, 1, 1)
     x, y = ins[0], outs[0]
     label = op.label()
     ttype = su.option_by_key(op, "T")  # RfftInitAll: m["T"].AsInt32()
-    if ttype != _INT16:
-        raise PrepareError("%s: only int16 (T = 7) is supported, not T = %s"
-                           % (label, ttype))
+    if ttype not in (_INT16, _INT32, _FLOAT32):
+        raise PrepareError("%s: T = %s: TFLM's SignalRfft takes int16 (7), "
+                           "int32 (2) and float32 (0)" % (label, ttype))
     n = su.options(op, 2)[1]  # 'fft_length', after 'T'
-    su.want(op, x, _INT16, -2)
-    su.want(op, y, _INT16, len(x.shape))
+    su.want(op, x, ttype, -2)
+    su.want(op, y, ttype, len(x.shape))
     if n < 4 or n & 1 or n > _MAX_N:
         raise PrepareError("%s: fft_length %d must be even, at least 4 and "
                            "at most %d" % (label, n, _MAX_N))
@@ -73,6 +77,10 @@ def prepare(op, ins, outs, ctx):
                            "an output of %d rows of %d values, not %s"
                            % (label, length, n, rows, 2 * (half + 1),
                               y.shape))
+    if ttype != _INT16:
+        from . import signal_fft32
+        return signal_fft32.prepare(op, ins, outs, ctx, ttype, n, factors,
+                                    length, rows)
     # Tables straight in the arena's persistent part (no heap copy):
     # twiddles and super twiddles (int16 pairs), the input permutation
     tw = persistent(ctx, "B", 4 * half, True)
@@ -480,6 +488,7 @@ def _permutation(perm, factors):
 # integer (cos = 1/2 at the sixths of a turn).
 
 _P = const(104)  # bits of the fixed-point cos / sin
+FRAC_BITS = const(104)  # _P, for signal_fft32.py
 _PI_D = (7074237752028440, -51)  # the double nearest pi
 
 
@@ -561,63 +570,97 @@ def _fixed(x):
     return x[0] << sh if sh >= 0 else x[0] >> -sh
 
 
-def _q15(v):
-    """floor(.5 + 32767 * c) of fixed-point v, c = the double nearest v
-    (KISS_FFT_COS / KISS_FFT_SIN on a correctly rounded cos / sin)."""
+def _qs(v, smax):
+    """floor(.5 + smax * c) of fixed-point v, c = the double nearest v
+    (KISS_FFT_COS / KISS_FFT_SIN of FIXED_POINT 16 / 32 on a correctly
+    rounded cos / sin: smax 32767 / 2147483647), the product and the sum
+    rounded to double as C does."""
     c = _rnd(v, 1 << _P)
-    m, e = _add(_rnd2(32767 * c[0], c[1]), (1, -1))
+    m, e = _add(_rnd2(smax * c[0], c[1]), (1, -1))
     return m << e if e >= 0 else m >> -e
 
 
-def _table(out, n, step, first, phase, angle):
-    """int16 pairs (little-endian, in byte buffer out) = KISS_FFT_COS /
-    _SIN of phase(i) for i < len(out) // 4: the angles angle(i) = first +
-    i * step (fixed point) by rotation, each moved to the double
-    phase(i)."""
-    pi = _pi()
-    c, s = _cos_sin(first)
-    wc, ws = _cos_sin(step)
+def fixed_conv(smax, near):
+    """conv for _table: (KISS_FFT_COS, KISS_FFT_SIN) as integers at scale
+    smax. Exact cos / sin that land farther than near (in _P-bit fixed
+    point) from a rounding boundary of smax * x + .5 give the same
+    integer whatever the double rounding; the others are decided exactly
+    (the angle moved to C's double phase, the doubles rounded as C)."""
     one = 1 << _P
     half = one >> 1
-    near = one >> 30  # doubles err by ~2**-38 here: decide those exactly
-    for i in range(len(out) // 4):
-        xc = 32767 * c + half
-        xs = 32767 * s + half
+
+    def conv(c, s, d):
+        xc = smax * c + half
+        xs = smax * s + half
         fc = xc & (one - 1)
         fs = xs & (one - 1)
         if near < fc < one - near and near < fs < one - near:
-            vc = xc >> _P  # no double can land elsewhere
-            vs = xs >> _P
-        else:
-            d = _fixed(phase(i)) - angle(i, pi)  # about 1e-16 of the angle
-            vc = _q15(c - ((s * d) >> _P))
-            vs = _q15(s + ((c * d) >> _P))
+            return xc >> _P, xs >> _P  # no double can land elsewhere
+        dd = d()  # about 1e-16 of the angle
+        return (_qs(c - ((s * dd) >> _P), smax),
+                _qs(s + ((c * dd) >> _P), smax))
+    return conv
+
+
+def _table(count, step, first, phase, angle, conv, store):
+    """store(i, KISS_FFT_COS, KISS_FFT_SIN of phase(i)) for i < count, as
+    conv(cos, sin, d) computes them from the exact cos and sin (_P-bit
+    fixed point) of the angles angle(i) = first + i * step, found by
+    rotation; d() is phase(i) - angle(i) in fixed point (phase(i) is the
+    double C computes)."""
+    pi = _pi()
+    c, s = _cos_sin(first)
+    wc, ws = _cos_sin(step)
+    for i in range(count):
+        vc, vs = conv(c, s, lambda: _fixed(phase(i)) - angle(i, pi))
+        store(i, vc, vs)
+        c, s = (c * wc - s * ws) >> _P, (c * ws + s * wc) >> _P
+
+
+def _int16_pairs(out):
+    def store(i, vc, vs):
         out[4 * i] = vc & 0xFF
         out[4 * i + 1] = (vc >> 8) & 0xFF
         out[4 * i + 2] = vs & 0xFF
         out[4 * i + 3] = (vs >> 8) & 0xFF
-        c, s = (c * wc - s * ws) >> _P, (c * ws + s * wc) >> _P
+    return store
+
+
+def _conv15():
+    # doubles err by ~2**-38 here: decide those exactly
+    return fixed_conv(32767, (1 << _P) >> 30)
 
 
 def _twiddles(out, n):
+    """kiss_fft_alloc's n forward twiddles as int16 pairs (byte buffer
+    out)."""
+    twiddle_table(n, _conv15(), _int16_pairs(out))
+
+
+def _super_twiddles(out, n):
+    """kiss_fftr_alloc's n // 2 super twiddles as int16 pairs."""
+    super_twiddle_table(n, _conv15(), _int16_pairs(out))
+
+
+def twiddle_table(n, conv, store):
     """kiss_fft_alloc's n forward twiddles, phase -2*pi*i / n, in doubles:
-    ((-2 * pi) * i) / n."""
+    ((-2 * pi) * i) / n; store(i, cos, sin) as conv makes them."""
     def phase(i):
         t = _rnd2(-_PI_D[0] * i, _PI_D[1] + 1)
         if t[1] < 0:
             return _rnd(t[0], n << -t[1])
         return _rnd(t[0] << t[1], n)
     pi = _pi()
-    _table(out, n, -(2 * pi) // n, 0, phase,
-           lambda i, pi: -(2 * pi * i) // n)
+    _table(n, -(2 * pi) // n, 0, phase,
+           lambda i, pi: -(2 * pi * i) // n, conv, store)
 
 
-def _super_twiddles(out, n):
+def super_twiddle_table(n, conv, store):
     """kiss_fftr_alloc's n // 2 super twiddles for a complex FFT of n
     points: phase -pi * ((i + 1) / n + .5), in doubles."""
     def phase(i):
         b = _add(_rnd(i + 1, n), (1, -1))
         return _rnd2(-_PI_D[0] * b[0], _PI_D[1] + b[1])
     pi = _pi()
-    _table(out, n, -pi // n, -(pi * (n + 2)) // (2 * n), phase,
-           lambda i, pi: -(pi * (n + 2 * i + 2)) // (2 * n))
+    _table(n // 2, -pi // n, -(pi * (n + 2)) // (2 * n), phase,
+           lambda i, pi: -(pi * (n + 2 * i + 2)) // (2 * n), conv, store)
