@@ -42,7 +42,7 @@ from micropython import const
 
 from . import signal_fft as sf
 from . import signal_util as su
-from ..heap import persistent
+from ..heap import keep, persistent
 
 _INT32 = const(2)
 _FLOAT32 = const(0)
@@ -122,7 +122,7 @@ def prepare(op, ins, outs, ctx, ttype, n, factors, length, rows):
     q = vec = None
     if flt:
         from . import f32
-        q = ctx.keep(f32.consts(f32.NEG_INF, f32.INF))
+        q = keep(ctx, f32.consts(f32.NEG_INF, f32.INF))
         vec = f32.vec
     p = su.words(_P_LEN)  # set from Python at eval: not kept
     return _eval, (flt, p, q, w, work, k, 2 * half, 4 * half, half,
