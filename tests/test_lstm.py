@@ -1,4 +1,4 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM (tflm/kernels/lstm.py, int8 with an int16
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (tflm/kernels/lstm_int8.py, int8 with an int16
 cell state, and lstm_f32.py, float32) against TFLM.
 
 * generated models (host_tools/conformance/gen_recurrent.lstm_tensors:
@@ -66,8 +66,8 @@ def test_sigmoid_table():
     """sigmoid_table.TABLE, the one copy that lstm.py and lut16.py
     share, is sigmoid(i / 24) * 65536 as TFLM tabulates it."""
     import struct
-    from tflm.kernels import lstm, lut16, sigmoid_table
-    assert lstm._SIGMOID is lut16._TABLE is sigmoid_table.TABLE
+    from tflm.kernels import lstm_int8, lut16, sigmoid_table
+    assert lstm_int8._SIGMOID is lut16._TABLE is sigmoid_table.TABLE
     t = struct.unpack("<256H", sigmoid_table.TABLE)
     assert t[0] == 32768 and t[255] == 65535
     assert all(a <= b for a, b in zip(t, t[1:]))

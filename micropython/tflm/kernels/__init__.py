@@ -187,7 +187,7 @@ _LAZY = (
     " maximum_minimum:*:broadcast_prep squared_difference:*:broadcast_prep"
     " float_ops:*:broadcast_prep binary_i32:*:broadcast_prep"
     " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
-    " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32"
+    " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32 lstm:h:lstm_int8"
     " signal_fft:i:signal_fft32 signal_fft:f:signal_fft32 signal_fft32:f:f32"
 )
 

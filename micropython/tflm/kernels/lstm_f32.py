@@ -1,5 +1,6 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM, float32 (lstm.py holds the int8 kernel
-and imports this one for a float32 input: kernels._LAZY).
+"""UNIDIRECTIONAL_SEQUENCE_LSTM, float32 (lstm.py checks the structure and
+imports this one for a float32 input: kernels._LAZY; the int8 kernel is
+lstm_int8.py).
 
 Follows tensorflow/lite/micro/kernels/lstm_eval.h (LstmStep,
 CalculateLstmGate, UpdateLstmCell, UpdateLstmHidden) with the float

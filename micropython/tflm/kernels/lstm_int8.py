@@ -1,0 +1,476 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM: int8 activations and weights, int16
+cell state (TFLM's 8x8->16 LSTM; lstm.py checks the structure and
+dispatches here).
+
+Follows tensorflow/lite/micro/kernels/unidirectional_sequence_lstm.cc,
+lstm_eval.h / lstm_eval.cc (LstmStep, CalculateLstmGate, UpdateLstmCell,
+UpdateLstmHidden, LstmStepManager), lstm_eval_common.cc
+(PrepareGateParametersInteger, CreateGateParams,
+CreateInterGateMulParams, CreateLstmCellStateInfo), and
+tensorflow/lite/kernels/internal/reference/integer_ops/fully_connected.h,
+mul.h (MulElementwise), logistic.h and tanh.h (their int16 versions, with
+common.h's sigmoid_table_uint16).
+
+Inputs (lstm_shared.h): 0 input [batch, time, n_input] (time_major:
+[time, batch, n_input]); 1-4 input-to-{input, forget, cell, output}
+weights [n_state, n_input]; 5-8 recurrent-to-... weights [n_state,
+n_state]; 12-15 the four gate biases [n_state] (int32); 18 the hidden
+state [batch, n_state] (int8) and 19 the cell state [batch, n_state]
+(int16), both variable tensors (they carry over between invokes;
+interp.reset() sets the hidden state to its zero point and the cell
+state to 0, as TFLM's ResetVariableTensors); peephole (9-11),
+projection (16, 17) and layer norm (20-23) inputs must be absent, as
+TFLM requires. Output 0: [batch, time, n_state] (the hidden state after
+each step).
+
+Each time step (one batch row at a time, or all rows when time_major),
+for the forget, input, cell and output gates in turn:
+
+    gate = act(sat16(FC(x_t, W_in, bias) + FC(h, W_rec)))
+
+each FC being TFLM's integer FullyConnected to int16 at scale 2**-12
+(MultiplyByQuantizedMultiplier of the int32 sum, clamped to int16), act
+TFLM's int16 Logistic (forget, input, output) or Tanh with shift 0 (the
+cell gate, with the options' TANH; with any other activation TFLM's
+release build applies none, and neither does this); then
+
+    c = sat16(Mul(forget, c) + Mul(input, cell_gate)), clipped to
+        +-quantized cell_clip when cell_clip > 0
+    h = Mul(Tanh(c), output)  (int8, the hidden state's zero point)
+    out[t] = h
+
+Mul is MulElementwise with the multipliers of CreateInterGateMulParams.
+The gate values live in int32 words of this op's scratch (planned into
+the arena). float32 LSTMs run in lstm_f32.py; int16-activation ones are
+refused.
+"""
+
+import micropython
+from micropython import const
+
+from ..heap import persistent
+from ..errors import ModelError, PrepareError
+from .lstm import structure
+from .rescale import scale_i32
+from .sigmoid_table import TABLE as _SIGMOID
+
+_INT16 = const(7)
+_INT32 = const(2)
+_INT8 = const(9)
+_ACT_TANH = const(4)
+
+# p (array('i')) slots: 0 batch, 1 time, 2 n_input, 3 n_state,
+# 4 time_major, 5 -input zp, 6 -hidden zp, 7 hidden zp, 8 quantized
+# cell clip + 1 (0: none), 9 tanh multiplier, 10 tanh shift (the cell's),
+# 11.. the (multiplier, shift) pairs: 4 gates x (input FC, recurrent
+# FC), then the forget * cell, input * cell gate and tanh(c) * output
+# multiplications. fc (array('i')): 0 x offset, 1 rows, 2 depth, 3 units,
+# 4 offset added to each x (-zero point), 5 has bias, 6 offset added to
+# each weight.
+_P_PAIRS = const(11)
+_P_SIZE = const(33)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP = const(1)
+_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION = const(0)
+
+
+def _check(op, ins, outs):
+    label = op.label()
+    x, h, c, y, major, batch, steps, n_in, n = structure(op, ins, outs)
+    if x.type != _INT8:
+        raise PrepareError("%s: input %s is %s: int8 and float32 LSTMs "
+                           "are supported"
+                           % (label, x.label(), x.dtype))
+    for t in (h, y) + tuple(ins[1:9]):
+        if t.type != _INT8:
+            raise PrepareError("%s: %s is %s, expected int8"
+                               % (label, t.label(), t.dtype))
+    if c.type != _INT16:
+        raise PrepareError("%s: cell state %s is %s, expected int16"
+                           % (label, c.label(), c.dtype))
+    for t in ins[12:16]:
+        if t.type != _INT32 or not t.is_const:
+            raise PrepareError("%s: bias %s must be a constant int32 tensor"
+                               % (label, t.label()))
+    for t in ins[1:9]:
+        if not t.is_const:
+            raise PrepareError("%s: weights %s must be constant"
+                               % (label, t.label()))
+        if not -128 <= t.zero_point <= 127:
+            raise PrepareError("%s: weights %s zero point %d is outside "
+                               "int8" % (label, t.label(), t.zero_point))
+        if len(t.scales) != 1:
+            raise PrepareError("%s: weights %s need one scale" % (
+                label, t.label()))
+    for t in (x, h, c):
+        if not t.scales:
+            raise PrepareError("%s: %s has no quantization"
+                               % (label, t.label()))
+    for t in (x, h):
+        if not -128 <= t.zero_point <= 127:
+            raise PrepareError("%s: %s zero point %d is outside int8"
+                               % (label, t.label(), t.zero_point))
+    return x, h, c, y, major, batch, steps, n_in, n
+
+
+def _log2_round(scale):
+    """TFLM's CheckedLog2: round(log2(scale)) (half away from zero).
+    TFLM computes it as logf(x) * (1 / logf(2)) in float32, which can
+    round either way within a few ulps of 2**(k + 1/2): a scale within
+    2**-14 (relative) of one is refused (ModelError); elsewhere the exact
+    answer is TFLM's. scale = m * 2**e is past 2**(k + 1/2) when
+    m**2 >= 2**(2k + 1 - 2e)."""
+    from .. import quant
+    m, e = quant.from_f32(scale)
+    k = quant.bitlen(m) - 1 + e  # 2**k <= scale < 2**(k + 1)
+    sq = m * m << 14
+    half = 1 << (2 * k + 1 - 2 * e + 14)
+    if abs(sq - half) <= half >> 13:
+        raise ModelError("cell state scale %r is too close to 2**%d.5, "
+                         "where TFLM's float log2 may round either way"
+                         % (scale, k))
+    return k + 1 if sq >= half else k
+
+
+def prepare(op, ins, outs, ctx):
+    """The int8 x int8 -> int16 cell UNIDIRECTIONAL_SEQUENCE_LSTM (called
+    by lstm.prepare for an input that is not float32). ins: the 24
+    inputs (None for the absent ones); outs: [output]. Raises
+    PrepareError."""
+    from .conv_util import bias_words
+    from .. import quant
+    x, h, c, y, major, batch, steps, n_in, n = _check(op, ins, outs)
+    label = op.label()
+    p = persistent(ctx, "i", _P_SIZE)
+    try:
+        gate = (0x800000, -35)  # 2**-12: the gates' FC output scale
+        k = _P_PAIRS
+        for g in (2, 1, 3, 4):  # forget, input, cell, output
+            for w, src in ((ins[g], x), (ins[g + 4], h)):
+                m, s = quant.quantize_multiplier(quant.div(quant.mul(
+                    quant.from_f32(src.scale), quant.from_f32(w.scale)),
+                    gate))
+                p[k], p[k + 1] = m, s
+                k += 2
+        q15 = (1, -15)
+        cs = quant.from_f32(c.scale)
+        for a, b, o in ((q15, cs, cs), (q15, q15, cs),
+                        (q15, q15, quant.from_f32(h.scale))):
+            m, s = quant.quantize_multiplier(quant.div(quant.mul(a, b), o))
+            p[k], p[k + 1] = m, s
+            k += 2
+        power = _log2_round(c.scale)
+        # cell_clip > 0: clip to +-(int16)min(clip / scale, 32767) (the
+        # double quotient, truncated); p[8] holds that plus 1, 0: no clip
+        clip = op.opt_float(_UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP, 0.0)
+        qclip = 0
+        if clip > 3e38:  # +inf (or FLT_MAX): the quotient caps at 32767
+            qclip = 32768
+        elif clip > 0:
+            r = quant.div(quant.from_f32(clip), cs)
+            qclip = r[0] >> -r[1] if r[1] < 0 else r[0] << r[1]
+            qclip = min(qclip, 32767) + 1
+    except ModelError as e:
+        raise PrepareError("%s: %s" % (label, e))
+    for j in range(_P_PAIRS + 1, _P_SIZE, 2):
+        if p[j] > 30:
+            raise PrepareError("%s: requantization multiplier too large "
+                               "(shift %d)" % (label, p[j]))
+    # Tanh(cell_state_scale_power): left shift 15 + power - 3, or a right
+    # shift with multiplier 3 when that is negative (lstm_eval.cc)
+    shift = 12 + power
+    mult = 0
+    if shift < 0:
+        shift, mult = -shift, 3
+    if mult == 0:  # the int16 Tanh's power of two case
+        if shift > 14:  # x * (3 << shift) would overflow int32
+            raise PrepareError("%s: cell state scale %r is too large"
+                               % (label, c.scale))
+        mult, shift = 3 << shift, 0
+    elif shift > 31:  # TFLM shifts an int32 by that much: undefined
+        raise PrepareError("%s: cell state scale %r is too small"
+                           % (label, c.scale))
+    for j, v in enumerate((batch, steps, n_in, n, 1 if major else 0,
+                           -x.zero_point, -h.zero_point, h.zero_point,
+                           qclip, mult, shift)):
+        p[j] = v
+    # the cell gate's activation: TANH; any other leaves the gate as it
+    # is (TFLM's release build passes its TFLITE_ASSERT_FALSE)
+    act = op.opt_byte(_UNIDIRECTIONAL_SEQUENCE_LSTM_FUSED_ACTIVATION_FUNCTION,
+                      0)
+    tanh_gate = act == _ACT_TANH
+    rows = batch if major else 1
+    words = rows * n
+    fc = persistent(ctx, "i", 7)
+    fc[1], fc[3] = rows, n
+    ctx.variable(h)
+    ctx.variable(c)
+    bufs = tuple(ctx.work(words) for _ in range(6))
+    biases = tuple(bias_words(op, ins[i], n, ctx) for i in (13, 12, 14, 15))
+    order = (2, 6, 1, 5, 3, 7, 4, 8)
+    weights = tuple(ins[i].data for i in order)
+    w_offsets = tuple(-ins[i].zero_point for i in order)
+    pairs = tuple(p[j:j + 1] for j in range(_P_PAIRS, _P_SIZE))
+    return _eval, (x.data, h.data, c.data, y.data, p, fc, bufs, biases,
+                   weights, w_offsets, pairs, _SIGMOID, tanh_gate)
+
+
+def _eval(st):
+    # (no tuple is built here: a, b = c, d of 4 or more names makes one)
+    x, h, c, y, p, fc, bufs, biases, weights, w_off, pairs, tab, tg = st
+    batch = p[0]
+    steps = p[1]
+    n_in = p[2]
+    n = p[3]
+    major = p[4]
+    rows = batch if major else 1
+    words = rows * n
+    gf, gi, gc, go, t1, t2 = bufs
+    for b in range(1 if major else batch):
+        for t in range(steps):
+            if major:
+                xo = t * batch * n_in
+                so = 0
+                yo = t * batch * n
+            else:
+                xo = (b * steps + t) * n_in
+                so = b * n
+                yo = (b * steps + t) * n
+            for k in range(4):
+                g = bufs[k]
+                # input FC (with the gate's bias), then the recurrent one
+                fc[0] = xo
+                fc[2] = n_in
+                fc[4] = p[5]
+                fc[5] = 1
+                fc[6] = w_off[2 * k]
+                _fc(x, weights[2 * k], biases[k], g, fc)
+                scale_i32(g, words, pairs[4 * k], pairs[4 * k + 1], 0)
+                fc[0] = so
+                fc[2] = n
+                fc[4] = p[6]
+                fc[5] = 0
+                fc[6] = w_off[2 * k + 1]
+                _fc(h, weights[2 * k + 1], biases[k], t1, fc)
+                scale_i32(t1, words, pairs[4 * k + 2], pairs[4 * k + 3], 0)
+                _gate_sum(g, t1, words)
+                if k != 2:
+                    _sigmoid(g, words, tab)
+                elif tg:
+                    _tanh(g, words, tab, 3, 0)
+            # c = sat16(forget * c + input * cell gate), clipped
+            _load16(c, so, t1, words)
+            _mul(gf, t1, t1, words)
+            scale_i32(t1, words, pairs[16], pairs[17], 0)
+            _mul(gi, gc, t2, words)
+            scale_i32(t2, words, pairs[18], pairs[19], 0)
+            _gate_sum(t1, t2, words)  # each product clamped, then summed
+            _cell(t1, c, so, words, p)
+            # h = tanh(c) * output, int8 at the hidden zero point
+            _load16(c, so, t1, words)
+            _tanh(t1, words, tab, p[9], p[10])
+            _mul(t1, go, t2, words)
+            scale_i32(t2, words, pairs[20], pairs[21], 0)
+            _hidden(t2, h, so, y, yo, words, p)
+
+
+# -- engines (word-size independent viper; words hold signed values) -----
+
+@micropython.viper
+def _fc(x, w, bias, out, fc):
+    """out[r * U + u] = wrap32(sum_d (w[u, d] + wo) * (x[x0 + r * D + d]
+    + xo) (+ bias[u] when fc[5])) for r < rows: TFLM's integer
+    FullyConnected sum (int8 x and w at any address; wo = fc[6], the
+    weights' offset, -zero point)."""
+    px = ptr8(x)
+    pw = ptr8(w)
+    s: int = 0
+    q = ptr32(fc)
+    one: int = 1
+    S: int = one << 31
+    x0: int = q[0]
+    rows: int = q[1]
+    depth: int = q[2]
+    units: int = q[3]
+    xo: int = ((q[4] ^ S) - S) - 128  # x bytes are read as x + 128
+    has_b: int = q[5]
+    wo: int = ((q[6] ^ S) - S) - 128  # w bytes are read as w + 128
+    pb = ptr32(bias)
+    po = ptr32(out)
+    r: int = 0
+    while r < rows:
+        u: int = 0
+        while u < units:
+            s = 0
+            wa: int = u * depth
+            xa: int = x0 + r * depth
+            d: int = 0
+            while d < depth:
+                s += ((pw[wa + d] ^ 0x80) + wo) * ((px[xa + d] ^ 0x80) + xo)
+                d += 1
+            if has_b:
+                s += (pb[u] ^ S) - S
+            po[r * units + u] = ((((((s >> 16) & 0xFFFF) ^ 0x8000) - 0x8000)
+                                  << 16) | (s & 0xFFFF))
+            u += 1
+        r += 1
+
+
+@micropython.viper
+def _gate_sum(g, t, n: int):
+    """g[i] = sat16(clamp16(g[i]) + clamp16(t[i])): the two FCs' int16
+    outputs (TFLM clamps each to its activation range, int16) and their
+    saturating AddElementWise."""
+    pg = ptr32(g)
+    pt = ptr32(t)
+    one: int = 1
+    S: int = one << 31
+    i: int = 0
+    while i < n:
+        a: int = (pg[i] ^ S) - S
+        b: int = (pt[i] ^ S) - S
+        if a > 32767:
+            a = 32767
+        if a < -32768:
+            a = -32768
+        if b > 32767:
+            b = 32767
+        if b < -32768:
+            b = -32768
+        a += b
+        if a > 32767:
+            a = 32767
+        if a < -32768:
+            a = -32768
+        pg[i] = a
+        i += 1
+
+
+@micropython.viper
+def _sigmoid(g, n: int, tab):
+    """g[i] = TFLM's int16 Logistic (input_multiplier 0, left shift 0:
+    the input times 3), in place on words."""
+    pg = ptr32(g)
+    pt = ptr8(tab)
+    one: int = 1
+    S: int = one << 31
+    i: int = 0
+    while i < n:
+        v: int = ((pg[i] ^ S) - S) * 3
+        a: int = v
+        if a < 0:
+            a = 0 - a
+        uh: int = a >> 9
+        if uh >= 255:
+            r: int = 0x7FFF << 10
+        else:
+            ua: int = pt[2 * uh] | (pt[2 * uh + 1] << 8)
+            ub: int = pt[2 * uh + 2] | (pt[2 * uh + 3] << 8)
+            r = (ua << 9) + (a & 0x1FF) * (ub - ua)
+        if v >= 0:
+            r = r + 512
+        else:
+            r = (one << 25) - r + 511
+        pg[i] = r >> 10
+        i += 1
+
+
+@micropython.viper
+def _tanh(g, n: int, tab, mult: int, shift: int):
+    """g[i] = TFLM's int16 Tanh of (g[i] * mult + round) >> shift, in
+    place on words."""
+    pg = ptr32(g)
+    pt = ptr8(tab)
+    one: int = 1
+    S: int = one << 31
+    rnd: int = 0
+    if shift > 0:
+        rnd = one << (shift - 1)
+    i: int = 0
+    while i < n:
+        v: int = (((pg[i] ^ S) - S) * mult + rnd) >> shift
+        a: int = v
+        if a < 0:
+            a = 0 - a
+        uh: int = a >> 8
+        if uh >= 255:
+            r: int = 0xFFFF << 8
+        else:
+            ua: int = pt[2 * uh] | (pt[2 * uh + 1] << 8)
+            ub: int = pt[2 * uh + 2] | (pt[2 * uh + 3] << 8)
+            r = (ua << 8) + (a & 0xFF) * (ub - ua)
+        if v >= 0:
+            r = r - (one << 23) + 128
+        else:
+            r = (one << 23) - r + 127
+        pg[i] = r >> 8
+        i += 1
+
+
+@micropython.viper
+def _mul(a, b, out, n: int):
+    """out[i] = a[i] * b[i] (int16 values in words: no overflow)."""
+    pa = ptr32(a)
+    pb = ptr32(b)
+    po = ptr32(out)
+    one: int = 1
+    S: int = one << 31
+    i: int = 0
+    while i < n:
+        po[i] = ((pa[i] ^ S) - S) * ((pb[i] ^ S) - S)
+        i += 1
+
+
+@micropython.viper
+def _load16(src, off: int, out, n: int):
+    """out[i] = the int16 src[off + i] (aligned: a variable tensor)."""
+    ps = ptr16(src)
+    po = ptr32(out)
+    i: int = 0
+    while i < n:
+        po[i] = (ps[off + i] ^ 0x8000) - 0x8000
+        i += 1
+
+
+@micropython.viper
+def _cell(a, c, off: int, n: int, p):
+    """c[off + i] = a[i] (the new cell state, _gate_sum of the two
+    MulElementwise products), clipped to +-p[8] - 1 when p[8] > 0."""
+    pa = ptr32(a)
+    pc = ptr16(c)
+    clip: int = ptr32(p)[8] - 1  # -1: no clipping
+    one: int = 1
+    S: int = one << 31
+    i: int = 0
+    while i < n:
+        x: int = (pa[i] ^ S) - S
+        if clip >= 0:
+            if x > clip:
+                x = clip
+            if x < 0 - clip:
+                x = 0 - clip
+        pc[off + i] = x
+        i += 1
+
+
+@micropython.viper
+def _hidden(a, h, off: int, y, yoff: int, n: int, p):
+    """h[off + i] = y[yoff + i] = clamp8(a[i] + hidden zp)."""
+    pa = ptr32(a)
+    ph = ptr8(h)
+    py = ptr8(y)
+    one: int = 1
+    S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
+    zp: int = (ptr32(p)[7] ^ S) - S
+    i: int = 0
+    while i < n:
+        v: int = ((pa[i] ^ S) - S) + zp
+        if v > 127 or v < -128:
+            v = ((v + S) & M) - S  # C's int32 wrap of the sum (64-bit)
+            if v > 127:
+                v = 127
+            else:
+                v = -128
+        ph[off + i] = v
+        py[yoff + i] = v
+        i += 1
