@@ -79,7 +79,10 @@ def add_parser(sub):
                    help="rounds per model (ratio = median over rounds)")
     b.add_argument("--models", default="",
                    help="comma-separated name substrings (default: all)")
-    b.add_argument("--out", default=OUT_DIR, help="output folder")
+    b.add_argument("--out", default=None,
+                   help="output folder (default bench/; a --models subset "
+                        "writes nothing unless given one, so that the "
+                        "committed full results stay whole)")
     b.add_argument("--no-extras", action="store_true",
                    help="skip the per-op profile and the viper comparison")
     b.add_argument("--replot", action="store_true",
@@ -426,13 +429,15 @@ def board_fit(todo):
 
 
 def main(args):
-    if args.replot:
-        with open(os.path.join(args.out, "results.json")) as f:
-            write(json.load(f), args.out)
-        return 0
     want = [s for s in args.models.split(",") if s]
+    out = args.out or (None if want else OUT_DIR)
+    if args.replot:
+        with open(os.path.join(out or OUT_DIR, "results.json")) as f:
+            write(json.load(f), out or OUT_DIR)
+        return 0
     todo = [m for m in MODELS if not want or any(s in m[0] for s in want)]
-    os.makedirs(args.out, exist_ok=True)
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
     res = {"machine": machine(), "rounds": args.rounds,
            "load_start": "%.2f" % os.getloadavg()[0], "models": []}
     print("%-24s %10s %10s %7s %12s %8s %8s"
@@ -458,6 +463,10 @@ def main(args):
                            for name, rel, sample in MODELS
                            if name in TARGETS}
     res["load_end"] = "%.2f" % os.getloadavg()[0]
-    write(res, args.out)
+    if out is None:
+        print("(a subset of the models: bench/results.* left as they are; "
+              "--out DIR writes this run's)")
+    else:
+        write(res, out)
     bad = [r["name"] for r in res["models"] if not r["bit_exact"]]
     return 1 if bad else 0

@@ -77,9 +77,11 @@ def main(args):
         arr = as_array(raw, o)
         print("output %d '%s' %s %s" % (j, o["name"], o["dtype"],
                                         tuple(o["shape"])))
-        real = dequantize(arr, o).ravel().astype(np.float64)
         print("  raw:        ", _show(arr.ravel().tolist()))
-        print("  dequantized:", _show([round(v, 5) for v in real.tolist()]))
+        if o["dtype"] != "float32" and o["scale"]:  # quantized only
+            real = dequantize(arr, o).ravel().astype(np.float64)
+            print("  dequantized:", _show([round(v, 5)
+                                            for v in real.tolist()]))
     print("time per inference: %.3f ms (median of %d, unix port)"
           % (us / 1000, len(info["us"])))
     print("arena: %d bytes" % info["arena"])

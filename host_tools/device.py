@@ -40,9 +40,10 @@ def run_model(model_path, input_sets, output_count, repeat=1, offset=0,
     k; info: dict with arena, persistent, copied (bytes), us (per invoke,
     in order), heap (bytes the interpreter keeps), build_us, with profile
     ops ([[op index, name, median us], ...]) and total; or (None, {error:
-    TFLMError class name, message}) if the model was rejected.
-    Raises DeviceError if the process crashes, hangs, or a call raises
-    anything but a TFLMError (invoke() needing the heap included).
+    TFLMError class name, message}) if the Interpreter rejected the model.
+    Raises DeviceError if the process crashes or hangs, if anything
+    after construction raises (a TFLMError included), if invoke() needs
+    the heap, or if the model has another number of inputs or outputs.
     """
     from . import case_driver
     work = tempfile.mkdtemp(prefix="tflm_")
@@ -62,15 +63,18 @@ def run_model(model_path, input_sets, output_count, repeat=1, offset=0,
         case_driver.run_unix([case], work, "run", lambda c: os.path.abspath(
             model_path), timeout, flags=flags, heap=HEAP)
         res = case.dev
-        if res["r"] == "err":
+        if res["r"] == "err" and res.get("stage") == "build":
             return None, {"error": res["cls"], "message": res["msg"]}
         if res["r"] != "ok":
-            raise DeviceError("%s: %s%s" % (
-                res["r"], res.get("cls", ""),
-                " " + res["msg"] if "msg" in res else ""))
-        per_set = res["sets"] or [res["out"]]
-        outputs = [[bytes.fromhex(h) for h in outs[:output_count]]
-                   for outs in per_set]
+            raise DeviceError("%s%s: %s%s" % (
+                res["r"], " in " + res["stage"] if "stage" in res else "",
+                res.get("cls", ""), " " + res["msg"] if "msg" in res
+                else ""))
+        if len(res["out"]) != output_count and input_sets:
+            raise DeviceError("the model has %d outputs, not %d"
+                              % (len(res["out"]), output_count))
+        per_set = res["sets"] if res["sets"] is not None else [res["out"]]
+        outputs = [[bytes.fromhex(h) for h in outs] for outs in per_set]
         info = {k: res[k] for k in ("arena", "persistent", "copied", "us",
                                     "heap", "build_us", "ops", "total")
                 if k in res}

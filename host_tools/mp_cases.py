@@ -11,9 +11,11 @@
 # gets N words of scratch: the kernels' chunked paths), "setup=PATH" (a
 # file executed after `import tflm`, e.g. to lower a kernel's fast-path
 # threshold), "offset=N" (the model N bytes into its buffer instead of
-# id % 4), "stats" (the ok line adds the interpreter's figures, below),
-# "profile=N" (then N invoke(profile=True) of the last set: per-operator
-# median microseconds).
+# id % 4), "path" (the Interpreter gets the model's path, as a user's
+# script does: read in place from ROMFS, no copy on the heap), "stats"
+# (the ok line adds the interpreter's figures, below), "profile=N" (then
+# N invoke(profile=True) of the last set: per-operator median
+# microseconds).
 # cases_file has one line per case: "id<TAB>model path<TAB>input sets",
 # the sets separated by ';', each the input paths separated by '|' (a set
 # "!reset" calls interp.reset() instead: its outputs are null). For
@@ -59,6 +61,7 @@ flags = _args[3:]
 api = "api" in flags
 reps = 2 if "twice" in flags else 1
 stats = "stats" in flags
+by_path = "path" in flags
 offset = profile = None
 for _f in flags:
     if _f.startswith("repeat="):
@@ -199,15 +202,20 @@ def run_case(k, model_path, sets):
     stage = "build"
     t0 = time.ticks_ms()
     try:
-        raw = read(model_path)
-        off = k % 4 if offset is None else offset
-        buf = bytearray(off + len(raw))
-        buf[off:] = raw
-        raw = None
+        if by_path:
+            model = model_path
+        else:
+            raw = read(model_path)
+            off = k % 4 if offset is None else offset
+            buf = bytearray(off + len(raw))
+            buf[off:] = raw
+            raw = None
+            model = memoryview(buf)[off:]
         gc.collect()
         before = gc.mem_alloc()
         t1 = time.ticks_us()
-        interp = tflm.Interpreter(memoryview(buf)[off:])
+        interp = tflm.Interpreter(model)
+        model = None
         build_us = time.ticks_diff(time.ticks_us(), t1)
         if stats:
             gc.collect()
@@ -220,12 +228,18 @@ def run_case(k, model_path, sets):
                 raise RuntimeError("the forced scratch length was not used")
             scratch_calls[0] = 0
         outs, src = [], ""
+        last = None  # the last input set (not a reset)
         for inputs in sets:
             if inputs == ["!reset"]:  # a step of an invoke / reset history
                 stage = "reset"
                 interp.reset()
                 outs.append(None)
                 continue
+            last = inputs
+            if not api and len(inputs) != len(interp.inputs):
+                raise ValueError("%d input files given, the model has %d "
+                                 "inputs" % (len(inputs),
+                                             len(interp.inputs)))
             for _ in range(reps):
                 stage = "set"
                 src = ""
@@ -256,9 +270,9 @@ def run_case(k, model_path, sets):
             # run out of memory converting a large output)
             outs.append([binascii.hexlify(t.data).decode()
                          for t in interp.outputs])
-        if profile and outs:
+        if profile and last is not None:
             stage = "profile"
-            fig["ops"], fig["total"] = profiled(interp, inputs, profile)
+            fig["ops"], fig["total"] = profiled(interp, last, profile)
         if api and outs:
             stage = "api"
             bad = api_bug(k, interp)

@@ -103,3 +103,24 @@ def test_network_tester_expected_output():
     got = run_ours(path, sets)
     want = np.load(shared("network_tester_model", "expected_output.npy"))
     assert got[0][0] == want.astype(np.uint8).tobytes()
+
+
+def test_run_model_contract():
+    """device.run_model through the device driver: one output list per
+    input set (none for none), per-invoke times with repeat, per-op
+    profile rows; a wrong output count or an extra input is a
+    DeviceError, not a silent drop."""
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    x = bytes([5])
+    got, info = device.run_model(path, [[x], [bytes([200])]], 1, repeat=3,
+                                 profile=2)
+    assert len(got) == 2 and all(len(g) == 1 and len(g[0]) == 1
+                                 for g in got)
+    assert got[0] != got[1]  # sin at two points
+    assert len(info["us"]) == 6 and info["arena"] > 0
+    assert [r[1] for r in info["ops"]] == ["FULLY_CONNECTED"] * 3
+    assert device.run_model(path, [], 1)[0] == []
+    with pytest.raises(device.DeviceError, match="1 outputs, not 2"):
+        device.run_model(path, [[x]], 2)
+    with pytest.raises(device.DeviceError, match="2 input files"):
+        device.run_model(path, [[x, x]], 1)

@@ -445,7 +445,8 @@ print(json.dumps(r))
     assert "tflm.kernels.conv" in got["dropped"], got
     assert "tflm.fixedpoint" in got["dropped"], got
     assert got["left"] == [] and got["custom"], got
-    assert got["imported"] > 10000, got
+    # the kernels' code is a heap of its own (8.5 KB on a 32-bit port)
+    assert got["imported"] > 6000, got
     # what stays is the names the modules interned (qstrs, their text
     # too when the package runs from .py sources) and little else
     q = [int(v) for v in re.findall(r"n_total_bytes=(\d+)", out)]

@@ -79,8 +79,16 @@ def out_of_memory(stage):
     gc.collect()  # room for the message: the failed block is free
     f = getattr(gc, "mem_free", None)  # None under CPython (host tests)
     try:
-        return ArenaError("out of memory while %s: the model needs more "
-                          "RAM than is free%s" % (stage, " (%d bytes free)"
-                                                  % f() if f else ""))
+        if "construction modules" in stage or "importing kernels" in stage:
+            # the package's own code, not the model's data
+            why = ("the package's code (compiled on the board from .py "
+                   "files, or native code of .mpy ones) needs more RAM "
+                   "than is free; .mpy files (make mpy) or ROMFS (make "
+                   "deploy) need less")
+        else:
+            why = "the model needs more RAM than is free"
+        return ArenaError("out of memory while %s: %s%s" % (
+            stage, why, " (%d bytes free in all)" % f()
+            if f else ""))
     except MemoryError:  # not even room for the message
         return ArenaError("out of memory")

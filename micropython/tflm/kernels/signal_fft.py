@@ -58,6 +58,12 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: T = %s: TFLM's SignalRfft takes int16 (7), "
                            "int32 (2) and float32 (0)" % (label, ttype))
     n = su.options(op, 2)[1]  # 'fft_length', after 'T'
+    if x.type != ttype or y.type != ttype:
+        from .. import schema
+        raise PrepareError("%s: T = %d (%s) needs %s input and output, not "
+                           "%s and %s" % (label, ttype, schema.type_name(
+                               ttype), schema.type_name(ttype), x.dtype,
+                               y.dtype))
     su.want(op, x, ttype, -2)
     su.want(op, y, ttype, len(x.shape))
     if n < 4 or n & 1 or n > _MAX_N:
@@ -71,8 +77,10 @@ def prepare(op, ins, outs, ctx):
                                "radix-%d butterfly" % (label, n, p))
     length = x.shape[-1]
     rows = x.size // length if length else 0
-    if not 1 <= length <= n or y.shape[-1] != 2 * (half + 1) or \
-            y.size != rows * y.shape[-1]:
+    if not 1 <= length <= n:
+        raise PrepareError("%s: input rows of %d samples: fft_length %d "
+                           "takes 1 to %d" % (label, length, n, n))
+    if y.shape[-1] != 2 * (half + 1) or y.size != rows * y.shape[-1]:
         raise PrepareError("%s: rows of %d samples and fft_length %d need "
                            "an output of %d rows of %d values, not %s"
                            % (label, length, n, rows, 2 * (half + 1),

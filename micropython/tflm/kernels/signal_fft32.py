@@ -20,10 +20,10 @@ float32: every +, -, * rounded to float32 in C's order (f32.vec: no
 fused multiply-add, as the oracle's x86-64 build), HALF_OF(x) is
 x * 0.5f (kissfft.patch), C's unary minus flips the sign bit; twiddles
 are (float) cos(phase) of the double phase, computed here exactly (a
-double, then rounded to float32; sin(-0.0) is -0.0). Once the sums
-overflow to infinity, NaNs of both signs meet in + and *, and the sign
-of the one x86 propagates depends on the operand order TFLM's compiler
-chose: there the NaN's sign can differ from TFLM's.
+double, then rounded to float32; sin(-0.0) is -0.0). Once an infinity
+enters (an input, or a sum that overflows), NaNs of both signs meet in
++ and *, and the sign of the one x86 propagates depends on the operand
+order TFLM's compiler chose: there a NaN's sign can differ from TFLM's.
 
 Eval runs KISS FFT's butterflies as vector operations over the values
 that one radix step treats alike: within a stage the loop over k (or,
@@ -33,8 +33,9 @@ chunks of at most CHUNK lanes. Each operation is one call of an engine
 32-bit words. Tables in the arena's persistent part: per twiddle
 (cos, sin, -cos, -sin) words (the negation of a weight at word w sits at
 w + 2), super twiddles alike, the input permutation and a few constants:
-16 * (N/2 + N/4) + N + 40 bytes; the FFT buffer and the butterflies'
-scratch vectors are scratch (4 * N + 64 * CHUNK bytes).
+16 * (N/2 + N/4) + N + 40 bytes (float32: 8 more, the clamp bounds);
+the FFT buffer and the butterflies' scratch vectors are scratch (4 * N +
+64 * lanes bytes, lanes the longest vector, at most CHUNK).
 """
 
 import micropython
