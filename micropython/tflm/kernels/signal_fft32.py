@@ -158,13 +158,37 @@ def _float_conv():
     """conv for signal_fft's tables: the float32 bit patterns of (float)
     cos and sin of C's double phase."""
     def conv(c, s, d):
-        dd = d()
-        vs = _f32_bits(s + ((c * dd) >> sf.FRAC_BITS))
+        vc = _f32_far(c)
+        vs = _f32_far(s)
+        if vc is None or vs is None:  # decided exactly
+            dd = d()
+            vc = _f32_bits(c - ((s * dd) >> sf.FRAC_BITS))
+            vs = _f32_bits(s + ((c * dd) >> sf.FRAC_BITS))
         # the one zero sine, twiddle 0's, is sin(-0.0) = -0.0 (C's phase
         # -2 * pi * 0 / n); no cosine is zero
-        return (_f32_bits(c - ((s * dd) >> sf.FRAC_BITS)),
-                vs if vs else 0x80000000)
+        return vc, vs if vs else 0x80000000
     return conv
+
+
+def _f32_far(v):
+    """float32 bits of fixed-point v (FRAC_BITS) rounded to nearest when
+    v is farther than 2**-47 from a rounding midpoint (C's double phase
+    and cos move the value by about 2**-50: the same float then), else
+    None (also for 0)."""
+    a = -v if v < 0 else v
+    sh = sf._bitlen(a) - 24
+    if sh < 58:  # |v| below about 2**-22: decide exactly
+        return None
+    r = a & ((1 << sh) - 1)
+    h = 1 << (sh - 1)
+    if -(1 << 57) < r - h < 1 << 57:
+        return None
+    q = (a >> sh) + (1 if r > h else 0)
+    if q == 1 << 24:
+        q >>= 1
+        sh += 1
+    ex = sh - sf.FRAC_BITS + 23 + 127
+    return (0x80000000 if v < 0 else 0) | (ex << 23) | (q - (1 << 23))
 
 
 def _f32_bits(v):
