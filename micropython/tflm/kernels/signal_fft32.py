@@ -437,17 +437,12 @@ def _nacc(st, ob, oo, os, A, ao, as_, bo, bs, n):
 @micropython.viper
 def _flip(p, x, out):
     """out[i] = x[i] with its sign bit flipped (p: 0 x offset, 1 x
-    stride, 6 output offset, 7 count, 8 output stride, in words; strides
-    sign-extended as in _engine)."""
+    stride, 6 output offset, 7 count, 8 output stride, in words)."""
     pp = ptr32(p)
     px: int = int(ptr32(x)) + pp[0] * 4
-    sx: int = pp[1]
-    sx = ((((sx >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((sx & 0xFFFF) << 2)
+    sx: int = int(_stride(p, 1))
     po: int = int(ptr32(out)) + pp[6] * 4
-    so: int = pp[8]
-    so = ((((so >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((so & 0xFFFF) << 2)
+    so: int = int(_stride(p, 8))
     if so == 0:
         so = 4
     n: int = pp[7]
@@ -662,6 +657,15 @@ def _split(st, y, yo, half):
 
 
 @micropython.viper
+def _stride(p, k: int) -> int:
+    """4 * p[k], sign-extended (a stride may be negative; ptr32 loads
+    zero-extend on 64-bit viper): bytes."""
+    v: int = ptr32(p)[k]
+    return ((((v >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
+        | ((v & 0xFFFF) << 2)
+
+
+@micropython.viper
 def _engine(p, a_, b_, c_, d_, e_, out):
     """int32 vector operation, p as _P_LEN describes (offsets and strides
     in words, the output stride 0 meaning 1), for i < count:
@@ -675,35 +679,21 @@ def _engine(p, a_, b_, c_, d_, e_, out):
     pp = ptr32(p)
     mode: int = pp[14]
     neg: int = pp[13]
-    # strides may be negative: sign-extended (ptr32 zero-extends on
-    # 64-bit viper), times 4
     pa: int = int(ptr32(a_)) + pp[0] * 4
-    sa: int = pp[1]
-    sa = ((((sa >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((sa & 0xFFFF) << 2)
+    sa: int = int(_stride(p, 1))
     pb: int = int(ptr32(b_)) + pp[2] * 4
-    sb: int = pp[3]
-    sb = ((((sb >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((sb & 0xFFFF) << 2)
+    sb: int = int(_stride(p, 3))
     pc: int = int(ptr32(c_)) + pp[4] * 4
-    sc: int = pp[5]
-    sc = ((((sc >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((sc & 0xFFFF) << 2)
+    sc: int = int(_stride(p, 5))
     po: int = int(ptr32(out)) + pp[6] * 4
     n: int = pp[7]
-    so: int = pp[8]
-    so = ((((so >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((so & 0xFFFF) << 2)
+    so: int = int(_stride(p, 8))
     if so == 0:
         so = 4
     pd: int = int(ptr32(d_)) + pp[9] * 4
-    sd: int = pp[10]
-    sd = ((((sd >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((sd & 0xFFFF) << 2)
+    sd: int = int(_stride(p, 10))
     pe: int = int(ptr32(e_)) + pp[11] * 4
-    se: int = pp[12]
-    se = ((((se >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 18 \
-        | ((se & 0xFFFF) << 2)
+    se: int = int(_stride(p, 12))
     while n > 0:
         n -= 1
         v: int = ptr32(pa)[0]  # sign-extended (ptr32 zero-extends on
