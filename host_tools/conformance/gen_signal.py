@@ -66,7 +66,6 @@ from flatbuffers import flexbuffers
 from host_tools import opgen
 
 T = opgen.Tensor
-INT16 = opgen.DTYPES["int16"]  # 7: SignalRfft's "T"
 
 
 def options(d):

@@ -384,7 +384,7 @@ def _half(st, ob, oo, os, X, xo, xs, C, co, cs, sg, n):
     p[7] = n
     p[8] = os
     if st[_S_FLT]:
-        p[2] = st[_S_K] + (3 if sg < 0 else 1)
+        p[2] = st[_S_K] + _HALF + (2 if sg < 0 else 0)
         st[_S_VEC](p, st[_S_Q], X, st[_S_W], C, ob)
     else:
         p[13] = 1 if sg < 0 else 0
@@ -675,7 +675,8 @@ def _engine(p, a_, b_, c_, d_, e_, out):
     mode 1: out = c +- a;   mode 2: out = c +- (a >> 1) (HALF_OF);
     - when sign (p[13]) is 1; every result wrapped to int32 as it is
     stored. The products are exact from 16-bit limbs: the same bits
-    with 32- and 64-bit viper ints."""
+    with 32- and 64-bit viper ints (the two copies are marked q31mul,
+    tests/test_copies.py)."""
     pp = ptr32(p)
     mode: int = pp[14]
     neg: int = pp[13]
@@ -713,14 +714,18 @@ def _engine(p, a_, b_, c_, d_, e_, out):
             # a * b = ah * bh * 2**32 + (ah * bl + al * bh) * 2**16
             #         + al * bl; H counts 2**31 (its wrap only adds), T
             #         2**16 (from 2**30, the rounding), R what is left
+            H: int = 0
+            T: int = 0x4000
+            R: int = 0
+            # >>> q31mul
             ah: int = a >> 16
             al: int = a & 0xFFFF
             bh: int = b >> 16
             bl: int = b & 0xFFFF
-            H: int = 2 * (ah * bh)
+            H += 2 * (ah * bh)
             m: int = ah * bl  # |m| < 2**31
             H += m >> 15
-            T: int = (m & 0x7FFF) + 0x4000
+            T += m & 0x7FFF
             m = al * bh
             H += m >> 15
             T += m & 0x7FFF
@@ -728,7 +733,8 @@ def _engine(p, a_, b_, c_, d_, e_, out):
             w: int = al * (bl & 0xFF)
             u += w >> 8
             T += u >> 8
-            R: int = ((u & 0xFF) << 8) | (w & 0xFF)
+            R += ((u & 0xFF) << 8) | (w & 0xFF)
+            # <<< q31mul
             # the same for d * e
             v = ptr32(pd)[0]
             a = (((((v >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16) \
@@ -738,6 +744,7 @@ def _engine(p, a_, b_, c_, d_, e_, out):
                 | (v & 0xFFFF)
             pd += sd
             pe += se
+            # >>> q31mul
             ah = a >> 16
             al = a & 0xFFFF
             bh = b >> 16
@@ -754,6 +761,7 @@ def _engine(p, a_, b_, c_, d_, e_, out):
             u += w >> 8
             T += u >> 8
             R += ((u & 0xFF) << 8) | (w & 0xFF)
+            # <<< q31mul
             T += R >> 16
             r = H + (T >> 15)
         elif mode == 2:
