@@ -36,7 +36,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import shared, unix_arch
+from conftest import ROOT, shared, unix_arch
 from host_tools import build, deploy, device
 from host_tools.oracle import Reference
 
@@ -73,7 +73,7 @@ class Board:
         cmd = [self.mpremote, "connect", self.port, "resume"] + list(args)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=timeout, cwd=device.ROOT)
+                                  timeout=timeout, cwd=ROOT)
         except subprocess.TimeoutExpired as e:
             pytest.fail("timed out after %ds: %s\n%s\nsocat: %s"
                         % (timeout, " ".join(cmd), e.stdout,
