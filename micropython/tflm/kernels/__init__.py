@@ -46,11 +46,12 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # THUMB: the port runs Thumb machine code (the native arch in
 # sys.implementation._mpy is armv6m .. armv7emdp; False under CPython and
 # on the unix port). There CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D
-# run their hot loops in kernels/thumb.py and thumb_dw.py, SOFTMAX and the
-# int8 AVERAGE_POOL_2D theirs in thumb_softmax.py and thumb_pool.py;
-# elsewhere their viper twins mac.py, mac_dw.py, softmax_loops.py and
-# pool_loops.py run: the same functions and blocks (romfs.THUMB_ONLY,
-# VIPER_TWINS).
+# (and fc_rows.py's LSTM and SVDF matmuls) run their hot loops in
+# kernels/thumb.py and thumb_dw.py, SOFTMAX and the int8 AVERAGE_POOL_2D
+# theirs in thumb_softmax.py and thumb_pool.py, rescale.scale_i32 in
+# thumb_rescale.py; elsewhere their viper twins mac.py, mac_dw.py,
+# softmax_loops.py, pool_loops.py and rescale_loops.py run: the same
+# functions and blocks (romfs.THUMB_ONLY, VIPER_TWINS).
 # The kernel modules import them at their own import (not in prepare:
 # see preload). WORD: bytes of a machine word (4 on 32-bit
 # ports, 8 on 64-bit ones and CPython's host tools, which plan for the

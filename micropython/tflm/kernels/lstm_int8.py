@@ -40,7 +40,8 @@ release build applies none, and neither does this); then
     out[t] = h
 
 Mul is MulElementwise with the multipliers of CreateInterGateMulParams.
-The gate values live in int32 words of this op's scratch (planned into
+The FCs are fc_rows.rows (FULLY_CONNECTED's machine code on Cortex-M);
+the gate values live in int32 words of this op's scratch (planned into
 the arena). float32 LSTMs run in lstm_f32.py; int16-activation ones are
 refused.
 """
@@ -50,6 +51,7 @@ from micropython import const
 
 from ..heap import persistent
 from ..errors import ModelError, PrepareError
+from . import fc_rows
 from .lstm import structure
 from .rescale import scale_i32
 from .sigmoid_table import TABLE as _SIGMOID
@@ -64,9 +66,8 @@ _ACT_TANH = const(4)
 # cell clip + 1 (0: none), 9 tanh multiplier, 10 tanh shift (the cell's),
 # 11.. the (multiplier, shift) pairs: 4 gates x (input FC, recurrent
 # FC), then the forget * cell, input * cell gate and tanh(c) * output
-# multiplications. fc (array('i')): 0 x offset, 1 rows, 2 depth, 3 units,
-# 4 offset added to each x (-zero point), 5 has bias, 6 offset added to
-# each weight.
+# multiplications. fc: fc_rows.rows's parameters (X0 ... REL), the
+# input's or the hidden state's in turn.
 _P_PAIRS = const(11)
 _P_SIZE = const(33)
 _UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP = const(1)
@@ -136,7 +137,7 @@ def prepare(op, ins, outs, ctx):
     by lstm.prepare for an input that is not float32). ins: the 24
     inputs (None for the absent ones); outs: [output]. Raises
     PrepareError."""
-    from .conv_util import bias_words
+    from .conv_util import bias_words, check_near
     from .. import quant
     x, h, c, y, major, batch, steps, n_in, n = _check(op, ins, outs)
     label = op.label()
@@ -200,23 +201,31 @@ def prepare(op, ins, outs, ctx):
     tanh_gate = act == _ACT_TANH
     rows = batch if major else 1
     words = rows * n
-    fc = persistent(ctx, "i", 7)
-    fc[1], fc[3] = rows, n
+    order = (2, 6, 1, 5, 3, 7, 4, 8)  # forget, input, cell, output gates
+    # the parameters of each gate's two FCs: input (with the bias), then
+    # recurrent, in the order of `order`
+    fcs = tuple(fc_rows.params(ctx, rows, n_in if j % 2 == 0 else n, n,
+                               -(x if j % 2 == 0 else h).zero_point,
+                               -ins[i].zero_point, j % 2 == 0)
+                for j, i in enumerate(order))
     ctx.variable(h)
     ctx.variable(c)
     bufs = tuple(ctx.work(words) for _ in range(6))
+    win = fc_rows.window(ctx, max(n_in, n))
     biases = tuple(bias_words(op, ins[i], n, ctx) for i in (13, 12, 14, 15))
-    order = (2, 6, 1, 5, 3, 7, 4, 8)
     weights = tuple(ins[i].data for i in order)
-    w_offsets = tuple(-ins[i].zero_point for i in order)
     pairs = tuple(p[j:j + 1] for j in range(_P_PAIRS, _P_SIZE))
-    return _eval, (x.data, h.data, c.data, y.data, p, fc, bufs, biases,
-                   weights, w_offsets, pairs, _SIGMOID, tanh_gate)
+    check_near(op, ctx, win, (x.data, h.data, bufs[0], bufs[4])
+               + biases + weights)
+    return _eval, (x.data, h.data, c.data, y.data, p, fcs, bufs, biases,
+                   weights, pairs, _SIGMOID, tanh_gate, win, fc_rows.dots,
+                   fc_rows.rows)
 
 
 def _eval(st):
     # (no tuple is built here: a, b = c, d of 4 or more names makes one)
-    x, h, c, y, p, fc, bufs, biases, weights, w_off, pairs, tab, tg = st
+    (x, h, c, y, p, fcs, bufs, biases, weights, pairs, tab, tg, win, dots,
+     fc_sums) = st
     batch = p[0]
     steps = p[1]
     n_in = p[2]
@@ -238,19 +247,15 @@ def _eval(st):
             for k in range(4):
                 g = bufs[k]
                 # input FC (with the gate's bias), then the recurrent one
+                # (word 0 of their parameters: the row's offset, X0)
+                fc = fcs[2 * k]
                 fc[0] = xo
-                fc[2] = n_in
-                fc[4] = p[5]
-                fc[5] = 1
-                fc[6] = w_off[2 * k]
-                _fc(x, weights[2 * k], biases[k], g, fc)
+                fc_sums(x, weights[2 * k], biases[k], g, fc, win, dots)
                 scale_i32(g, words, pairs[4 * k], pairs[4 * k + 1], 0)
+                fc = fcs[2 * k + 1]
                 fc[0] = so
-                fc[2] = n
-                fc[4] = p[6]
-                fc[5] = 0
-                fc[6] = w_off[2 * k + 1]
-                _fc(h, weights[2 * k + 1], biases[k], t1, fc)
+                fc_sums(h, weights[2 * k + 1], biases[k], t1, fc, win,
+                        dots)
                 scale_i32(t1, words, pairs[4 * k + 2], pairs[4 * k + 3], 0)
                 _gate_sum(g, t1, words)
                 if k != 2:
@@ -274,46 +279,6 @@ def _eval(st):
 
 
 # -- engines (word-size independent viper; words hold signed values) -----
-
-@micropython.viper
-def _fc(x, w, bias, out, fc):
-    """out[r * U + u] = wrap32(sum_d (w[u, d] + wo) * (x[x0 + r * D + d]
-    + xo) (+ bias[u] when fc[5])) for r < rows: TFLM's integer
-    FullyConnected sum (int8 x and w at any address; wo = fc[6], the
-    weights' offset, -zero point)."""
-    px = ptr8(x)
-    pw = ptr8(w)
-    s: int = 0
-    q = ptr32(fc)
-    one: int = 1
-    S: int = one << 31
-    x0: int = q[0]
-    rows: int = q[1]
-    depth: int = q[2]
-    units: int = q[3]
-    xo: int = ((q[4] ^ S) - S) - 128  # x bytes are read as x + 128
-    has_b: int = q[5]
-    wo: int = ((q[6] ^ S) - S) - 128  # w bytes are read as w + 128
-    pb = ptr32(bias)
-    po = ptr32(out)
-    r: int = 0
-    while r < rows:
-        u: int = 0
-        while u < units:
-            s = 0
-            wa: int = u * depth
-            xa: int = x0 + r * depth
-            d: int = 0
-            while d < depth:
-                s += ((pw[wa + d] ^ 0x80) + wo) * ((px[xa + d] ^ 0x80) + xo)
-                d += 1
-            if has_b:
-                s += (pb[u] ^ S) - S
-            po[r * units + u] = ((((((s >> 16) & 0xFFFF) ^ 0x8000) - 0x8000)
-                                  << 16) | (s & 0xFFFF))
-            u += 1
-        r += 1
-
 
 @micropython.viper
 def _gate_sum(g, t, n: int):

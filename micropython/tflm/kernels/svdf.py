@@ -30,7 +30,8 @@ double, as the PyPI tflite-micro's PrepareSvdf computes them (the
 mirror's source casts a float32 result; the oracle does not), and so is
 the bias-scale check.
 float32 arithmetic is bit-exact integer emulation (f32.dot / f32.vec):
-the sums run in TFLM's order.
+the sums run in TFLM's order. The int8 feature matmul is fc_rows.rows
+(FULLY_CONNECTED's machine code on Cortex-M).
 
 TFLM needs the bias (its Prepare reads the bias scale: without one it
 crashes), all five inputs, ranks 2, a variable state, state and time
@@ -46,6 +47,7 @@ from micropython import const
 
 from ..heap import persistent
 from ..errors import ModelError, PrepareError
+from . import fc_rows
 from .rescale import scale_i32, store_i8
 from .signal_util import aligned, io, want
 
@@ -135,7 +137,7 @@ def prepare(op, ins, outs, ctx):
     both int16 or both int8; bias int32; all quantized. float32: all
     float32, activation NONE, RELU, RELU_N1_TO_1 or RELU6.
     Raises PrepareError."""
-    from .conv_util import bias_words
+    from .conv_util import bias_words, check_near
     from .. import quant
     x, wf, wt, bias, s, y, rank, act, dims = _check(op, ins, outs)
     batch, n_in, filters, units, memory = dims
@@ -186,19 +188,25 @@ def prepare(op, ins, outs, ctx):
     qp = persistent(ctx, "i", 3)
     qp[0], qp[1], qp[2] = y.zero_point, -128, 127
     n = batch * memory * filters
+    # the feature matmul: TFLM ignores the weights' zero point
+    fc = fc_rows.params(ctx, batch, n_in, filters, -x.zero_point, 0, False)
     ctx.variable(s)
+    acc = ctx.work(batch * filters)
+    win = fc_rows.window(ctx, n_in)
+    check_near(op, ctx, win, (x.data, wf.data, acc))
     st = (x.data, wf.data, wt.data if size == 1 else aligned(wt, ctx),
           bias_words(op, bias, units, ctx), s.data, y.data, g, qp,
-          ctx.work(batch * filters), ctx.work(batch * units),
+          acc, ctx.work(batch * units),
           g[11:12], g[12:13], g[13:14], g[14:15], n, size, batch * filters,
-          batch * units)
+          batch * units, fc, win, fc_rows.dots, fc_rows.rows)
     return _eval_int, st
 
 
 def _eval_int(st):
-    x, wf, wt, b, s, y, g, qp, acc, oacc, m1, s1, m2, s2, n, size, nf, nu = st
+    x, wf, wt, b, s, y, g, qp, acc, oacc, m1, s1, m2, s2, n, size, nf, nu, \
+        fc, win, dots, fc_sums = st
     _shift(s, n, size)
-    _feature(x, wf, acc, g)
+    fc_sums(x, wf, acc, acc, fc, win, dots)
     scale_i32(acc, nf, m1, s1, 0)
     _put_state(acc, s, g)
     _time(s, wt, acc, g)
@@ -292,38 +300,6 @@ def _shift(buf, n: int, size: int):
         while k < n - 1:
             p32[k] = p32[k + 1]
             k += 1
-
-
-@micropython.viper
-def _feature(x, w, acc, g):
-    """acc[b * F + f] = wrap32(sum_c w[f, c] * (x[b, c] - input_zp))."""
-    pw = ptr8(w)
-    px = ptr8(x)
-    s: int = 0
-    gp = ptr32(g)
-    one: int = 1
-    S: int = one << 31
-    nb: int = gp[0]
-    ni: int = gp[1]
-    nf: int = gp[2]
-    zp: int = ((gp[6] ^ S) - S) + 128  # x bytes are read as x + 128
-    pa = ptr32(acc)
-    b: int = 0
-    while b < nb:
-        f: int = 0
-        while f < nf:
-            s = 0
-            wa: int = f * ni
-            xa: int = b * ni
-            c: int = 0
-            while c < ni:
-                s += (((pw[wa + c] ^ 0x80) - 0x80)
-                      * ((px[xa + c] ^ 0x80) - zp))
-                c += 1
-            pa[b * nf + f] = ((((((s >> 16) & 0xFFFF) ^ 0x8000) - 0x8000)
-                               << 16) | (s & 0xFFFF))
-            f += 1
-        b += 1
 
 
 @micropython.viper
