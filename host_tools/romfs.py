@@ -66,10 +66,10 @@ ARCHES = {
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
 THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
-              "tflm/kernels/thumb_rescale.py")
+              "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py")
 VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py",
                "tflm/kernels/softmax_loops.py", "tflm/kernels/pool_loops.py",
-               "tflm/kernels/rescale_loops.py")
+               "tflm/kernels/rescale_loops.py", "tflm/kernels/lstm_loops.py")
 
 
 def for_arch(rel, arch):

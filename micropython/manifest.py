@@ -6,9 +6,9 @@
 # __version__ (tests/test_manifest.py checks both).
 #
 # tflm/kernels/thumb*.py (thumb.py, thumb_dw.py, thumb_softmax.py,
-# thumb_pool.py, thumb_rescale.py) hold Cortex-M machine code
-# (@micropython.asm_thumb) that only Thumb ports can compile. For a port
-# without it (esp32, RISC-V):
+# thumb_pool.py, thumb_rescale.py, thumb_lstm.py) hold Cortex-M machine
+# code (@micropython.asm_thumb) that only Thumb ports can compile. For a
+# port without it (esp32, RISC-V):
 #     include("path/to/this/repo/micropython/manifest.py", thumb=False)
 # (the kernels' viper loops then run, as they would anyway).
 import os

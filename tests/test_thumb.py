@@ -1,6 +1,6 @@
 """The Thumb machine code of kernels/thumb.py, thumb_dw.py,
-thumb_softmax.py, thumb_pool.py and thumb_rescale.py, on an emulated
-Cortex-M0.
+thumb_softmax.py, thumb_pool.py, thumb_rescale.py and thumb_lstm.py, on
+an emulated Cortex-M0.
 
 CI has no Thumb MicroPython, so the unix port runs the viper loops that
 these functions replace on Cortex-M boards. Here the bytes mpy-cross
@@ -28,6 +28,7 @@ DW = block_layout("tflm/kernels/thumb_dw.py", "DW_BLOCK")
 PL = block_layout("tflm/kernels/thumb_dw.py", "PL_BLOCK")
 SM = block_layout("tflm/kernels/thumb_softmax.py", "SM_BLOCK")
 POOL = block_layout("tflm/kernels/thumb_pool.py", "POOL_BLOCK")
+GATE = block_layout("tflm/kernels/thumb_lstm.py", "GATE_BLOCK")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def code():
     """{name: machine code} of every asm function of the package."""
     out = {}
     for rel in ("thumb.py", "thumb_dw.py", "thumb_softmax.py",
-                "thumb_pool.py", "thumb_rescale.py"):
+                "thumb_pool.py", "thumb_rescale.py", "thumb_lstm.py"):
         got = asm_functions("tflm/kernels/" + rel)
         assert not set(got) & set(out), rel
         out.update(got)
@@ -571,3 +572,106 @@ def test_scale_is_tflms(code, per_channel):
     ma = emu.alloc(struct.pack("<i", 1 << 30))
     assert emu.call(code["scale"], ba, per_channel, ma, ma) == 0
     assert emu.read(ba, 4) == b"\xee" * 4
+
+
+def _ref_gate(g, t, table, n, add, kind, mult, shift):
+    """The LSTM's gate loop, written from TFLM: lstm_eval.cc's clamped
+    FC outputs and saturating AddElementWise, then
+    reference_integer_ops::Logistic (int16, input_multiplier 0: x * 3)
+    or Tanh (int16; input_multiplier MULT, input_left_shift SHIFT
+    applied as (x * MULT + round) >> SHIFT: lstm_eval.cc's power-of-two
+    case is folded into MULT by the kernel)."""
+    def c16(v):
+        return min(max(v, -32768), 32767)
+    out = []
+    for i in range(n):
+        v = c16(c16(g[i]) + c16(t[i])) if add else g[i]
+        if kind == 1:
+            v *= 3
+            a = abs(v)
+            uh = a >> 9
+            if uh >= 255:
+                r = 0x7FFF << 10
+            else:
+                ua, ub = table[uh], table[uh + 1]
+                r = (ua << 9) + (a & 0x1FF) * (ub - ua)
+            r = r + (1 << 9) if v >= 0 else (1 << 25) - r + (1 << 9) - 1
+            v = r >> 10
+        elif kind == 2:
+            rnd = 1 << (shift - 1) if shift > 0 else 0
+            v = _wrap32(v * mult + rnd) >> shift
+            a = abs(v)
+            uh = a >> 8
+            if uh >= 255:
+                r = 0xFFFF << 8
+            else:
+                ua, ub = table[uh], table[uh + 1]
+                r = (ua << 8) + (a & 0xFF) * (ub - ua)
+            r = (r - (1 << 23) + (1 << 7) if v >= 0
+                 else -r + (1 << 23) + (1 << 7) - 1)
+            v = r >> 8
+        out.append(v)
+    return out
+
+
+def test_lstm_gate_is_tflms(code):
+    """thumb_lstm.gate: the sum of a gate's two FC outputs (each clamped
+    to int16, the sum saturated) and the gate's int16 sigmoid or tanh,
+    or the sum alone, or the tanh alone with the cell state's multiplier
+    and shift, as TFLM computes them, on int16 values, values far
+    outside int16 (the FCs' rescaled int32 outputs) and the edges, at
+    any alignment of the table; it writes g only, N words."""
+    from tflm.kernels.sigmoid_table import TABLE
+    table = struct.unpack("<256H", TABLE)
+    rng = random.Random(16)
+    edges = [0, 1, -1, 32767, -32768, 32768, -32769, 2 ** 31 - 1,
+             -2 ** 31, 10922, -10923, 21845, 98301]
+    kinds = [(1, 1, 3, 0), (1, 2, 3, 0), (1, 0, 0, 0), (0, 2, 3, 0),
+             (0, 1, 0, 0)]
+    kinds += [(0, 2, 3 << s, 0) for s in range(15)]
+    kinds += [(0, 2, 3, s) for s in (1, 2, 7, 15, 31)]
+    for add, kind, mult, shift in kinds:
+        n = 120
+        g = [rng.choice(edges) if rng.random() < 0.2 else
+             rng.choice([rng.randint(-32768, 32767),
+                         rng.randint(-2 ** 31, 2 ** 31 - 1)])
+             for _ in range(n)]
+        t = [rng.choice(edges) if rng.random() < 0.2 else
+             rng.choice([rng.randint(-32768, 32767),
+                         rng.randint(-2 ** 20, 2 ** 20)])
+             for _ in range(n)]
+        if not add:  # int16 values (the cell state)
+            g = [max(min(v, 32767), -32768) for v in g]
+        emu = Emulator()
+        ga = emu.alloc(struct.pack("<%di" % n, *g) + b"\xee" * 4,
+                       writable=True)
+        ta = emu.alloc(struct.pack("<%di" % n, *t))
+        tab = emu.alloc(TABLE, offset=rng.randint(0, 3))
+        blk = dict(N=n, ADD=add, KIND=kind, MULT=mult, SHIFT=shift)
+        ba = emu.alloc(struct.pack("<%di" % len(GATE),
+                                   *[blk[k] for k in GATE]))
+        assert emu.call(code["gate"], ga, ta, tab, ba) == 0
+        got = list(struct.unpack("<%di" % n, emu.read(ga, 4 * n)))
+        want = _ref_gate(g, t, table, n, add, kind, mult, shift)
+        assert got == want, (add, kind, mult, shift)
+        assert emu.read(ga + 4 * n, 4) == b"\xee" * 4
+        if kind and add:
+            assert emu.count / n <= 75, emu.count / n
+
+
+@pytest.mark.parametrize("kind,mult,shift", [(1, 3, 0), (2, 3, 2)])
+def test_lstm_gate_every_int16(code, kind, mult, shift):
+    """thumb_lstm.gate's activations on every int16 value (every
+    interpolation point and rounding case of the table)."""
+    from tflm.kernels.sigmoid_table import TABLE
+    table = struct.unpack("<256H", TABLE)
+    g = list(range(-32768, 32768))
+    n = len(g)
+    emu = Emulator()
+    ga = emu.alloc(struct.pack("<%di" % n, *g), writable=True)
+    tab = emu.alloc(TABLE, offset=1)
+    blk = dict(N=n, ADD=0, KIND=kind, MULT=mult, SHIFT=shift)
+    ba = emu.alloc(struct.pack("<%di" % len(GATE), *[blk[k] for k in GATE]))
+    assert emu.call(code["gate"], ga, ga, tab, ba, limit=10 ** 8) == 0
+    got = list(struct.unpack("<%di" % n, emu.read(ga, 4 * n)))
+    assert got == _ref_gate(g, g, table, n, 0, kind, mult, shift)

@@ -49,9 +49,10 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # (and fc_rows.py's LSTM and SVDF matmuls) run their hot loops in
 # kernels/thumb.py and thumb_dw.py, SOFTMAX and the int8 AVERAGE_POOL_2D
 # theirs in thumb_softmax.py and thumb_pool.py, rescale.scale_i32 in
-# thumb_rescale.py; elsewhere their viper twins mac.py, mac_dw.py,
-# softmax_loops.py, pool_loops.py and rescale_loops.py run: the same
-# functions and blocks (romfs.THUMB_ONLY, VIPER_TWINS).
+# thumb_rescale.py, the int8 LSTM's gate loop in thumb_lstm.py; elsewhere
+# their viper twins mac.py, mac_dw.py, softmax_loops.py, pool_loops.py,
+# rescale_loops.py and lstm_loops.py run: the same functions and blocks
+# (romfs.THUMB_ONLY, VIPER_TWINS).
 # The kernel modules import them at their own import (not in prepare:
 # see preload). WORD: bytes of a machine word (4 on 32-bit
 # ports, 8 on 64-bit ones and CPython's host tools, which plan for the

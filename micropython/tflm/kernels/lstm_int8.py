@@ -40,7 +40,8 @@ release build applies none, and neither does this); then
     out[t] = h
 
 Mul is MulElementwise with the multipliers of CreateInterGateMulParams.
-The FCs are fc_rows.rows (FULLY_CONNECTED's machine code on Cortex-M);
+The FCs are fc_rows.rows (FULLY_CONNECTED's machine code on Cortex-M),
+the sums and activations gate() (thumb_lstm.py or lstm_loops.py);
 the gate values live in int32 words of this op's scratch (planned into
 the arena). float32 LSTMs run in lstm_f32.py; int16-activation ones are
 refused.
@@ -51,10 +52,21 @@ from micropython import const
 
 from ..heap import persistent
 from ..errors import ModelError, PrepareError
-from . import fc_rows
+from . import THUMB, fc_rows
 from .lstm import structure
 from .rescale import scale_i32
 from .sigmoid_table import TABLE as _SIGMOID
+
+# The gates' sums and activations: Thumb machine code on Cortex-M
+# (thumb_lstm.py), viper elsewhere (lstm_loops.py)
+gate = None
+if THUMB:
+    try:
+        from .thumb_lstm import gate
+    except (ImportError, SyntaxError, ValueError):
+        gate = None
+if gate is None:
+    from .lstm_loops import gate  # noqa: F811
 
 _INT16 = const(7)
 _INT32 = const(2)
@@ -143,13 +155,13 @@ def prepare(op, ins, outs, ctx):
     label = op.label()
     p = persistent(ctx, "i", _P_SIZE)
     try:
-        gate = (0x800000, -35)  # 2**-12: the gates' FC output scale
+        q12 = (0x800000, -35)  # 2**-12: the gates' FC output scale
         k = _P_PAIRS
         for g in (2, 1, 3, 4):  # forget, input, cell, output
             for w, src in ((ins[g], x), (ins[g + 4], h)):
                 m, s = quant.quantize_multiplier(quant.div(quant.mul(
                     quant.from_f32(src.scale), quant.from_f32(w.scale)),
-                    gate))
+                    q12))
                 p[k], p[k + 1] = m, s
                 k += 2
         q15 = (1, -15)
@@ -217,15 +229,28 @@ def prepare(op, ins, outs, ctx):
     pairs = tuple(p[j:j + 1] for j in range(_P_PAIRS, _P_SIZE))
     check_near(op, ctx, win, (x.data, h.data, bufs[0], bufs[4])
                + biases + weights)
+    # gate()'s blocks (GATE_BLOCK in thumb_lstm.py: N ADD KIND MULT
+    # SHIFT): the sigmoid gates, the cell gate (TANH or none), the cell
+    # state's sum, tanh(c)
+    blocks = tuple(_block(ctx, v) for v in (
+        (words, 1, 1, 0, 0), (words, 1, 2 if tanh_gate else 0, 3, 0),
+        (words, 1, 0, 0, 0), (words, 0, 2, mult, shift)))
     return _eval, (x.data, h.data, c.data, y.data, p, fcs, bufs, biases,
-                   weights, pairs, _SIGMOID, tanh_gate, win, fc_rows.dots,
-                   fc_rows.rows)
+                   weights, pairs, _SIGMOID, blocks, win, fc_rows.dots,
+                   fc_rows.rows, gate)
+
+
+def _block(ctx, values):
+    b = persistent(ctx, "i", len(values))
+    for k, v in enumerate(values):
+        b[k] = v
+    return b
 
 
 def _eval(st):
     # (no tuple is built here: a, b = c, d of 4 or more names makes one)
-    (x, h, c, y, p, fcs, bufs, biases, weights, pairs, tab, tg, win, dots,
-     fc_sums) = st
+    (x, h, c, y, p, fcs, bufs, biases, weights, pairs, tab, blocks, win,
+     dots, fc_sums, gate) = st
     batch = p[0]
     steps = p[1]
     n_in = p[2]
@@ -257,119 +282,25 @@ def _eval(st):
                 fc_sums(h, weights[2 * k + 1], biases[k], t1, fc, win,
                         dots)
                 scale_i32(t1, words, pairs[4 * k + 2], pairs[4 * k + 3], 0)
-                _gate_sum(g, t1, words)
-                if k != 2:
-                    _sigmoid(g, words, tab)
-                elif tg:
-                    _tanh(g, words, tab, 3, 0)
+                # sat16 of the sum, then sigmoid (tanh: the cell gate)
+                gate(g, t1, tab, blocks[1 if k == 2 else 0])
             # c = sat16(forget * c + input * cell gate), clipped
             _load16(c, so, t1, words)
             _mul(gf, t1, t1, words)
             scale_i32(t1, words, pairs[16], pairs[17], 0)
             _mul(gi, gc, t2, words)
             scale_i32(t2, words, pairs[18], pairs[19], 0)
-            _gate_sum(t1, t2, words)  # each product clamped, then summed
+            gate(t1, t2, tab, blocks[2])  # each product clamped, summed
             _cell(t1, c, so, words, p)
             # h = tanh(c) * output, int8 at the hidden zero point
             _load16(c, so, t1, words)
-            _tanh(t1, words, tab, p[9], p[10])
+            gate(t1, t1, tab, blocks[3])
             _mul(t1, go, t2, words)
             scale_i32(t2, words, pairs[20], pairs[21], 0)
             _hidden(t2, h, so, y, yo, words, p)
 
 
 # -- engines (word-size independent viper; words hold signed values) -----
-
-@micropython.viper
-def _gate_sum(g, t, n: int):
-    """g[i] = sat16(clamp16(g[i]) + clamp16(t[i])): the two FCs' int16
-    outputs (TFLM clamps each to its activation range, int16) and their
-    saturating AddElementWise."""
-    pg = ptr32(g)
-    pt = ptr32(t)
-    one: int = 1
-    S: int = one << 31
-    i: int = 0
-    while i < n:
-        a: int = (pg[i] ^ S) - S
-        b: int = (pt[i] ^ S) - S
-        if a > 32767:
-            a = 32767
-        if a < -32768:
-            a = -32768
-        if b > 32767:
-            b = 32767
-        if b < -32768:
-            b = -32768
-        a += b
-        if a > 32767:
-            a = 32767
-        if a < -32768:
-            a = -32768
-        pg[i] = a
-        i += 1
-
-
-@micropython.viper
-def _sigmoid(g, n: int, tab):
-    """g[i] = TFLM's int16 Logistic (input_multiplier 0, left shift 0:
-    the input times 3), in place on words."""
-    pg = ptr32(g)
-    pt = ptr8(tab)
-    one: int = 1
-    S: int = one << 31
-    i: int = 0
-    while i < n:
-        v: int = ((pg[i] ^ S) - S) * 3
-        a: int = v
-        if a < 0:
-            a = 0 - a
-        uh: int = a >> 9
-        if uh >= 255:
-            r: int = 0x7FFF << 10
-        else:
-            ua: int = pt[2 * uh] | (pt[2 * uh + 1] << 8)
-            ub: int = pt[2 * uh + 2] | (pt[2 * uh + 3] << 8)
-            r = (ua << 9) + (a & 0x1FF) * (ub - ua)
-        if v >= 0:
-            r = r + 512
-        else:
-            r = (one << 25) - r + 511
-        pg[i] = r >> 10
-        i += 1
-
-
-@micropython.viper
-def _tanh(g, n: int, tab, mult: int, shift: int):
-    """g[i] = TFLM's int16 Tanh of (g[i] * mult + round) >> shift, in
-    place on words."""
-    pg = ptr32(g)
-    pt = ptr8(tab)
-    one: int = 1
-    S: int = one << 31
-    rnd: int = 0
-    if shift > 0:
-        rnd = one << (shift - 1)
-    i: int = 0
-    while i < n:
-        v: int = (((pg[i] ^ S) - S) * mult + rnd) >> shift
-        a: int = v
-        if a < 0:
-            a = 0 - a
-        uh: int = a >> 8
-        if uh >= 255:
-            r: int = 0xFFFF << 8
-        else:
-            ua: int = pt[2 * uh] | (pt[2 * uh + 1] << 8)
-            ub: int = pt[2 * uh + 2] | (pt[2 * uh + 3] << 8)
-            r = (ua << 8) + (a & 0xFF) * (ub - ua)
-        if v >= 0:
-            r = r - (one << 23) + 128
-        else:
-            r = (one << 23) - r + 127
-        pg[i] = r >> 8
-        i += 1
-
 
 @micropython.viper
 def _mul(a, b, out, n: int):
@@ -398,8 +329,8 @@ def _load16(src, off: int, out, n: int):
 
 @micropython.viper
 def _cell(a, c, off: int, n: int, p):
-    """c[off + i] = a[i] (the new cell state, _gate_sum of the two
-    MulElementwise products), clipped to +-p[8] - 1 when p[8] > 0."""
+    """c[off + i] = a[i] (the new cell state, gate()'s saturating sum of
+    the two MulElementwise products), clipped to +-p[8] - 1 when p[8] > 0."""
     pa = ptr32(a)
     pc = ptr16(c)
     clip: int = ptr32(p)[8] - 1  # -1: no clipping
