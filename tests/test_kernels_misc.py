@@ -1216,3 +1216,62 @@ def test_add_chunked_eval_only_when_needed(tmp_path):
         got.append(run_mp(code, tmp_path).strip().splitlines()[-1])
     assert got == [[], "[]", list(sorted(chunk_mods)),
                    str(sorted(chunk_mods))], got
+
+
+def test_fc_rows_sums(tmp_path):
+    """fc_rows.rows, the LSTM's and SVDF's matmuls: TFLM's integer
+    FullyConnected sum (sum_d (w + weights_offset) * (x + input_offset)
+    (+ bias), int32 wrap) for several rows, depths around mac.dots's
+    8-value unroll, unit counts, zero and non-zero offsets, with and
+    without bias, x from an offset at an odd address; under heap_lock,
+    nothing past the output written. (The device LSTM / SVDF tests
+    cover it inside the kernels; this pins its own contract.)"""
+    import json
+    import random
+    rng = random.Random(31)
+    cases = []
+    for k in range(24):
+        rows, depth, units = rng.randint(1, 3), rng.choice(
+            [0, 1, 7, 8, 9, 16, 23, rng.randint(1, 70)]), rng.randint(1, 9)
+        x0 = rng.randint(0, 5)
+        x = [rng.randint(-128, 127) for _ in range(x0 + rows * depth + 2)]
+        w = [rng.randint(-128, 127) for _ in range(units * depth)]
+        bias = [rng.randint(-2 ** 31, 2 ** 31 - 1) for _ in range(units)]
+        xo = rng.choice([0, 128, -127, rng.randint(-128, 127)])
+        wo = rng.choice([0, 0, 20, -20, 128])
+        has_b = k % 2
+        cases.append((rows, depth, units, x0, x, w, bias, xo, wo, has_b))
+    code = """
+import json, micropython
+from array import array
+from tflm.kernels import fc_rows, WORD
+for rows, depth, units, x0, x, w, bias, xo, wo, has_b in json.loads(%r):
+    xb = bytearray(1 + len(x))
+    for i, v in enumerate(x):
+        xb[1 + i] = v & 0xFF
+    xv = memoryview(xb)[1:]
+    wb = bytes([v & 0xFF for v in w])
+    b = array('i', bias)
+    out = array('i', [-7] * (rows * units + 1))
+    fc = array('i', [x0, rows, depth, units, xo, has_b, wo, WORD // 8])
+    win = array('i', [0] * (10 + depth))
+    dots, rows_fn = fc_rows.dots, fc_rows.rows
+    micropython.heap_lock()
+    rows_fn(xv, wb, b, out, fc, win, dots)
+    micropython.heap_unlock()
+    print(json.dumps(list(out)))
+""" % json.dumps(cases)
+    got = [json.loads(line) for line in
+           run_mp(code, tmp_path).strip().splitlines()]
+    for (rows, depth, units, x0, x, w, bias, xo, wo, has_b), out in zip(
+            cases, got):
+        want = []
+        for r in range(rows):
+            for u in range(units):
+                s = sum((w[u * depth + d] + wo) * (x[x0 + r * depth + d] + xo)
+                        for d in range(depth))
+                if has_b:
+                    s += bias[u]
+                want.append((s + 2 ** 31) % 2 ** 32 - 2 ** 31)
+        assert out == want + [-7], (rows, depth, units, xo, wo, has_b)
+    assert len(got) == len(cases)

@@ -519,6 +519,25 @@ def test_avg_pool_is_tflms(code):
         assert emu.read(ya + len(want), 1) == b"\xee"
 
 
+def test_fc_rows_names_the_dots_block():
+    """fc_rows.py fills thumb.py's DOTS_BLOCK through named slots (its
+    _D_<word> constants, in the block's order, then REL), and
+    lstm_int8.py's names for fc_rows's parameter words are fc_rows's."""
+    import os
+    import re
+    from conftest import PKG
+    from tflm.kernels import fc_rows, lstm_int8
+    with open(os.path.join(PKG, "tflm", "kernels", "fc_rows.py")) as f:
+        src = f.read()
+    got = re.findall(r"^_D_(\w+) = const\((\d+)\)$", src, re.M)
+    assert [n for n, _ in got] == DOTS
+    assert [int(v) for _, v in got] == list(range(len(DOTS)))
+    assert fc_rows._REL == len(DOTS) and fc_rows._BLK == len(DOTS) + 1
+    assert not re.search(r"\bblk\[\d", src)
+    assert (lstm_int8._FC_X0, lstm_int8._FC_WO) == (fc_rows._X0,
+                                                    fc_rows._WO)
+
+
 def test_pool_loops_name_the_pool_block():
     """The viper pooling loops (pool_loops.py, max_pool.py, pool16.py)
     read thumb_pool.py's POOL_BLOCK through named slots: each module's
@@ -547,6 +566,7 @@ def test_scale_is_tflms(code, per_channel):
     (not a word past it), the multipliers and shifts read in place."""
     from test_fixedpoint import mbqm_int64, vectors
     x, m, shift = vectors(3000, 21 + per_channel)
+    shift[5::37] = 31  # (quant.quantize_multiplier's largest is 30)
     for k in range(0, len(x), 300):
         xs = [int(v) for v in x[k:k + 300]]
         n = len(xs)

@@ -38,7 +38,9 @@ dots = mac.dots
 # The parameter block (params()), int32 words: X0 the first row's offset
 # in x (word 0: the caller moves it between calls); ROWS; DEPTH (values
 # per row of x and w); UNITS; XO, WO: the offsets added to each x and w
-# (-zero points); HAS_BIAS; REL: 1 on 64-bit ports (mac.py).
+# (-zero points; a caller may change WO, word 6, between calls);
+# HAS_BIAS; REL: 1 on 64-bit ports (mac.py).
+_X0 = const(0)
 _ROWS = const(1)
 _DEPTH = const(2)
 _UNITS = const(3)
@@ -48,9 +50,18 @@ _WO = const(6)
 _REL_FLAG = const(7)
 _PARAMS = const(8)
 # int32 words before the gathered values in the window: the block that
-# mac.dots reads (DOTS_BLOCK in thumb.py, then REL)
-_BLK = const(10)
+# mac.dots reads (DOTS_BLOCK in thumb.py, then REL), by name
+_D_V = const(0)
+_D_V8 = const(1)
+_D_VE = const(2)
+_D_WP = const(3)
+_D_WS = const(4)
+_D_BP = const(5)
+_D_BASE = const(6)
+_D_OUT = const(7)
+_D_NF = const(8)
 _REL = const(9)
+_BLK = const(10)
 
 
 def params(ctx, rows, depth, units, x_offset, w_offset, has_bias):
@@ -84,7 +95,7 @@ def rows(x, w, bias, out, fc, win, dots):
     blk = ptr32(win)
     one: int = 1
     S: int = one << 31
-    x0: int = int(ptr8(x)) + q[0]
+    x0: int = int(ptr8(x)) + q[_X0]
     nr: int = q[_ROWS]
     depth: int = q[_DEPTH]
     units: int = q[_UNITS]
@@ -113,20 +124,20 @@ def rows(x, w, bias, out, fc, win, dots):
             xa += 1
         o: int = po + 4 * r * units
         if has_b:
-            blk[5] = pb - r0
+            blk[_D_BP] = pb - r0
         else:
             k: int = 0
             while k < units:
                 ptr32(o)[k] = 0
                 k += 1
-            blk[5] = o - r0
-        blk[0] = v0 - r0
-        blk[1] = v0 + 4 * (depth & ~7) - r0
-        blk[2] = v0 + 4 * depth - r0
-        blk[3] = w0 - r0
-        blk[4] = depth
-        blk[6] = wo * s
-        blk[7] = o - r0
-        blk[8] = units
+            blk[_D_BP] = o - r0
+        blk[_D_V] = v0 - r0
+        blk[_D_V8] = v0 + 4 * (depth & ~7) - r0
+        blk[_D_VE] = v0 + 4 * depth - r0
+        blk[_D_WP] = w0 - r0
+        blk[_D_WS] = depth
+        blk[_D_BASE] = wo * s
+        blk[_D_OUT] = o - r0
+        blk[_D_NF] = units
         dots(win, 0)
         r += 1

@@ -78,8 +78,12 @@ _ACT_TANH = const(4)
 # cell clip + 1 (0: none), 9 tanh multiplier, 10 tanh shift (the cell's),
 # 11.. the (multiplier, shift) pairs: 4 gates x (input FC, recurrent
 # FC), then the forget * cell, input * cell gate and tanh(c) * output
-# multiplications. fc: fc_rows.rows's parameters (X0 ... REL), the
-# input's or the hidden state's in turn.
+# multiplications (slots 5 and 6 are not read by eval: the FCs' offsets
+# are in their fc_rows parameters). fin, frec: fc_rows.rows's parameters
+# of the input and the recurrent FCs; eval sets X0 and WO (the gate's
+# weights offset) before each call.
+_FC_X0 = const(0)  # fc_rows's parameter words
+_FC_WO = const(6)
 _P_PAIRS = const(11)
 _P_SIZE = const(33)
 _UNIDIRECTIONAL_SEQUENCE_LSTM_CELL_CLIP = const(1)
@@ -214,30 +218,29 @@ def prepare(op, ins, outs, ctx):
     rows = batch if major else 1
     words = rows * n
     order = (2, 6, 1, 5, 3, 7, 4, 8)  # forget, input, cell, output gates
-    # the parameters of each gate's two FCs: input (with the bias), then
-    # recurrent, in the order of `order`
-    fcs = tuple(fc_rows.params(ctx, rows, n_in if j % 2 == 0 else n, n,
-                               -(x if j % 2 == 0 else h).zero_point,
-                               -ins[i].zero_point, j % 2 == 0)
-                for j, i in enumerate(order))
+    # each gate's input FC (with the gate's bias), then its recurrent one
+    fin = fc_rows.params(ctx, rows, n_in, n, -x.zero_point, 0, True)
+    frec = fc_rows.params(ctx, rows, n, n, -h.zero_point, 0, False)
     ctx.variable(h)
     ctx.variable(c)
     bufs = tuple(ctx.work(words) for _ in range(6))
     win = fc_rows.window(ctx, max(n_in, n))
     biases = tuple(bias_words(op, ins[i], n, ctx) for i in (13, 12, 14, 15))
     weights = tuple(ins[i].data for i in order)
+    w_offsets = tuple(-ins[i].zero_point for i in order)
     pairs = tuple(p[j:j + 1] for j in range(_P_PAIRS, _P_SIZE))
-    check_near(op, ctx, win, (x.data, h.data, bufs[0], bufs[4])
-               + biases + weights)
+    check_near(op, ctx, win, biases + weights)  # what the block addresses
     # gate()'s blocks (GATE_BLOCK in thumb_lstm.py: N ADD KIND MULT
     # SHIFT): the sigmoid gates, the cell gate (TANH or none), the cell
-    # state's sum, tanh(c)
-    blocks = tuple(_block(ctx, v) for v in (
-        (words, 1, 1, 0, 0), (words, 1, 2 if tanh_gate else 0, 3, 0),
-        (words, 1, 0, 0, 0), (words, 0, 2, mult, shift)))
-    return _eval, (x.data, h.data, c.data, y.data, p, fcs, bufs, biases,
-                   weights, pairs, _SIGMOID, blocks, win, fc_rows.dots,
-                   fc_rows.rows, gate)
+    # state's sum, tanh(c); top-level state items, as fin and frec (the
+    # interpreter remakes those views in low heap blocks)
+    return _eval, (x.data, h.data, c.data, y.data, p, fin, frec, bufs,
+                   biases, weights, w_offsets, pairs, _SIGMOID,
+                   _block(ctx, (words, 1, 1, 0, 0)),
+                   _block(ctx, (words, 1, 2 if tanh_gate else 0, 3, 0)),
+                   _block(ctx, (words, 1, 0, 0, 0)),
+                   _block(ctx, (words, 0, 2, mult, shift)),
+                   win, fc_rows.dots, fc_rows.rows, gate)
 
 
 def _block(ctx, values):
@@ -249,8 +252,8 @@ def _block(ctx, values):
 
 def _eval(st):
     # (no tuple is built here: a, b = c, d of 4 or more names makes one)
-    (x, h, c, y, p, fcs, bufs, biases, weights, pairs, tab, blocks, win,
-     dots, fc_sums, gate) = st
+    (x, h, c, y, p, fin, frec, bufs, biases, weights, w_off, pairs, tab,
+     b_sig, b_cell, b_sum, b_tanh, win, dots, fc_sums, gate) = st
     batch = p[0]
     steps = p[1]
     n_in = p[2]
@@ -272,29 +275,28 @@ def _eval(st):
             for k in range(4):
                 g = bufs[k]
                 # input FC (with the gate's bias), then the recurrent one
-                # (word 0 of their parameters: the row's offset, X0)
-                fc = fcs[2 * k]
-                fc[0] = xo
-                fc_sums(x, weights[2 * k], biases[k], g, fc, win, dots)
+                fin[_FC_X0] = xo
+                fin[_FC_WO] = w_off[2 * k]
+                fc_sums(x, weights[2 * k], biases[k], g, fin, win, dots)
                 scale_i32(g, words, pairs[4 * k], pairs[4 * k + 1], 0)
-                fc = fcs[2 * k + 1]
-                fc[0] = so
-                fc_sums(h, weights[2 * k + 1], biases[k], t1, fc, win,
+                frec[_FC_X0] = so
+                frec[_FC_WO] = w_off[2 * k + 1]
+                fc_sums(h, weights[2 * k + 1], biases[k], t1, frec, win,
                         dots)
                 scale_i32(t1, words, pairs[4 * k + 2], pairs[4 * k + 3], 0)
                 # sat16 of the sum, then sigmoid (tanh: the cell gate)
-                gate(g, t1, tab, blocks[1 if k == 2 else 0])
+                gate(g, t1, tab, b_cell if k == 2 else b_sig)
             # c = sat16(forget * c + input * cell gate), clipped
             _load16(c, so, t1, words)
             _mul(gf, t1, t1, words)
             scale_i32(t1, words, pairs[16], pairs[17], 0)
             _mul(gi, gc, t2, words)
             scale_i32(t2, words, pairs[18], pairs[19], 0)
-            gate(t1, t2, tab, blocks[2])  # each product clamped, summed
+            gate(t1, t2, tab, b_sum)  # each product clamped, then summed
             _cell(t1, c, so, words, p)
             # h = tanh(c) * output, int8 at the hidden zero point
             _load16(c, so, t1, words)
-            gate(t1, t1, tab, blocks[3])
+            gate(t1, t1, tab, b_tanh)
             _mul(t1, go, t2, words)
             scale_i32(t2, words, pairs[20], pairs[21], 0)
             _hidden(t2, h, so, y, yo, words, p)

@@ -2,10 +2,10 @@
 and the int8 store with zero point and clamp (store_i8): the separate
 steps of fixedpoint.requant_i8b, for the kernels that rescale operands
 before combining them (ADD, SUB, SOFTMAX, QUANTIZE, PRELU, L2
-normalization, SVDF, LSTM, ...). Same arithmetic and word-size rules as
-fixedpoint (see there): viper, 16-bit limbs, (v ^ S) - S sign extension.
-scale_i32 is thumb_rescale.py's machine code on Cortex-M boards and
-rescale_loops.py's viper elsewhere.
+normalization, SVDF, LSTM, ...). scale_i32 is thumb_rescale.py's machine
+code on Cortex-M boards and rescale_loops.py's viper elsewhere; store_i8
+keeps fixedpoint's arithmetic and word-size rules (see there): viper,
+(v ^ S) - S sign extension.
 """
 
 import micropython

@@ -193,7 +193,7 @@ def prepare(op, ins, outs, ctx):
     ctx.variable(s)
     acc = ctx.work(batch * filters)
     win = fc_rows.window(ctx, n_in)
-    check_near(op, ctx, win, (x.data, wf.data, acc))
+    check_near(op, ctx, win, (wf.data,))  # what the block addresses
     st = (x.data, wf.data, wt.data if size == 1 else aligned(wt, ctx),
           bias_words(op, bias, units, ctx), s.data, y.data, g, qp,
           acc, ctx.work(batch * units),

@@ -9,7 +9,7 @@ Follows tensorflow/lite/kernels/internal/common.h
 SaturatingRoundingDoublingHighMul and RoundingDivideByPOT). ARMv6-M's
 MULS gives only the low 32 bits of a product, so |x| * m (62 bits) is
 summed from four 16 x 16-bit products with ADCS carrying into the high
-word: about 70 instructions per value, where the viper twin (64-bit
+word: about 64 instructions per value, where the viper twin (64-bit
 arithmetic emulated from 16-bit limbs, its locals spilled to the stack
 on armv6m) takes about 520. The LSTM and SVDF rescale every gate value
 and every filter output this way; so do the chunked ADD, SUB, PRELU,
@@ -28,7 +28,8 @@ def scale(r0, r1, r2, r3):
     """scale(buf, 2 * n + per_channel, mults, shifts): in place, for
     i < n, buf[i] = MultiplyByQuantizedMultiplier(buf[i], mults[c],
     shifts[c]) with c = i if per_channel else 0 (int32 words at 4-byte
-    aligned addresses; multipliers in [0, 2**31), shifts in [-31, 31]).
+    aligned addresses; multipliers in [0, 2**31), shifts in [-31, 31]:
+    what quant.quantize_multiplier makes).
     Returns 0."""
     lsr(r4, r1, 1)            # n; the carry is per_channel
     mov(r5, 0)
