@@ -94,11 +94,14 @@ def _stage(pkg, path):
     return name
 
 
-def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
+def run(pkg, path, target=0, mode="bytes", heap=4 << 20, arena=None):
     """Construct `path` with `target` bytes of free heap (0: all of a
     `heap`-byte heap). mode 'bytes': the model is read into a buffer
-    first; 'file': Interpreter(path) reads it. Returns the record that
-    mp_board_heap.py prints: free, ok, kept, head, tail, ram, or error.
+    first; 'file': Interpreter(path) reads it. arena: bytes of an arena=
+    buffer made first, before any import (None: no arena=). Returns the
+    record that mp_board_heap.py prints: free, ok, kept, head, tail, ram,
+    need (head + tail: the arena= bytes a word-aligned buffer needs), or
+    error.
 
     Where small objects land depends on the lengths of every string the
     process makes: the script runs as a module (`-m`) in pkg, with the
@@ -109,7 +112,7 @@ def run(pkg, path, target=0, mode="bytes", heap=4 << 20):
     env = dict(os.environ, MICROPYPATH="")
     proc = device.run_script(
         "board_heap", ["", name + ".tflite", mode, name + ".mod",
-                       str(target)],
+                       str(target)] + ([] if arena is None else [str(arena)]),
         timeout=300, heap=str(heap), prefix=fixed_layout(), cwd=pkg,
         env=env, module=True)
     lines = proc.stdout.strip().splitlines()
@@ -123,7 +126,7 @@ STEP = 512     # bytes between the free-heap sizes tried
 SURE = 8192    # margin above the last failure that must all succeed
 
 
-def measure(pkg, path):
+def measure(pkg, path, static=False):
     """{'kept', 'head', 'tail', 'holes', 'margin', 'error'} for one model:
     margin is what construction needs beyond kept + holes (the free heap
     that imports left outside the largest block, usable by small objects
@@ -131,19 +134,30 @@ def measure(pkg, path):
     from kept + holes + margin up to SURE bytes more. Success is not
     monotonic in the free heap (where the ballast ends moves where small
     objects land), so this scans upwards rather than bisecting. 'error':
-    the message at the largest margin that failed, or None."""
+    the message at the largest margin that failed, or None.
+    static: with an arena= buffer of the bytes the model needs (+ 15 for
+    its alignment) made before any import, as a board's boot script
+    makes it (kept and holes are then the heap besides it); 'arena': its
+    bytes."""
     big = run(pkg, path)
     if not big.get("ok"):
         raise RuntimeError("%s does not load: %s" % (path, big.get("error")))
+    arena = big["need"] + 15 if static else None
+    if static:
+        big = run(pkg, path, arena=arena)
+        if not big.get("ok"):
+            raise RuntimeError("%s does not load on arena=: %s"
+                               % (path, big.get("error")))
     kept, holes = big["kept"], big["holes"]
     margin, err, m = -STEP, None, -STEP
     while m < margin + SURE and m < (1 << 20):
         m += STEP
-        r = run(pkg, path, kept + holes + m)
+        r = run(pkg, path, kept + holes + m, arena=arena)
         if not r.get("ok"):
             margin, err = m, r.get("error")
     return {"kept": kept, "head": big["head"], "tail": big["tail"],
-            "holes": holes, "margin": margin + STEP, "error": err}
+            "holes": holes, "margin": margin + STEP, "error": err,
+            "arena": arena}
 
 
 def rom_image(work):
@@ -225,6 +239,10 @@ def add_parser(sub):
                     "TFLM_MICROPYTHON=path/to/micropython measures another "
                     "build, e.g. a 32-bit one.")
     f.add_argument("models", nargs="+", metavar="MODEL.tflite")
+    f.add_argument("--static", action="store_true",
+                   help="also measure with the arena in an arena= buffer "
+                        "made before `import tflm` (kept and margin: the "
+                        "heap besides it)")
 
 
 def main(args):
@@ -246,4 +264,9 @@ def main(args):
                 os.path.basename(path)[:36], r["kept"], r["head"],
                 r["tail"], r["holes"], r["margin"],
                 tf.get("head", 0) + tf.get("tail", 0)))
+            if args.static:
+                s = measure(pkg, path, static=True)
+                print("%-36s %8d %8s %8s %7d %7d" % (
+                    "  arena=bytearray(%d)" % (s["head"] + s["tail"]),
+                    s["kept"], "", "", s["holes"], s["margin"]))
     return 0

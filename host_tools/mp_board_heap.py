@@ -9,12 +9,16 @@
 # and the free heap to leave for construction (0: all of it; at least the
 # holes that imports left): a ballast block takes the rest, so that the
 # free heap is those holes plus one block, as on a board.
+# Optional 6th: bytes of an arena= buffer (interpreter's static arena),
+# made first, before any import, as a board's boot script makes it.
 # Prints one JSON line: free heap before construction, then ok / kept /
 # head / tail / ram, or the error.
 import gc
 import json
 import sys
 
+# (gc, json and sys are built in: importing them allocates nothing)
+arena = bytearray(int(sys.argv[6])) if len(sys.argv) > 6 else None
 sys.path.insert(0, sys.argv[1])
 path, mode = sys.argv[2], sys.argv[3]
 with open(sys.argv[4]) as f:
@@ -64,11 +68,15 @@ gc.collect()
 free0 = gc.mem_free()
 rec = {"free": free0, "holes": holes}
 try:
-    it = tflm.Interpreter(data)
+    # (a call with a keyword argument makes garbage of its own: not in
+    # the plain case, whose figures the ratchets hold)
+    it = (tflm.Interpreter(data) if arena is None else
+          tflm.Interpreter(data, arena=arena))
     it.invoke()
     gc.collect()
     rec.update(ok=1, kept=free0 - gc.mem_free(), head=it.arena_size,
-               tail=it.persistent_size, ram=it.ram)
+               tail=it.persistent_size, ram=it.ram,
+               need=it.arena_size + it.persistent_size)
 except Exception as e:  # a TFLMError; anything else is a bug
     rec.update(ok=0, error="%s: %s" % (type(e).__name__, e))
 print(json.dumps(rec))

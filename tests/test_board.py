@@ -6,6 +6,7 @@ build exactly as a board imports its armv6m / armv7emsp build."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -228,8 +229,9 @@ def test_repl_session_end_to_end(unix_build, tmp_path):
     # 32 activation bytes (TFLM's head) + the FULLY_CONNECTED scratch
     # (one word per unit: 16), input buffer (16 words) and mac.dots'
     # block (10 words) planned into the head, 16-byte aligned
-    assert "arena 208 + " in summary
-    assert " persistent bytes, model 2704 bytes read into RAM" in summary
+    m = re.search(r"  arena (\d+) bytes \(208 head \+ (\d+) tail\), "
+                  r"model 2704 bytes read into RAM", summary)
+    assert m and int(m.group(1)) == 208 + int(m.group(2)), summary
     assert out[2].startswith("  input 0 'serving_default_dense_input:0' "
                              "int8 (1, 1) scale 0.02448")
     assert out[2].endswith(" zero_point -128")

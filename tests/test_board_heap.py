@@ -85,13 +85,72 @@ def test_constructs_at_board_heap(package, rel):
         assert r["free"] <= target + 64, r  # the squeeze is real
         assert r.get("ok"), "construction needs more than kept %d + holes " \
             "%d + %d bytes: %s" % (kept, holes, target - kept - holes, r)
-        # the same construction, so the same kept and arena
-        assert (r["kept"], r["head"], r["tail"]) == (
-            kept, big["head"], big["tail"]), (r, big)
+        # the same construction, so the same arena and kept (but for one
+        # GC block that a stale word on the C stack may keep alive in
+        # one of the runs: where it lands moves with the process's
+        # allocations, e.g. the script's own)
+        assert (r["head"], r["tail"]) == (big["head"], big["tail"]), \
+            (r, big)
+        assert abs(r["kept"] - kept) <= 32, (r, big)
     assert kept - KB <= big["ram"] <= kept + KB, big  # interp.ram
     tf = tflm_arena(path)
     slack = MODELS[rel][2 + w] * KB
     assert kept <= tf["head"] + tf["tail"] + slack, (big, tf)
+
+
+# With the static arena (Interpreter(model, arena=buf), buf made before
+# any import, as a board's boot script makes it): model -> what
+# construction needs beyond what it keeps besides the buffer and the
+# holes, 64-bit / 32-bit, in KB, a ratchet about 2 KB above today's. It
+# is the parse and plan of the whole model (the tensors, the planner's
+# buffers), the sizing pass's objects and the largest op's prepare: the
+# arena itself needs no free block of its own, and the sizing pass uses
+# the buffer for its throw-away activations.
+STATIC = {
+    "person_detect/person_detect.tflite": (40, 21),
+    "tiny_kws_ref_int8/kws_ref_model.tflite": (15, 9),
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (18, 11),
+    "tiny_ad01_int8/ad01_int8.tflite": (10, 6),
+    "micro_speech_quantized/micro_speech_quantized.tflite": (5, 4),
+    "hello_world_int8/hello_world_int8.tflite": (6, 4),
+    "hello_world_float/hello_world_float.tflite": (5, 4),
+    "network_tester_model/network_model.tflite": (5, 4),
+    "simple_add/simple_add_model.tflite": (4, 3),
+    "add_model_int8/add_model.tflite": (4, 3),
+    "magic_wand/magic_wand.tflite": (5, 3),
+    "test_conv_model/test_conv_model.tflite": (10, 7),
+    "audio_preprocessor_int8/audio_preprocessor_int8.tflite": (23, 12),
+}
+
+
+@pytest.mark.parametrize("rel", sorted(STATIC))
+def test_constructs_on_static_arena_at_board_heap(package, rel):
+    """arena= made first: the interpreter keeps what it keeps without it
+    less its arena (which is in the buffer, head and tail alike), and
+    builds with the free heap besides the buffer cut to kept + holes +
+    STATIC's margin (and more)."""
+    path = shared(*rel.split("/"))
+    w = 0 if unix_arch() == "x64" else 1
+    plain = _run(package, path)
+    assert plain["ok"], plain
+    need = plain["need"]
+    big = _run(package, path, arena=need + 15)
+    assert big["ok"], big
+    assert (big["head"], big["tail"]) == (plain["head"], plain["tail"])
+    kept, holes = big["kept"], big["holes"]
+    assert kept <= plain["kept"] - need + 512, (big, plain)
+    for extra in (0, 2 * KB, 6 * KB):
+        target = kept + holes + STATIC[rel][w] * KB + extra
+        r = _run(package, path, target, arena=need + 15)
+        assert r["free"] <= target + 64, r  # the squeeze is real
+        assert r.get("ok"), "construction on arena= needs more than " \
+            "kept %d + holes %d + %d bytes: %s" % (
+                kept, holes, target - kept - holes, r)
+        # the same construction (a stale word on the C stack may keep one
+        # more GC block alive in one of the runs; on a heap too full for
+        # them the inputs and outputs keep reading their fields from the
+        # model: Interpreter.__init__)
+        assert r["kept"] <= kept + 32, (r, big)
 
 
 def test_boards_tool_assumes_the_tested_margin():
@@ -180,9 +239,9 @@ def test_lazy_imports_are_declared():
 # 64-bit / 32-bit, about 2% above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": 29300, "x86": 16700, "armv6m": (208, 11800),
-        "at_rest": {"x64": 22600, "x86": 13250},
-        "construction": {"x64": 19200, "x86": 11400}},
+        "x64": 29500, "x86": 16700, "armv6m": (208, 11800),
+        "at_rest": {"x64": 22800, "x86": 13250},
+        "construction": {"x64": 20100, "x86": 11900}},
 }
 
 

@@ -67,6 +67,15 @@ def _bind(t, w, model_mv, head):
     return t
 
 
+# arena= buffers in use: [start, end, stamp] of each, stamp an
+# array('i', [n]) that the last Interpreter built there holds with its n;
+# a newer buffer that overlaps bumps n (invoke() of the older one then
+# raises) and takes the entry's place (allocator._claim). An entry
+# outlives its interpreter (a few words) until a buffer that overlaps it
+# is used.
+_OWNERS = []
+
+
 def _forget(name):
     """Remove module `name` from sys.modules and from its package (the
     module object then dies with what only it referenced). Runs on a heap
@@ -106,6 +115,16 @@ class Interpreter:
     arena_size: optional budget in bytes for the whole arena (head +
     persistent tail); if the model needs more, ArenaError says how much,
     before the arena is allocated.
+    arena: optional writable buffer (a bytearray, or a memoryview of
+    one) that holds the whole arena, head and tail, as TFLM's
+    MicroInterpreter takes its tensor_arena: make it first, right after
+    boot, before `import tflm`, while the heap is still in one piece
+    (then no "not in one block" error can happen). Construction
+    allocates no arena then, only small objects. Too small: ArenaError
+    with the bytes the model needs (up to 15 more are skipped to align
+    the start to 16 bytes). One buffer serves one interpreter at a time:
+    building another on it makes the earlier one raise InvokeError.
+    Not with a CPython host tool, only on MicroPython.
     labels: optional class labels for `labels` and top(k): a list of
     strings, or the path of a UTF-8 text file with one label per line,
     as many as output 0 has values (else ValueError; TypeError for a
@@ -115,14 +134,17 @@ class Interpreter:
     Construction (allocator.py) follows TFLM's MicroAllocator so that a
     board's heap, which never moves objects, does not fragment: every
     size is known before any large block is taken, then the arena, one
-    bytearray of head + tail, is allocated while little else is live.
+    bytearray of head + tail, is allocated while little else is live
+    (with arena=, laid out in that buffer instead).
     The modules only construction uses (CONSTRUCTION) are imported for
     it and dropped once it is done (those that were imported before
     stay), and so are the parser's (PARSE), so that their RAM goes back
     to the heap.
 
     Attributes: inputs, outputs (lists of tensor.Tensor: name, shape,
-    dtype, scale, zero_point, data), arena_size (bytes of the head:
+    dtype, scale, zero_point, data), arena (the head and the tail's
+    bytes: a bytearray, or a memoryview of the arena= buffer; the tail's
+    int32 words follow it there), arena_size (bytes of the head:
     activations and scratch; TFLM's arena head), persistent_size (bytes
     of the tail: multipliers, shifts, biases, tables and parameter
     blocks kept for eval; TFLM's arena tail), ram (bytes of heap this
@@ -141,12 +163,14 @@ class Interpreter:
     listing every operator without a kernel, PrepareError from a kernel,
     ArenaError when the model file or the arena does not fit (arena_size,
     or the free heap: the message names the phase, the bytes needed and
-    the bytes free), before the block is allocated where the free heap
-    already shows it. Any model file gives one of these TFLMErrors, never
-    another exception (see verify.py); a file that is not a TFLite model
+    the bytes free; with arena=, the bytes the model needs), before the
+    block is allocated where the free heap already shows it. Any model
+    file gives one of these TFLMErrors, never another exception (see
+    verify.py); a file that is not a TFLite model
     gives a FormatError saying so. Bad arguments: TypeError (model
     neither a path nor a buffer, arena_size not an int, labels neither
-    a list nor a path) or ValueError (arena_size < 0); a path (model or
+    a list nor a path, arena not a writable buffer) or ValueError
+    (arena_size < 0); a path (model or
     labels) that cannot be opened: OSError naming it.
     Under CPython: TFLMError (the kernels are viper code; host_tools run
     models on the unix port). A bytearray or array model that changes
@@ -161,7 +185,7 @@ class Interpreter:
     of range) raise InvokeError and leave it usable.
     """
 
-    def __init__(self, model, arena_size=None, labels=None):
+    def __init__(self, model, arena_size=None, labels=None, arena=None):
         # Every attribute is set here, before anything that dies is made:
         # the instance's attribute table is then allocated once, low (on
         # a full heap, that is the first allocation to fail).
@@ -178,6 +202,9 @@ class Interpreter:
             # invoke() refuses to run once it changed (its bytes may have
             # moved).
             self._source = self._source_len = None
+            # arena=: this interpreter's stamp in the buffer's _OWNERS
+            # entry (a newer interpreter on the buffer bumps the entry)
+            self._owner = self._stamp = None
             self.path = model if isinstance(model, str) else None
             self._stage = "reading the model"
         except MemoryError:
@@ -214,7 +241,7 @@ class Interpreter:
             except MemoryError:
                 _drop(had, parse=True)  # room for the message
                 raise out_of_memory("loading the construction modules")
-            build(self, model, arena_size, had)
+            build(self, model, arena_size, had, arena)
         finally:
             build = None
             self._model = None  # (built: already None)
@@ -265,6 +292,10 @@ class Interpreter:
         steps = getattr(self, "_steps", None)
         if steps is None:
             raise InvokeError("interpreter was not built successfully")
+        if self._owner is not None and self._owner[0] != self._stamp:
+            raise InvokeError(
+                "another Interpreter was built on this one's arena buffer "
+                "(arena=): build this one again to use it")
         src = self._source
         if src is not None and len(src) != self._source_len:
             raise InvokeError(

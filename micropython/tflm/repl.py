@@ -146,9 +146,12 @@ def summary(interp):
         size = 0
     lines = ["<Interpreter: %d operator%s (%s)" % (
         len(ops), "" if len(ops) == 1 else "s", _op_counts(ops)),
-        "  arena %d + %d persistent bytes, model %d bytes %s, "
+        "  arena %d bytes (%d head + %d tail%s), model %d bytes %s, "
         "%d bytes copied" % (
-            interp.arena_size, interp.persistent_size, size,
+            interp.arena_size + interp.persistent_size, interp.arena_size,
+            interp.persistent_size,
+            ", in the arena= buffer" if getattr(interp, "_owner", None)
+            is not None else "", size,
             "read into RAM" if interp.model_in_ram else "used in place",
             interp.copied_bytes)]
     for i, t in enumerate(interp.inputs):

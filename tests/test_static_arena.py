@@ -1,0 +1,207 @@
+"""The user's static arena: Interpreter(model, arena=buf), as TFLM's
+MicroInterpreter takes its tensor_arena (issue 34, part 1).
+
+The head and the tail (its bytes and its int32 words) live in the buffer;
+outputs equal those of the interpreter that allocates its own arena
+(itself compared with TFLM elsewhere, and here with TFLM's figure for
+person_detect's sample image); a buffer serves one interpreter at a time;
+too small a buffer gives an ArenaError whose byte count is the one that
+works. The construction budget at a board's heap is in test_board_heap.py.
+"""
+
+import json
+
+import pytest
+
+from conftest import run_mp, shared
+
+MODELS = [
+    "person_detect/person_detect.tflite",
+    "tiny_kws_ref_int8/kws_ref_model.tflite",
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite",
+    "micro_speech_quantized/micro_speech_quantized.tflite",
+    "audio_preprocessor_int8/audio_preprocessor_int8.tflite",
+    "magic_wand/magic_wand.tflite",
+    "tiny_ad01_int8/ad01_int8.tflite",
+    "hello_world_int8/hello_world_int8.tflite",
+    "test_conv_model/test_conv_model.tflite",
+]
+
+# Runs each model three ways on seeded random input bytes (an own arena,
+# arena=buf, arena=a memoryview of buf at an odd offset), the buffer
+# reused from model to model (so never zeros when a model is built on
+# it); prints per model whether all outputs agree, and what the built
+# interpreter keeps of the arena.
+SAME = """
+import gc, json, random, sys
+buf = bytearray(120000)
+import tflm
+res = {}
+for p in PATHS:
+    outs = []
+    for mode in range(3):
+        a = (None, buf, memoryview(buf)[3:])[mode]
+        it = tflm.Interpreter(p, arena=a)
+        random.seed(7)
+        got = []
+        for r in range(2):
+            for t in it.inputs:
+                d = t.data
+                for k in range(len(d)):
+                    d[k] = random.getrandbits(8)
+            it.invoke()
+            got.append([bytes(o.data) for o in it.outputs])
+        outs.append(got)
+        if mode == 2:
+            w = it._words
+            res[p] = {"same": outs[0] == outs[1] == outs[2],
+                      "words_in_buf": type(w).__name__ == "memoryview"
+                      or len(w) == 0,
+                      "arena_is_view": type(it.arena).__name__
+                      == "memoryview",
+                      "need": it.arena_size + it.persistent_size}
+        it = None
+        gc.collect()
+print(json.dumps(res))
+"""
+
+
+def test_outputs_equal_own_arena(tmp_path):
+    paths = [shared(*rel.split("/")) for rel in MODELS]
+    out = run_mp("PATHS = %r\n" % paths + SAME, tmp_path, heap="16M")
+    res = json.loads(out.splitlines()[-1])
+    for p in paths:
+        assert res[p]["same"], p
+        # the tail's words are a view of the buffer (not an array of
+        # their own), the arena a view of it
+        assert res[p]["words_in_buf"], p
+        assert res[p]["arena_is_view"], p
+
+
+def test_person_detect_sample_on_static_arena(tmp_path):
+    """person.bmp gives TFLM's [-113, 113] ([no_person, person]) with the
+    arena in a buffer made before the import, which holds it whole: the
+    heap the interpreter keeps is far below its arena."""
+    path = shared("person_detect", "person_detect.tflite")
+    bmp = shared("person_detect", "person.bmp")
+    code = """
+import gc
+buf = bytearray(80000)
+import json, tflm
+gc.collect()
+f0 = gc.mem_free()
+it = tflm.Interpreter(%r, arena=buf)
+with open(%r, "rb") as f:
+    b = f.read()
+off = b[10] | b[11] << 8
+w = 96
+rows = [b[off + w * r:off + w * (r + 1)] for r in range(96)]
+it.input(0).data[:] = b"".join(reversed(rows))
+it.invoke()
+gc.collect()
+print(json.dumps({"out": list(it.output(0).get()), "ram": it.ram,
+                  "need": it.arena_size + it.persistent_size}))
+""" % (path, bmp)
+    r = json.loads(run_mp(code, tmp_path, heap="4M").splitlines()[-1])
+    assert r["out"] == [-113, 113]
+    # the model is read into RAM here (300,568 bytes, a file on the unix
+    # port): all that ram holds beyond it is the interpreter's objects
+    assert r["ram"] - 300568 < r["need"] // 4, r
+
+
+def test_one_interpreter_per_buffer(tmp_path):
+    """Building a second interpreter on a buffer stops the first (its
+    bytes are the second's now): invoke() raises InvokeError; building
+    it again makes it work, with the outputs it had."""
+    a = shared("hello_world_int8", "hello_world_int8.tflite")
+    b = shared("micro_speech_quantized", "micro_speech_quantized.tflite")
+    code = """
+buf = bytearray(20000)
+import json, tflm
+ia = tflm.Interpreter(%r, arena=buf)
+ia.input(0).set([17])
+ia.invoke()
+first = list(ia.output(0).get())
+ib = tflm.Interpreter(%r, arena=buf)
+ib.invoke()
+try:
+    ia.invoke()
+    stale = "no error"
+except tflm.InvokeError as e:
+    stale = str(e)
+ia = tflm.Interpreter(%r, arena=memoryview(buf)[16:])
+ia.input(0).set([17])
+ia.invoke()
+try:
+    ib.invoke()
+    stale_b = "no error"
+except tflm.InvokeError as e:
+    stale_b = "InvokeError"
+print(json.dumps({"first": first, "again": list(ia.output(0).get()),
+                  "stale": stale, "stale_b": stale_b}))
+""" % (a, b, a)
+    r = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert "another Interpreter was built on this one's arena" in r["stale"]
+    assert r["stale_b"] == "InvokeError"
+    assert r["again"] == r["first"]
+
+
+def test_too_small_names_the_bytes_that_work(tmp_path):
+    """ArenaError names the bytes the model needs (the alignment skip of
+    an odd start included); a buffer of exactly that many works, one
+    byte less does not."""
+    path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    code = """
+import json, re, tflm
+buf = bytearray(40000)
+out = {}
+for start in (0, 5):
+    try:
+        tflm.Interpreter(%r, arena=memoryview(buf)[start:start + 1000])
+        out[start] = ["no error"]
+        continue
+    except tflm.ArenaError as e:
+        msg = str(e)
+    need = int(re.search(r"needs (\\d+)", msg).group(1))
+    res = [msg, need]
+    for n in (need - 1, need):
+        try:
+            tflm.Interpreter(%r, arena=memoryview(buf)[start:start + n])
+            res.append("ok")
+        except tflm.ArenaError as e:
+            res.append("ArenaError")
+    out[start] = res
+print(json.dumps(out))
+""" % (path, path)
+    r = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    for start in ("0", "5"):
+        msg, need, less, exact = r[start]
+        assert msg.startswith("arena= buffer of 1000 bytes is too small: "
+                              "the model needs %d (" % need), msg
+        assert (less, exact) == ("ArenaError", "ok"), r[start]
+    # a bytearray's bytes start at a GC block (16-byte aligned): from
+    # byte 5 on, 11 bytes are skipped
+    assert r["5"][1] == r["0"][1] + 11, r
+    assert "11 of them to align its start" in r["5"][0], r
+    assert "align" not in r["0"][0], r
+
+
+@pytest.mark.parametrize("arg, kind", [
+    ("b'\\\\x00' * 4096", "TypeError"),
+    ("array.array('i', range(2048))", "TypeError"),
+    ("4096", "TypeError"),
+    ("memoryview(b'\\\\x00' * 4096)", "TypeError"),
+])
+def test_arena_must_be_writable_bytes(tmp_path, arg, kind):
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    code = """
+import array, tflm
+try:
+    tflm.Interpreter(%r, arena=%s)
+    print("no error")
+except Exception as e:
+    print(type(e).__name__, e)
+""" % (path, arg)
+    out = run_mp(code, tmp_path).strip().splitlines()[-1]
+    assert out.startswith(kind), out
+    assert "arena must be a writable buffer of bytes" in out, out
