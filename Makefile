@@ -7,7 +7,7 @@ MODEL ?= host_tools/data/digits_cnn_int8.tflite
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: test demo run venv clean bench lint
+.PHONY: test demo run venv clean bench lint docs
 
 $(STAMP): requirements.txt
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -26,6 +26,12 @@ demo: $(STAMP)
 # runs the same check in `make test`
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+# The generated tables of README.md and docs/*.md (host_tools/docs.py), from
+# bench/*.json, boards/*/board.json and the kernel registry; tests/test_docs.py
+# fails when one is stale.
+docs: $(STAMP)
+	$(VPY) -m host_tools docs
 
 # Ours (unix port) vs TFLM on every shared model: bench/results.{md,json},
 # bench/ratios.png. BENCH_ARGS, e.g. --rounds 9 or --models person,kws.

@@ -7,7 +7,7 @@ from . import boards, build, cli_run, demo, deploy, romfs
 from . import bench, bench_device, plan_tool
 from . import fuzz
 from .conformance import runner as conformance
-from . import dedupe, fit, flash_image, inspect_tool
+from . import dedupe, docs, fit, flash_image, inspect_tool
 
 
 def parser():
@@ -40,6 +40,7 @@ def parser():
     fit.add_parser(sub)
     flash_image.add_parser(sub)
     bench_device.add_parser(sub)
+    docs.add_parser(sub)
     return p
 
 
@@ -91,6 +92,8 @@ def _dispatch(args):
         return flash_image.main(args)
     if args.cmd == "bench-device":
         return bench_device.main(args)
+    if args.cmd == "docs":
+        return docs.main(args)
     return demo.main(args)
 
 

@@ -114,6 +114,6 @@ def check(path, data, ours, ins, repeat=1):
         print("  output %d: %d of %d values differ, by at most %.3g%s" % (
             k, int(np.count_nonzero(mine != t)), t.size,
             float(np.nanmax(diff)) if diff.size else 0.0,
-            " (float32: exp / tanh follow the C library there, see the "
-            "README's float32 section)" if t.dtype == np.float32 else ""))
+            " (float32: exp / tanh follow the C library there, see "
+            "docs/operators.md, float32)" if t.dtype == np.float32 else ""))
     return 0 if same else 2

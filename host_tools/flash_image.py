@@ -19,7 +19,7 @@ prints on the board). A model set that does not fit between there
 and the file system is refused, with the bytes missing. Only rp2 boards
 have such a gap that a UF2 can write: an STM32 board's MicroPython keeps
 its file system in internal flash sectors in the middle of the firmware's
-own range and has no UF2 loader (see the README).
+own range and has no UF2 loader (see docs/flash-models.md).
 
 UF2: https://github.com/microsoft/uf2 (512-byte blocks, magic numbers,
 flag 0x2000 = family id present). Families: RP2040 0xe48bff56; RP2350
@@ -174,8 +174,8 @@ def board_layout(board):
         raise FlashImageError(
             "%s (%s): no flash model image: only rp2 boards (RP2040, "
             "RP2350) have free flash between firmware and file system "
-            "that a UF2 file can write; see the README" % (board["id"],
-                                                          board["mcu"]))
+            "that a UF2 file can write; see docs/flash-models.md"
+            % (board["id"], board["mcu"]))
     return (fi.XIP_BASE + board["flash_bytes"] - board["filesystem_bytes"],
             FAMILIES[board["mcu"]])
 

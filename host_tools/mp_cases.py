@@ -320,7 +320,7 @@ def main():
                                       for one in ins.split(";")]
         run_case(k, model_path, sets)
         if target:  # a session on a board: what the last model imported
-            tflm.unload()  # goes, as the README advises between models
+            tflm.unload()  # goes, as docs/memory.md advises between models
         gc.collect()
 
 

@@ -197,7 +197,7 @@ def board_dir(tmp_path, unix_build, models):
     return root
 
 
-# What the README tells a user to type at the REPL (lines starting >>>).
+# What a user types at the REPL (README.md, docs/api.md).
 REPL = """
 import tflm
 interp = tflm.Interpreter('hello_world_int8.tflite')

@@ -7,7 +7,7 @@ interpreter) runs them on CPython, tflm on the MicroPython unix port with
 invoke() under heap_lock. Arithmetic operators must match TFLM's float32
 bits exactly (NaN where TFLM has NaN); SOFTMAX, LOGISTIC and TANH, which
 call the C library's expf / tanhf, within the tolerances in TOL (see the
-README's float32 section).
+docs/operators.md, float32).
 """
 
 import ctypes

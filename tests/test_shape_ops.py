@@ -540,7 +540,7 @@ print(first == bytes(range(24)), bytes(y.data) == bytes([7] * 24))
 
 def test_model_input_and_output_share_bytes(tmp_path):
     # input -> RESHAPE -> output: the output is the input's memory, so
-    # writing the next input changes the last output (see the README).
+    # writing the next input changes the last output (docs/api.md).
     path = tmp_path / "io.tflite"
     path.write_bytes(shape_op("RESHAPE", q8([2, 3, 4]), q8([4, 6])))
     out = run_mp(MODEL_IO_ALIAS % str(path), tmp_path)

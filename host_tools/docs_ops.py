@@ -1,0 +1,119 @@
+"""The tensor types of every operator in the kernel registry, for
+docs/operators.md (host_tools/docs.py renders it).
+
+One row per operator the registry (micropython/tflm/kernels/__init__.py:
+_KERNELS by BuiltinOperator code, _CUSTOM_KERNELS by CUSTOM name) maps to
+a kernel module, keyed by its TFLite schema name: (types, notes). types
+names the tensor types its kernels take ("16x8": int16 activations with
+int8 weights); notes is one short line of what a user must know.
+tests/test_docs.py fails when a registry entry has no row here (a new
+operator: add its row, then `make docs`) or a row has no registry entry.
+"""
+
+MOVE = "int8, int16, int32, float32 (byte copies: any type TFLM copies)"
+
+OPS = {
+    # convolution and pooling
+    "CONV_2D": ("int8, 16x8, float32",
+                "per-channel weights; 16x8 with an int64 bias (TFLM's int64 "
+                "accumulation) or an int32 one (wrapping as TFLM's); 16x8 "
+                "activations need zero point 0"),
+    "DEPTHWISE_CONV_2D": ("int8, 16x8, float32",
+                          "per-channel weights; 16x8 reads any bias as int64, "
+                          "as TFLM's kernel does; 16x8 activations need zero "
+                          "point 0"),
+    "FULLY_CONNECTED": ("int8, 16x8, float32",
+                        "the bias scale is checked against input x filter"),
+    "TRANSPOSE_CONV": ("int8, 16x8",
+                       "per-channel weights, optional bias; 16x8: zero points "
+                       "0, an int64 or int16 bias or none"),
+    "AVERAGE_POOL_2D": ("int8, int16, float32", ""),
+    "MAX_POOL_2D": ("int8, int16, float32", ""),
+    "SOFTMAX": ("int8 -> int8 or int16, int16, float32",
+                "int16 output: scale 1/65536, zero point -32768; int16 -> "
+                "int16 with TFLM's two 513-entry tables"),
+    # elementwise
+    "ADD": ("int8, int16, int32, float32",
+            "broadcasting up to rank 6, fused activations"),
+    "SUB": ("int8, int16, int32, float32",
+            "broadcasting up to rank 6, fused activations"),
+    "MUL": ("int8, int16, int32, float32",
+            "broadcasting up to rank 6, fused activations; int16 needs zero "
+            "points 0"),
+    "DIV": ("int8, int32, float32",
+            "int32 divisor 0: InvokeError; INT32_MIN / -1 = INT32_MIN; an "
+            "int8 divisor at its zero point saturates"),
+    "SQUARED_DIFFERENCE": ("int8, int32, float32", "broadcasting"),
+    "MAXIMUM": ("int8, int32, float32", "broadcasting"),
+    "MINIMUM": ("int8, int32, float32", "broadcasting"),
+    "CAST": ("int8, int16, int32, uint32, float32, bool",
+             "C's conversions; float32 to integer truncates and saturates, "
+             "NaN gives 0"),
+    # activations
+    "RELU": ("int8, float32", "int8: a 256-entry table built at prepare"),
+    "RELU6": ("int8, float32", "int8: a 256-entry table built at prepare"),
+    "LEAKY_RELU": ("int8, int16", "int8: a table; int16 per element"),
+    "LOGISTIC": ("int8, int16, float32",
+                 "int16: zero points 0, output scale 1/32768"),
+    "TANH": ("int8, int16, float32",
+             "int16: zero points 0, output scale 1/32768"),
+    "HARD_SWISH": ("int8", "a 256-entry table built at prepare"),
+    "RSQRT": ("int8", "a 256-entry table built at prepare"),
+    "PRELU": ("int8", "alpha broadcast"),
+    "L2_NORMALIZATION": ("int8", "over the last dimension"),
+    # reductions and indexing
+    "MEAN": ("int8, float32", "constant axes"),
+    "SUM": ("int8, float32", "constant axes"),
+    "REDUCE_MAX": ("int8, float32", "constant axes"),
+    "ARG_MAX": ("int8, float32 -> int32", ""),
+    "ARG_MIN": ("int8, float32 -> int32", ""),
+    "GATHER": ("int8, float32; int32 indices",
+               "an out-of-range index raises InvokeError"),
+    "SHAPE": ("any -> int32", ""),
+    "FILL": ("int8, int32, float32", ""),
+    "ZEROS_LIKE": ("int8, int32, int64, float32", ""),
+    # data movement
+    "TRANSPOSE": (MOVE, ""),
+    "CONCATENATION": (MOVE, ""),
+    "PAD": (MOVE, ""),
+    "PADV2": (MOVE, ""),
+    "STRIDED_SLICE": (MOVE, ""),
+    "SLICE": (MOVE, ""),
+    "PACK": (MOVE, ""),
+    "UNPACK": (MOVE, ""),
+    "SPLIT": (MOVE, ""),
+    "SPLIT_V": (MOVE, ""),
+    "SPACE_TO_BATCH_ND": (MOVE, ""),
+    "BATCH_TO_SPACE_ND": (MOVE, ""),
+    "DEPTH_TO_SPACE": (MOVE, ""),
+    "SPACE_TO_DEPTH": (MOVE, ""),
+    "RESIZE_NEAREST_NEIGHBOR": ("int8, int16, float32", ""),
+    "RESIZE_BILINEAR": ("int8, float32", ""),
+    "RESHAPE": ("any", "zero-copy view of its input"),
+    "SQUEEZE": ("any", "zero-copy view of its input"),
+    "EXPAND_DIMS": ("any", "zero-copy view of its input"),
+    # quantization
+    "QUANTIZE": ("float32 -> int8; int8 -> int8, uint8, int16; uint8 -> "
+                 "int8; int16 -> int8, int16, int32", ""),
+    "DEQUANTIZE": ("int8, uint8, int16 -> float32", ""),
+    # state across invokes
+    "SVDF": ("int8 (int16 or int8 state), float32",
+             "state in variable tensors; float32 with NONE, RELU, RELU6, "
+             "RELU_N1_TO_1"),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (
+        "int8 (int16 cell state), float32",
+        "batch- or time-major, cell clip; no peephole, projection or layer "
+        "norm (as in TFLM); float32 within 1e-6 of TFLM"),
+    # TFLM's Signal library (CUSTOM operators, built in)
+    "SignalWindow": ("int16", ""),
+    "SignalFftAutoScale": ("int16 -> int16, int32 shift", ""),
+    "SignalRfft": ("int16, int32, float32",
+                   "fft_length / 2 a product of 2, 3, 4 and 5"),
+    "SignalEnergy": ("int16 -> uint32", ""),
+    "SignalFilterBank": ("uint32 -> uint64", ""),
+    "SignalFilterBankSquareRoot": ("uint64 -> uint32", ""),
+    "SignalFilterBankSpectralSubtraction": (
+        "uint32", "its noise estimate is state: interp.reset() clears it"),
+    "SignalPCAN": ("uint32 (int16 table)", ""),
+    "SignalFilterBankLog": ("uint32 -> int16", ""),
+}
