@@ -108,8 +108,8 @@ def test_constructs_at_board_heap(package, rel):
 # the buffer for its throw-away activations.
 STATIC = {
     "person_detect/person_detect.tflite": (40, 21),
-    "tiny_kws_ref_int8/kws_ref_model.tflite": (15, 9),
-    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (18, 11),
+    "tiny_kws_ref_int8/kws_ref_model.tflite": (15, 8),
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (18, 9),
     "tiny_ad01_int8/ad01_int8.tflite": (10, 6),
     "micro_speech_quantized/micro_speech_quantized.tflite": (5, 4),
     "hello_world_int8/hello_world_int8.tflite": (6, 4),

@@ -187,19 +187,15 @@ def _build(it, buf, arena_size, had, user):
     # blocks), and whatever dies is dropped before the arena is taken.
     it._model = m = Model(buf, check=False)  # header fields only
     it._buf = buf
-    it._stage = "importing kernels"
-    before = _free()
-    for code in m.used_codes():  # long-lived code, made first
-        kernels.preload(code, m)
-    for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
-        kernels.preload(32, m, name)
-    after = _free()
-    if before is not None:  # code, not this model's (see ram)
-        it._imported = before - after
+    # With arena= no arena block is to come: the kernels' code is made
+    # once the plan is done (_size), so that the check's and the plan's
+    # peaks do not come on top of it; else it is made first, lowest.
+    if user is None:
+        _import_kernels(it, m)
     it._stage = "parsing the model"
     m.check()
     it._stage = "resolving operators"
-    mods = _resolve(it)
+    mods = _resolve(it, user is None)
     it._stage = "planning the arena"
     from . import verify
     verify.check_plan_size(m)
@@ -238,7 +234,8 @@ def _build(it, buf, arena_size, had, user):
             dummy = bytearray(big)
         except MemoryError:
             raise _oom(what, big)
-    head, tail, words = _size(it, mods, dummy)
+    head, tail, words, mods = _size(it, mods, dummy,
+                                    None if user is None else had)
     # verify and planner (their last use was in _size): made before
     # free0, so the heap they give back is not the model's (see build)
     free = _free()
@@ -415,17 +412,50 @@ def _place(it, mv, head, tail, words, skip):
         it._words = zeros("i", words)
 
 
-def _resolve(it):
+def _import_kernels(it, m):
+    """Import the kernel modules model m uses (kernels.preload), each
+    after a collection (long-lived code, packed low); it._imported: the
+    heap they took (code, not this model's: see build)."""
+    it._stage = "importing kernels"
+    before = _free()
+    for code in m.used_codes():
+        kernels.preload(code, m)
+    for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
+        kernels.preload(32, m, name)
+    after = _free()
+    if before is not None:
+        it._imported = before - after
+
+
+def _kernel(op):
+    """The kernel (module, or a registered custom op's object) of
+    operator op, which _resolve found."""
+    if op.custom_code is not None:
+        from .custom import find
+        mod = find(op.custom_code)
+        if mod is not None:
+            return mod
+        return kernels.find(op.code, op.custom_code)
+    return kernels.find(op.code)
+
+
+def _resolve(it, load=True):
+    """The kernel of each operator (TFLM's op resolver): modules, or with
+    load=False True for each, nothing imported. UnsupportedOpError
+    naming every operator without one."""
     mods, missing = [], []
     hint = ""
     for op in it._model.operators:
         if op.custom_code is None:
-            mod = kernels.find(op.code)
+            mod = kernels.find(op.code) if load else \
+                kernels.module_name(op.code) is not None or None
         else:  # a Python kernel from tflm.register_op (custom.py)
             from .custom import find
             mod = find(op.custom_code)
             if mod is None:  # a built-in one (TFLM's Signal ops)
-                mod = kernels.find(op.code, op.custom_code)
+                mod = kernels.find(op.code, op.custom_code) if load else \
+                    kernels.custom_module_name(op.custom_code) is not None \
+                    or None
             if mod is None:
                 hint = "; register custom ops with tflm.register_op"
         if mod is None:
@@ -436,11 +466,14 @@ def _resolve(it):
                                  + hint)
     return mods
 
-def _size(it, mods, dummy):
+def _size(it, mods, dummy, late=None):
     """The sizing pass (see the class doc): returns (head bytes, tail
-    bytes) and fills _where: per tensor its head offset (-1: none,
-    <= -2: constant at -2 - w in the model), then per scratch request
-    its operator, head offset and bytes (negative: a work buffer).
+    bytes, tail words, the kernel modules: with late (arena=: the
+    CONSTRUCTION modules imported before, as _build's had), imported
+    here once the plan is made; else mods) and fills _where: per tensor
+    its head offset (-1: none, <= -2: constant at -2 - w in the model),
+    then per scratch request its operator, head offset and bytes
+    (negative: a work buffer).
     dummy: a bytearray as large as the largest activation, which all
     activations are bound to (prepare keeps views of them but never
     reads their values). The parsed tensor list lives only while the
@@ -477,6 +510,14 @@ def _size(it, mods, dummy):
         life[4 * j + 3] = b.last
     buffers = b = None
     pack()
+    if late is not None:  # arena=: the kernels' code now (see _build),
+        # in the room of the verifier too, whose last use was above
+        verify = None
+        _drop(late, 1, 2)
+        _import_kernels(it, m)
+        it._stage = "resolving operators"
+        mods = tuple([_kernel(m.operator(k)) for k in range(len(mods))])
+        pack()
     ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
     for k, mod in enumerate(mods):
         op = m.operator(k)
@@ -510,7 +551,7 @@ def _size(it, mods, dummy):
         if where[i] >= 0:
             where[i] = offset[where[i]]
     it._n_requests = len(requests)
-    return head, ctx.tail_size, ctx.words_size
+    return head, ctx.tail_size, ctx.words_size, mods
 
 def _scratch_len(ts):
     """Words of scratch for an operator with outputs ts: twice the
