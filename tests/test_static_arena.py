@@ -205,3 +205,47 @@ except Exception as e:
     out = run_mp(code, tmp_path).strip().splitlines()[-1]
     assert out.startswith(kind), out
     assert "arena must be a writable buffer of bytes" in out, out
+
+
+def test_custom_ops_and_unsupported_on_static_arena(tmp_path):
+    """Python custom operators (tflm.register_op) run on arena= as on an
+    own arena (the kernels are found after the plan there); a model with
+    an operator nobody registered is refused with the same
+    UnsupportedOpError, naming it, before anything is imported."""
+    from test_custom_ops import KERNELS, _models, T
+    from host_tools import opgen
+    cases = _models()
+    m = opgen.Model()
+    m.add_op("CUSTOM:NotThere", [T([4])], [T([4])])
+    m.add_op("CUSTOM:Negate", [1], [T([4])])
+    unreg = m.build()
+    code = "buf = bytearray(8000)\n" + KERNELS + """
+import json, tflm
+CASES = %r
+res = []
+for raw, ins in CASES:
+    outs = []
+    for a in (None, buf):
+        it = tflm.Interpreter(bytes.fromhex(raw), arena=a)
+        for t, x in zip(it.inputs, ins):
+            t.data[:] = bytes.fromhex(x)
+        it.invoke()
+        outs.append([bytes(o.data).hex() for o in it.outputs])
+        it = None
+    res.append(outs)
+msgs = []
+for a in (None, buf):
+    try:
+        tflm.Interpreter(bytes.fromhex(%r), arena=a)
+        msgs.append("no error")
+    except tflm.UnsupportedOpError as e:
+        msgs.append(str(e))
+print(json.dumps([res, msgs]))
+""" % ([(c[1].hex(), [x.tobytes().hex() for x in c[2]]) for c in cases],
+       unreg.hex())
+    res, msgs = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    for (name, _, _, want, _), (own, static) in zip(cases, res):
+        assert own == static, name
+        assert own == [w.reshape(-1).astype("int8").tobytes().hex()
+                       for w in want], name
+    assert msgs[0] == msgs[1] and "op 0 (NotThere)" in msgs[1], msgs
