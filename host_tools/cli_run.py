@@ -84,7 +84,9 @@ def main(args):
                                             for v in real.tolist()]))
     print("time per inference: %.3f ms (median of %d, unix port)"
           % (us / 1000, len(info["us"])))
-    print("arena: %d bytes" % info["arena"])
+    print("arena: %d bytes (%d head + %d tail): arena=bytearray(%d) holds it"
+          % (info["arena"] + info["persistent"], info["arena"],
+             info["persistent"], info["arena"] + info["persistent"]))
     if args.check:
         return check(args.model, data, results[0], ins, args.repeat)
     return 0

@@ -249,3 +249,31 @@ print(json.dumps([res, msgs]))
         assert own == [w.reshape(-1).astype("int8").tobytes().hex()
                        for w in want], name
     assert msgs[0] == msgs[1] and "op 0 (NotThere)" in msgs[1], msgs
+
+
+def test_run_tool_names_the_bytes_for_arena(tmp_path):
+    """`python -m host_tools run MODEL` ends with the bytes an arena=
+    bytearray needs: a buffer of that many builds, one byte less does
+    not."""
+    import re
+    import subprocess
+    import sys
+    from conftest import ROOT
+    path = shared("micro_speech_quantized", "micro_speech_quantized.tflite")
+    out = subprocess.run([sys.executable, "-m", "host_tools", "run", path],
+                         cwd=ROOT, capture_output=True, text=True,
+                         timeout=300).stdout
+    n = int(re.search(r"arena=bytearray\((\d+)\) holds it", out).group(1))
+    code = """
+import tflm
+res = []
+for k in (%d, %d):
+    try:
+        tflm.Interpreter(%r, arena=bytearray(k))
+        res.append("ok")
+    except tflm.ArenaError:
+        res.append("ArenaError")
+print(res)
+""" % (n - 1, n, path)
+    assert run_mp(code, tmp_path).strip().splitlines()[-1] == \
+        "['ArenaError', 'ok']"
