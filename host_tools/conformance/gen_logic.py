@@ -1,6 +1,7 @@
-"""Conformance generators for the comparisons and logical operators
-(issue 35): EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,
-LOGICAL_AND, LOGICAL_OR.
+"""Conformance generators for the comparisons, logical and one-input
+elementwise operators (issue 35): EQUAL, NOT_EQUAL, GREATER,
+GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT,
+ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE.
 
 Shapes are gen_binary.shapes (rank 1-4, NumPy broadcasting, equal shapes
 1 time in 4), either input may be a constant. Comparisons come in int8
@@ -9,6 +10,15 @@ TFLM aborts on a scale of 1 or more, equal scales or a 2:1 ratio 1 time
 in 3 so that rescaled values tie), int32 and float32 (signed zeros, NaN,
 infinities, copied values for ties), and bool for EQUAL / NOT_EQUAL.
 LOGICAL_AND / LOGICAL_OR take bool inputs.
+
+The unary ops take shapes of rank 1-4 (the same in and out). ABS comes
+in int8 (half the time: scales over [1e-4, 10], equal scales 1 time in 4,
+full-range zero points), int16 (quantized with zero points 0, or not
+quantized) and float32; the float32 ops get values around the integers
+and halves, signed zeros, NaNs (signaling ones too), infinities,
+subnormals and random bit patterns. EXP is left out: its float32 result
+is within 1 ulp of the C library's expf, not bit-exact
+(kernels/elementwise_f32.py; tests/test_ops_unary.py measures it).
 """
 
 import numpy as np
@@ -83,6 +93,56 @@ def logical(op, rng, size):
     return raw, [v for k, v in enumerate(vals) if k != c]
 
 
+def float_values(rng, shape):
+    """float32 values for the rounding functions and SQRT."""
+    g = np.random.default_rng(rng.getrandbits(32))
+    n = int(np.prod(shape, dtype=np.int64))
+    r = g.random(n)
+    x = (g.standard_normal(n) * 10 ** g.uniform(-2, 8, n)).astype(np.float32)
+    halves = (g.integers(-40, 40, n) / 2).astype(np.float32)
+    x[r < 0.3] = halves[r < 0.3]
+    bits = g.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    pick = (r >= 0.3) & (r < 0.4)
+    x[pick] = bits[pick].view(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5,
+                        0.49999997, -0.49999997, 8388607.5, -8388608.5,
+                        1e-45, -1e-45, 3e38], np.float32)
+    pick = r >= 0.9
+    x[pick] = special[g.integers(0, len(special), int(pick.sum()))]
+    return x.reshape(shape)
+
+
+def unary(op, rng, size):
+    """A one-input model (see the module docstring) and its inputs."""
+    shape = rand.shape(rng, size)
+    if op == "LOGICAL_NOT":
+        v = _bools(rng, shape)
+        return opgen.single_op(op, [T(shape, "bool")],
+                               [T(shape, "bool")]), [v]
+    dtype = "float32"
+    if op == "ABS":
+        dtype = rng.choice(("int8", "int8", "int16", "float32"))
+    g = np.random.default_rng(rng.getrandbits(32))
+    qi, qo = {}, {}
+    if dtype == "int8":
+        v = rand.int8_array(rng, shape)
+        qi = {"scale": rand.scale(rng), "zero_point": rand.zero_point(rng)}
+        qo = {"scale": qi["scale"] if rng.random() < 0.25 else
+              rand.scale(rng), "zero_point": rand.zero_point(rng)}
+    elif dtype == "int16":
+        v = g.integers(-32768, 32768, size=shape).astype(np.int16)
+        if rng.random() < 0.7:
+            s = rand.scale(rng, 1e-5, 1e-1)
+            qi = {"scale": s, "zero_point": 0}
+            qo = {"scale": s if rng.random() < 0.25 else
+                  rand.scale(rng, 1e-5, 1e-1), "zero_point": 0}
+    else:
+        v = float_values(rng, shape)
+    raw = opgen.single_op(op, [T(shape, dtype, **qi)],
+                          [T(shape, dtype, **qo)])
+    return raw, [v]
+
+
 def _gen(fn, op):
     return lambda rng, size: fn(op, rng, size)
 
@@ -92,6 +152,10 @@ GENERATORS = {op: _gen(compare, op) for op in (
     "LESS_EQUAL")}
 GENERATORS.update({op: _gen(logical, op)
                    for op in ("LOGICAL_AND", "LOGICAL_OR")})
+
+GENERATORS.update({op: _gen(unary, op) for op in (
+    "LOGICAL_NOT", "ABS", "NEG", "CEIL", "FLOOR", "ROUND", "SQRT",
+    "SQUARE")})
 
 # Our runtime has kernels for every model these make.
 STRICT = set(GENERATORS)
