@@ -1,7 +1,7 @@
 """Conformance generators for the comparisons, logical and one-input
 elementwise operators (issue 35): EQUAL, NOT_EQUAL, GREATER,
 GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT,
-ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE.
+ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, and FLOOR_DIV / FLOOR_MOD.
 
 Shapes are gen_binary.shapes (rank 1-4, NumPy broadcasting, equal shapes
 1 time in 4), either input may be a constant. Comparisons come in int8
@@ -19,6 +19,12 @@ and halves, signed zeros, NaNs (signaling ones too), infinities,
 subnormals and random bit patterns. EXP is left out: its float32 result
 is within 1 ulp of the C library's expf, not bit-exact
 (kernels/elementwise_f32.py; tests/test_ops_unary.py measures it).
+
+FLOOR_DIV and FLOOR_MOD are float32 (TFLM has no other type) with
+broadcasting: quotients near integers (small integers and halves), values
+over the whole float32 range, signed zeros, infinities and NaNs; FLOOR_DIV
+gets no zero divisor (TFLM fails the invoke then: tested in
+tests/test_ops_floor_div.py).
 """
 
 import numpy as np
@@ -143,6 +149,28 @@ def unary(op, rng, size):
     return raw, [v]
 
 
+def floor_op(op, rng, size):
+    """A float32 FLOOR_DIV / FLOOR_MOD model and its inputs."""
+    a, b, o = gen_binary.shapes(rng, size)
+    c = gen_binary._const_index(rng)
+    g = np.random.default_rng(rng.getrandbits(32))
+    vals = []
+    for s in (a, b):
+        n = int(np.prod(s, dtype=np.int64))
+        x = gen_binary._float_values(rng, s).reshape(-1)
+        r = g.random(n)
+        small = (g.integers(-24, 25, n) / rng.choice((1, 2, 4))).astype(
+            np.float32)
+        x[r < 0.5] = small[r < 0.5]
+        if op == "FLOOR_DIV":
+            x[x == 0] = 3.0
+        vals.append(x.reshape(s))
+    ins = [T(s, "float32", data=(v if k == c else None))
+           for k, (s, v) in enumerate(zip((a, b), vals))]
+    raw = opgen.single_op(op, ins, [T(o, "float32")])
+    return raw, [v for k, v in enumerate(vals) if k != c]
+
+
 def _gen(fn, op):
     return lambda rng, size: fn(op, rng, size)
 
@@ -156,6 +184,9 @@ GENERATORS.update({op: _gen(logical, op)
 GENERATORS.update({op: _gen(unary, op) for op in (
     "LOGICAL_NOT", "ABS", "NEG", "CEIL", "FLOOR", "ROUND", "SQRT",
     "SQUARE")})
+
+GENERATORS.update({op: _gen(floor_op, op)
+                   for op in ("FLOOR_DIV", "FLOOR_MOD")})
 
 # Our runtime has kernels for every model these make.
 STRICT = set(GENERATORS)

@@ -110,8 +110,8 @@ _KERNELS = (
     " 101:elementwise 59:elementwise 104:elementwise 8:elementwise"
     # ROUND SQRT SQUARE EXP
     " 116:elementwise 75:elementwise 92:elementwise 47:elementwise"
-    # LOGICAL_NOT
-    " 87:elementwise"
+    # LOGICAL_NOT FLOOR_DIV FLOOR_MOD
+    " 87:elementwise 90:floor_div 95:floor_div"
     # [reduce]
     # MEAN SUM REDUCE_MAX ARG_MAX
     " 40:reduce 74:reduce 82:reduce 56:arg_minmax"
@@ -201,7 +201,7 @@ _LAZY = (
     " maximum_minimum:*:broadcast_prep squared_difference:*:broadcast_prep"
     " compare:*:broadcast_prep elementwise:f:elementwise_f32"
     " elementwise:h:elementwise16 elementwise:*:lut_math"
-    " elementwise16:*:lut_math"
+    " elementwise16:*:lut_math floor_div:*:broadcast_prep"
     " float_ops:*:broadcast_prep binary_i32:*:broadcast_prep"
     " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
     " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32 lstm:h:lstm_int8"
