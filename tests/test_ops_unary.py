@@ -1,5 +1,5 @@
-"""ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, EXP and LOGICAL_NOT vs
-TFLM.
+"""ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, EXP, LOG and LOGICAL_NOT
+vs TFLM.
 
 Seeded random models from host_tools/conformance/gen_logic.py (int8,
 int16 and float32 ABS, float32 values around integers and halves, special
@@ -8,14 +8,16 @@ several scale pairs, thousands of float32 values (signed zeros, NaNs with
 payloads, signaling NaNs, infinities, subnormals, random bits) through
 every float32 op, all bit-exact against the TFLM oracle in one
 MicroPython process per test (test_kernels_misc.run_cases, invoke under
-micropython.heap_lock()); EXP within 1 ulp of TFLM (which calls the C
-library's expf); hand-checked cases after TFLM's elementwise_test.cc,
-ceil_test.cc, floor_test.cc, round_test.cc, neg_test.cc; the rejections.
+micropython.heap_lock()); EXP and LOG within 1 ulp of TFLM (which calls
+the C library's expf / logf); hand-checked cases after TFLM's
+elementwise_test.cc, ceil_test.cc, floor_test.cc, round_test.cc and
+neg_test.cc; the rejections.
 """
 
 import random
 
 import numpy as np
+import pytest
 
 import conftest  # noqa: F401  (puts micropython/ on sys.path)
 from host_tools import opgen
@@ -114,15 +116,23 @@ def _exact_sqrt(x):
     return np.sqrt(x.astype(np.float64)).astype(np.float32)
 
 
-def test_exp_within_one_ulp(tmp_path):
-    """EXP against TFLM (glibc's expf): every result within 1 ulp, NaN /
-    infinity / zero results identical, and almost all bit-exact."""
+@pytest.mark.parametrize("op", ["EXP", "LOG"])
+def test_within_one_ulp(op, tmp_path):
+    """EXP and LOG against TFLM (glibc's expf / logf): every result
+    within 1 ulp, NaN / infinity / zero results identical, and 98% or
+    more bit-exact; LOG within 0.6 ulp of the exact logarithm."""
     g = np.random.default_rng(3)
-    x = np.concatenate([
-        _special_floats(),
-        g.uniform(-104, 89, 20000).astype(np.float32),
-        g.uniform(-1, 1, 5000).astype(np.float32)])
-    raw = opgen.single_op("EXP", [T([x.size], "float32")],
+    if op == "EXP":
+        extra = [g.uniform(-104, 89, 20000), g.uniform(-1, 1, 5000)]
+    else:
+        extra = [g.integers(0, 1 << 31, 20000, dtype=np.uint64).astype(
+            np.uint32).view(np.float32), 1 + g.uniform(-0.3, 0.3, 5000),
+            np.arange(0x3F800000 - 2000, 0x3F800000 + 2000,
+                      dtype=np.uint32).view(np.float32),
+            g.uniform(0, 100, 5000)]
+    x = np.concatenate([_special_floats()] +
+                       [np.asarray(e, np.float32) for e in extra])
+    raw = opgen.single_op(op, [T([x.size], "float32")],
                           [T([x.size], "float32")])
     want = Reference(raw).run([x])[0].view(np.int32)
     (st, got), = run_on_device([(raw, [[x]])], tmp_path)
@@ -133,7 +143,15 @@ def test_exp_within_one_ulp(tmp_path):
     assert np.array_equal(got[special], want[special])
     diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
     assert diff.max() <= 1
-    assert np.count_nonzero(diff) < x.size // 100
+    assert np.count_nonzero(diff) < x.size // 50
+    if op == "LOG":
+        fin = ~special
+        with np.errstate(all="ignore"):
+            exact = np.log(x[fin].astype(np.float64))
+        gf = got.view(np.float32)[fin]
+        err = np.abs(gf.astype(np.float64) - exact) / np.spacing(
+            np.abs(gf)).astype(np.float64)
+        assert err.max() < 0.6
 
 
 def _hand(op, dtype, ins, golden, q=({}, {})):
@@ -189,6 +207,8 @@ def test_rejections(tmp_path):
         (("NEG", [T([4], "int8", **q)], [T([4], "int8", **q)]),
          ("int8", "float32")),
         (("SQRT", [T([4], "int32")], [T([4], "int32")]), ("float32",)),
+        (("LOG", [T([4], "int8", **q)], [T([4], "int8", **q)]),
+         ("float32",)),
         (("ABS", [T([4], "int32")], [T([4], "int32")]), ("int16",)),
         (("ABS", [T([4], "int8")], [T([4], "int8")]), ("quantization",)),
         (("ABS", [T([4], "int16", scale=0.1, zero_point=3)],

@@ -16,9 +16,10 @@ in int8 (half the time: scales over [1e-4, 10], equal scales 1 time in 4,
 full-range zero points), int16 (quantized with zero points 0, or not
 quantized) and float32; the float32 ops get values around the integers
 and halves, signed zeros, NaNs (signaling ones too), infinities,
-subnormals and random bit patterns. EXP is left out: its float32 result
-is within 1 ulp of the C library's expf, not bit-exact
-(kernels/elementwise_f32.py; tests/test_ops_unary.py measures it).
+subnormals and random bit patterns. EXP and LOG are left out: their
+float32 results are within 1 ulp of the C library's expf / logf, not
+bit-exact (kernels/elementwise_f32.py; tests/test_ops_unary.py measures
+them).
 
 FLOOR_DIV and FLOOR_MOD are float32 (TFLM has no other type) with
 broadcasting: quotients near integers (small integers and halves), values

@@ -110,8 +110,8 @@ _KERNELS = (
     " 101:elementwise 59:elementwise 104:elementwise 8:elementwise"
     # ROUND SQRT SQUARE EXP
     " 116:elementwise 75:elementwise 92:elementwise 47:elementwise"
-    # LOGICAL_NOT FLOOR_DIV FLOOR_MOD
-    " 87:elementwise 90:floor_div 95:floor_div"
+    # LOGICAL_NOT LOG FLOOR_DIV FLOOR_MOD
+    " 87:elementwise 73:elementwise 90:floor_div 95:floor_div"
     # [reduce]
     # MEAN SUM REDUCE_MAX ARG_MAX
     " 40:reduce 74:reduce 82:reduce 56:arg_minmax"

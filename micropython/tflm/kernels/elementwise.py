@@ -1,15 +1,16 @@
 """One-input elementwise operators: ABS, NEG, CEIL, FLOOR, ROUND, SQRT,
-SQUARE, EXP, LOGICAL_NOT (RSQRT is lut.py's).
+SQUARE, EXP, LOG, LOGICAL_NOT (RSQRT is lut.py's).
 
 Follows tensorflow/lite/micro/kernels/elementwise.cc (PrepareAbsRsqrt,
-AbsEval, AbsEvalQuantized, SqrtEval, SquareEval, LogicalNotEval,
-GenericPrepare), neg.cc, ceil.cc, floor.cc, round.cc and exp.cc. Types, as
+AbsEval, AbsEvalQuantized, SqrtEval, SquareEval, LogEval,
+LogicalNotEval, GenericPrepare), neg.cc, ceil.cc, floor.cc, round.cc and
+exp.cc. Types, as
 TFLM takes them:
 
     ABS          int8 (quantized), int16 (quantized with zero points 0, or
                  not quantized), float32
     LOGICAL_NOT  bool: out = !x
-    NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, EXP   float32
+    NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, EXP, LOG   float32
 
 int8 ABS is a 256-entry table of AbsEvalQuantized (lut_math.abs_table:
 |q - zp_in|, rescaled by QuantizeMultiplier((double)(float)(s_in /
@@ -39,7 +40,7 @@ _ROUND = const(116)
 
 
 def prepare(op, ins, outs, ctx):
-    """Check an ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, EXP or
+    """Check an ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, EXP, LOG or
     LOGICAL_NOT op and bind its eval.
 
     ins: one tensor; outs: one tensor of its type and element count
