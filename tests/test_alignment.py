@@ -33,7 +33,7 @@ for _op in ("MAXIMUM", "MINIMUM"):
     BYTEWISE[(_op, "float32")] = "broadcast.gather reads 4 bytes bytewise"
 for _op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
             "LESS_EQUAL"):
-    for _dt in ("float32", "int32"):
+    for _dt in ("float32", "int32", "int64"):
         BYTEWISE[(_op, _dt)] = "broadcast.gather reads 4 bytes bytewise"
 for _op in ("FLOOR_DIV", "FLOOR_MOD"):
     BYTEWISE[(_op, "float32")] = ("broadcast.gather reads 4 bytes "

@@ -2,12 +2,12 @@
 LOGICAL_AND and LOGICAL_OR vs TFLM, bit-exact.
 
 Seeded random single-op models from host_tools/conformance/gen_logic.py
-(int8 with different scales and zero points, int32, float32 with NaN,
-infinities and signed zeros, bool; broadcasting, constant inputs), the
-same with a scratch array of 6 words (the broadcast walk continues across
-chunks), every int8 pair at scales where the rescale decides, all run in
-one MicroPython process per test (test_kernels_misc.run_cases: invoke
-under micropython.heap_lock()) and compared with the TFLM oracle;
+(int8 with different scales and zero points, int32, int64, float32 with
+NaN, infinities and signed zeros, bool; broadcasting, constant inputs),
+the same with a scratch array of 6 words (the broadcast walk continues
+across chunks), every int8 pair at scales where the rescale decides, all
+run in one MicroPython process per test (test_kernels_misc.run_cases:
+invoke under micropython.heap_lock()) and compared with the TFLM oracle;
 hand-checked cases after TFLM's comparisons_test.cc and logical_test.cc,
 and the rejections.
 """
@@ -129,6 +129,17 @@ HAND = [
     _hand("GREATER_EQUAL", ([4], [4], [4]), "float32",
           ([-0.0, np.nan, -np.inf, 3e38], [0.0, 1.0, -3e38, np.inf]),
           [1, 0, 0, 0]),
+    # int64: high words first (signed), then low words (unsigned)
+    _hand("GREATER", ([5], [5], [5]), "int64",
+          ([2 ** 32 + 2 ** 31, -1, -(2 ** 63), 2 ** 63 - 1, 7],
+           [2 ** 32 + 1, 0, 2 ** 63 - 1, -(2 ** 63), 7]),
+          [1, 0, 0, 1, 0]),
+    _hand("LESS_EQUAL", ([5], [1], [5]), "int64",
+          ([-(2 ** 32), 2 ** 31, 2 ** 31 - 1, 2 ** 32, -1], [2 ** 31]),
+          [1, 1, 1, 0, 1]),
+    _hand("NOT_EQUAL", ([3], [3], [3]), "int64",
+          ([2 ** 40 + 5, 5, -5], [5, 5, 2 ** 64 - 5 - 2 ** 64]),
+          [1, 0, 0]),
     # logical_test.cc LogicalOr / LogicalAnd, and with broadcast
     _hand("LOGICAL_OR", (F, F, F), "bool", ([1, 0, 0, 1], [1, 0, 1, 0]),
           [1, 0, 1, 1]),

@@ -5,10 +5,12 @@ ABS, NEG, CEIL, FLOOR, ROUND, SQRT, SQUARE, and FLOOR_DIV / FLOOR_MOD.
 
 Shapes are gen_binary.shapes (rank 1-4, NumPy broadcasting, equal shapes
 1 time in 4), either input may be a constant. Comparisons come in int8
-(half the time: per-tensor scales log-uniform over [1e-4, 0.99], since
-TFLM aborts on a scale of 1 or more, equal scales or a 2:1 ratio 1 time
-in 3 so that rescaled values tie), int32 and float32 (signed zeros, NaN,
-infinities, copied values for ties), and bool for EQUAL / NOT_EQUAL.
+(2 times in 5, or 6 for EQUAL / NOT_EQUAL: per-tensor scales log-uniform
+over [1e-4, 0.99], since TFLM aborts on a scale of 1 or more, equal
+scales or a 2:1 ratio 1 time in 3 so that rescaled values tie), int32,
+int64 (high words that tie, so that the low words decide) and float32
+(signed zeros, NaN, infinities, copied values for ties), and bool for
+EQUAL / NOT_EQUAL.
 LOGICAL_AND / LOGICAL_OR take bool inputs.
 
 The unary ops take shapes of rank 1-4 (the same in and out). ABS comes
@@ -49,6 +51,21 @@ def _ties(rng, vals):
     return a, b
 
 
+def _int64_values(rng, shape):
+    """int64 values: full range, high words that tie (low words then
+    decide, compared unsigned), small values around 0."""
+    g = np.random.default_rng(rng.getrandbits(32))
+    x = g.integers(-(1 << 63), (1 << 63) - 1, size=shape, dtype=np.int64,
+                   endpoint=True)
+    r = g.random(shape)
+    hi = g.integers(-2, 2, size=shape, dtype=np.int64) << 32
+    lo = g.integers(0, 1 << 32, size=shape, dtype=np.int64)
+    x[r < 0.4] = (hi + lo)[r < 0.4]
+    small = g.integers(-3, 4, size=shape, dtype=np.int64)
+    x[r > 0.8] = small[r > 0.8]
+    return x
+
+
 def _bools(rng, shape):
     g = np.random.default_rng(rng.getrandbits(32))
     return g.integers(0, 2, size=shape).astype(bool)
@@ -56,7 +73,7 @@ def _bools(rng, shape):
 
 def compare(op, rng, size):
     """A comparison model (bool output) and its inputs."""
-    kinds = ["int8", "int8", "int32", "float32"]
+    kinds = ["int8", "int8", "int32", "int64", "float32"]
     if op in ("EQUAL", "NOT_EQUAL"):
         kinds.append("bool")
     dtype = rng.choice(kinds)
@@ -68,6 +85,8 @@ def compare(op, rng, size):
             vals = [(v // 32).astype(np.int8) for v in vals]
     elif dtype == "int32":
         vals = [gen_binary._int32_values(rng, s) for s in (a, b)]
+    elif dtype == "int64":
+        vals = [_int64_values(rng, s) for s in (a, b)]
     elif dtype == "float32":
         vals = [gen_binary._float_values(rng, s) for s in (a, b)]
     else:

@@ -12,15 +12,15 @@ with reference/binary_function.h. Per output element (0 or 1 as a byte):
                      (x - zp) * 2**8, m, s)   for each input, with its own
                  (m, s) = QuantizeMultiplierSmallerThanOneExp((double)scale)
              out = v1 OP v2                   (int32 compare)
-    int32:   out = x1 OP x2
+    int32, int64:   out = x1 OP x2
     float32: out = x1 OP x2 as IEEE 754 compares (-0.0 == 0.0; NaN: only
              NOT_EQUAL is true)
     bool:    EQUAL / NOT_EQUAL on the bytes; LOGICAL_AND: x1 && x2,
              LOGICAL_OR: x1 || x2
 
 Types, as TFLM's Eval switches: EQUAL / NOT_EQUAL take bool, float32,
-int32, int8; the four orderings float32, int32, int8. Refused
-(PrepareError): int64 (TFLM has it; this runtime does not), int16 (TFLM's
+int32, int64, int8; the four orderings float32, int32, int64, int8.
+Refused (PrepareError): int16 (TFLM's
 GREATER reads int16 but Prepare only fills the rescale for int8, so it
 compares with uninitialized parameters: its result is undefined; the
 other comparisons reject int16), any other type, inputs of two types, an
@@ -31,7 +31,9 @@ bytes without a check: undefined).
 
 Eval walks the output in chunks (broadcast.gather into the two halves of
 the scratch array; int8 sides rescaled in place by rescale.scale_i32),
-compares and stores bytes; nothing is allocated.
+compares and stores bytes; nothing is allocated. An int64 element is
+walked as two int32 words (the shapes get a last dimension of 2) and
+compared high word first.
 """
 
 from array import array
@@ -47,6 +49,7 @@ _BOOL = const(6)
 _FLOAT32 = const(0)
 _INT16 = const(7)
 _INT32 = const(2)
+_INT64 = const(4)
 _INT8 = const(9)
 
 _EQUAL = const(71)
@@ -72,6 +75,16 @@ _S_HALF = const(6)
 _S_WALK = const(7)
 _S_MODE = const(8)
 _S_Q = const(9)
+_S_WORDS = const(10)  # int32 words per element: 1, or 2 (int64)
+
+
+class _Pairs:
+    """A tensor's shape with a last dimension of 2: an int64 tensor seen
+    as int32 words, for broadcast_prep.walker."""
+
+    def __init__(self, t):
+        self.shape = list(t.shape) + [2]
+        self.size = 2 * t.size
 
 
 def _multiplier(op, t):
@@ -104,11 +117,12 @@ def prepare(op, ins, outs, ctx):
     LESS_EQUAL) or LOGICAL_AND / LOGICAL_OR op and bind its eval.
 
     ins: two tensors of one type whose shapes broadcast (rank <= 6) to
-    the output's: EQUAL / NOT_EQUAL bool, int8, int32 or float32; the
-    orderings int8, int32 or float32 (int8: per-tensor scales in (0, 1),
-    zero points in int8; the two scales may differ); LOGICAL_AND / OR
-    bool. outs: one bool tensor. Raises PrepareError otherwise (see the
-    module docstring for the types TFLM has and why they are refused).
+    the output's: EQUAL / NOT_EQUAL bool, int8, int32, int64 or float32;
+    the orderings int8, int32, int64 or float32 (int8: per-tensor scales
+    in (0, 1), zero points in int8; the two scales may differ);
+    LOGICAL_AND / OR bool. outs: one bool tensor. Raises PrepareError
+    otherwise (see the module docstring for the types TFLM has and why
+    they are refused).
     """
     from . import broadcast_prep as bp
     from .conv_util import keep, scratch_halves
@@ -130,9 +144,9 @@ def prepare(op, ins, outs, ctx):
         ok = t == _BOOL
         what = "bool"
     else:
-        ok = t in (_INT8, _INT32, _FLOAT32) or (eq and t == _BOOL)
-        what = "bool, int8, int32, float32" if eq else \
-            "int8, int32, float32"
+        ok = t in (_INT8, _INT32, _INT64, _FLOAT32) or (eq and t == _BOOL)
+        what = "bool, int8, int32, int64, float32" if eq else \
+            "int8, int32, int64, float32"
     if not ok:
         why = ""
         if t == _INT16 and code == _GREATER:
@@ -146,7 +160,11 @@ def prepare(op, ins, outs, ctx):
             4 if code == _LESS else 5 if code == _LESS_EQUAL else
             6 if code == _LOGICAL_AND else 7)
     q = None
-    if t == _INT8:
+    words = 1
+    if t == _INT64:
+        words = 2
+        st = bp.walker(_Pairs(x1), _Pairs(x2), _Pairs(y), bc, width=4)
+    elif t == _INT8:
         m1, s1 = _multiplier(op, x1)
         m2, s2 = _multiplier(op, x2)
         st = bp.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
@@ -159,8 +177,10 @@ def prepare(op, ins, outs, ctx):
         if t == _FLOAT32:
             mode |= _FLOAT_FLAG
     sa, sb, half = scratch_halves(ctx)
-    return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half,
-                   keep(ctx, st), mode, q)
+    if half < words:
+        raise PrepareError("%s: needs %d scratch words" % (label, 2 * words))
+    return _eval, (x1.data, x2.data, y.data, y.size, sa, sb, half // words,
+                   keep(ctx, st), mode, q, words)
 
 
 def _eval(st):
@@ -174,17 +194,21 @@ def _eval(st):
     walk = st[_S_WALK]
     mode = st[_S_MODE]
     q = st[_S_Q]
+    words = st[_S_WORDS]
     broadcast.reset(walk)
     off = 0
     while off < total:
         n = total - off
         if n > half:
             n = half
-        broadcast.gather(sa, sb, n, d1, d2, walk)
-        if q is not None:
-            scale_i32(sa, n, q[0], q[1], 0)
-            scale_i32(sb, n, q[2], q[3], 0)
-        compare(sa, sb, n, mode, yd, off)
+        broadcast.gather(sa, sb, n * words, d1, d2, walk)
+        if words == 2:
+            compare64(sa, sb, n, mode, yd, off)
+        else:
+            if q is not None:
+                scale_i32(sa, n, q[0], q[1], 0)
+                scale_i32(sb, n, q[2], q[3], 0)
+            compare(sa, sb, n, mode, yd, off)
         off += n
 
 
@@ -241,5 +265,42 @@ def compare(a, b, n: int, mode: int, out, off: int):
             r = 1 if ka != 0 and kb != 0 else 0
         else:
             r = 1 if ka != 0 or kb != 0 else 0
+        o[off + i] = r
+        i += 1
+
+
+@micropython.viper
+def compare64(a, b, n: int, mode: int, out, off: int):
+    """out[off + i] = 1 if a[i] OP b[i] else 0, for i < n (bytes), a[i]
+    and b[i] int64 values as two int32 words each (low word first): OP
+    by mode & 7 as compare() (0 ==, 1 !=, 2 >, 3 >=, 4 <, 5 <=); the high
+    words compare signed, then the low words unsigned (w - 2**31 maps
+    unsigned order to signed order on 32- and 64-bit viper alike)."""
+    pa = ptr32(a)
+    pb = ptr32(b)
+    o = ptr8(out)
+    one: int = 1
+    S: int = one << 31
+    kind: int = mode & 7
+    i: int = 0
+    while i < n:
+        ka: int = (pa[2 * i + 1] ^ S) - S
+        kb: int = (pb[2 * i + 1] ^ S) - S
+        if ka == kb:
+            ka = pa[2 * i] - S
+            kb = pb[2 * i] - S
+        r: int = 0
+        if kind == 0:
+            r = 1 if ka == kb else 0
+        elif kind == 1:
+            r = 1 if ka != kb else 0
+        elif kind == 2:
+            r = 1 if ka > kb else 0
+        elif kind == 3:
+            r = 1 if ka >= kb else 0
+        elif kind == 4:
+            r = 1 if ka < kb else 0
+        else:
+            r = 1 if ka <= kb else 0
         o[off + i] = r
         i += 1
