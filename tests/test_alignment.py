@@ -31,6 +31,13 @@ for _op in ("MAXIMUM", "MINIMUM", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE"):
 BYTEWISE[("MUL", "int16")] = "broadcast.gather reads 2 bytes bytewise"
 for _op in ("MAXIMUM", "MINIMUM"):
     BYTEWISE[(_op, "float32")] = "broadcast.gather reads 4 bytes bytewise"
+for _op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+            "LESS_EQUAL"):
+    for _dt in ("float32", "int32", "int64"):
+        BYTEWISE[(_op, _dt)] = "broadcast.gather reads 4 bytes bytewise"
+for _op in ("FLOOR_DIV", "FLOOR_MOD"):
+    BYTEWISE[(_op, "float32")] = ("broadcast.gather reads 4 bytes "
+                                  "bytewise, has_zero ptr8")
 for _dt in ("float32", "int32", "int16"):
     BYTEWISE[("PADV2", _dt)] = "pad value read with ptr8"
 for _dt in ("float32", "int32", "int16", "uint32"):

@@ -100,6 +100,18 @@ _KERNELS = (
     " 41:sub 18:mul 42:div 99:squared_difference"
     # MAXIMUM MINIMUM
     " 55:maximum_minimum 57:maximum_minimum"
+    # [comparisons, logical] bool output
+    # EQUAL NOT_EQUAL GREATER GREATER_EQUAL
+    " 71:compare 72:compare 61:compare 62:compare"
+    # LESS LESS_EQUAL LOGICAL_AND LOGICAL_OR
+    " 58:compare 63:compare 86:compare 84:compare"
+    # [unary]
+    # ABS NEG CEIL FLOOR
+    " 101:elementwise 59:elementwise 104:elementwise 8:elementwise"
+    # ROUND SQRT SQUARE EXP
+    " 116:elementwise 75:elementwise 92:elementwise 47:elementwise"
+    # LOGICAL_NOT LOG FLOOR_DIV FLOOR_MOD
+    " 87:elementwise 73:elementwise 90:floor_div 95:floor_div"
     # [reduce]
     # MEAN SUM REDUCE_MAX ARG_MAX
     " 40:reduce 74:reduce 82:reduce 56:arg_minmax"
@@ -187,6 +199,9 @@ _LAZY = (
     " add:*:broadcast_prep sub:*:broadcast_prep mul:*:broadcast_prep"
     " mul16:*:broadcast_prep div:*:broadcast_prep prelu:*:broadcast_prep"
     " maximum_minimum:*:broadcast_prep squared_difference:*:broadcast_prep"
+    " compare:*:broadcast_prep elementwise:f:elementwise_f32"
+    " elementwise:h:elementwise16 elementwise:*:lut_math"
+    " elementwise16:*:lut_math floor_div:*:broadcast_prep"
     " float_ops:*:broadcast_prep binary_i32:*:broadcast_prep"
     " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
     " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32 lstm:h:lstm_int8"

@@ -13,7 +13,7 @@ int16 wrap-around and truncating division:
   kernels/internal/common.h: MultiplyByQuantizedMultiplier (double
       rounding), GetInvSqrtQuantizedMultiplierExp;
   reference/integer_ops/logistic.h, tanh.h, reference/hard_swish.h and
-      micro/kernels/elementwise.cc (RsqrtEvalQuantized).
+      micro/kernels/elementwise.cc (RsqrtEvalQuantized, AbsEvalQuantized).
 
 The float32 / double scale arithmetic of the kernels' Prepare functions is
 done exactly with integers (f32_* below and tflm.quant): never with the
@@ -308,4 +308,33 @@ def rsqrt_table(in_zp, out_zp, mult, shift):
         im, ish = inv_sqrt(v)
         data = mbqm_ref(1, im, ish + 20)
         return _clamp8(mbqm_ref(data, mult, shift - 20) + out_zp)
+    return _table(f)
+
+
+# --- ABS (micro/kernels/elementwise.cc) ------------------------------------
+
+def abs_params(in_scale, out_scale):
+    """PrepareAbsRsqrt's rescale of ABS: None when the two scales are equal
+    (needs_rescale false), else QuantizeMultiplier((double)(in_scale /
+    out_scale)) with the quotient rounded to float32 first, as
+    (multiplier, shift). Raises ModelError for a zero output scale or a
+    quotient beyond float32."""
+    from .. import quant
+    a, b = quant.from_f32(in_scale), quant.from_f32(out_scale)
+    if quant.cmp(a, b) == 0:
+        return None
+    return quant.quantize_multiplier(f32_div(a, b))
+
+
+def abs_table(in_zp, out_zp, rescale):
+    """AbsEvalQuantized (int8) for every input byte: |q - in_zp|, rescaled
+    by rescale = (multiplier, shift) unless None, plus out_zp (an int32
+    sum), clamped to int8."""
+    def f(q):
+        v = abs(q - in_zp)
+        if rescale is not None:
+            v = w32(mbqm_ref(v, rescale[0], rescale[1]) + out_zp)
+        else:
+            v += out_zp
+        return _clamp8(v)
     return _table(f)
