@@ -191,6 +191,8 @@ print(json.dumps(out))
     ("array.array('i', range(2048))", "TypeError"),
     ("4096", "TypeError"),
     ("memoryview(b'\\\\x00' * 4096)", "TypeError"),
+    ("b''", "TypeError"),
+    ("array.array('b', bytes(4096))", "TypeError"),
 ])
 def test_arena_must_be_writable_bytes(tmp_path, arg, kind):
     path = shared("hello_world_int8", "hello_world_int8.tflite")
@@ -277,3 +279,69 @@ print(res)
 """ % (n - 1, n, path)
     assert run_mp(code, tmp_path).strip().splitlines()[-1] == \
         "['ArenaError', 'ok']"
+
+
+def test_a_taken_buffer_stops_every_writer(tmp_path):
+    """Once another interpreter took the buffer, the earlier one's
+    input(), reset(), predict, tensors and its tensors' set() and view()
+    raise the InvokeError too (their bytes are the new owner's now:
+    writing them would corrupt its kernels' blocks); invoke() raises it
+    under heap_lock (it is made beforehand); print() says so. A
+    bytearray that changed size stops its interpreter. Failed builds on
+    empty buffers leave no owner entries behind."""
+    a = shared("simple_add", "simple_add_model.tflite")
+    b = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    h = shared("hello_world_int8", "hello_world_int8.tflite")
+    code = """
+import json, micropython
+buf = bytearray(60000)
+import tflm
+from tflm import interpreter
+a = tflm.Interpreter(%r, arena=buf)
+inp = a.input(1)
+b = tflm.Interpreter(%r, arena=buf)
+out = []
+for f in (lambda: a.input(1), lambda: inp.set(bytes([7]) * 16384),
+          lambda: inp.set_float([0.5] * 16384), lambda: a.reset(),
+          lambda: inp.view(), lambda: a.predict([0]), lambda: a.tensors):
+    try:
+        f()
+        out.append("no error")
+    except tflm.InvokeError as e:
+        out.append("InvokeError")
+b.invoke()
+def locked():
+    r = None
+    micropython.heap_lock()
+    try:
+        a.invoke()
+    except Exception as e:
+        r = e
+    micropython.heap_unlock()
+    return type(r).__name__
+out.append(locked())
+out.append(repr(a))
+c = tflm.Interpreter(%r, arena=buf)
+c.invoke()
+buf.extend(bytes(16))
+try:
+    c.invoke()
+    out.append("no error")
+except tflm.InvokeError:
+    out.append("InvokeError")
+n = len(interpreter._OWNERS)
+for i in range(20):
+    try:
+        tflm.Interpreter(%r, arena=bytearray(0))
+    except tflm.ArenaError:
+        pass
+out.append(len(interpreter._OWNERS) - n)
+print(json.dumps(out))
+""" % (a, b, h, h)
+    r = json.loads(run_mp(code, tmp_path).splitlines()[-1])
+    assert r[:7] == ["InvokeError"] * 7, r
+    assert r[7] == "InvokeError", r  # under heap_lock
+    assert r[8].startswith("<Interpreter (another Interpreter was built "
+                           "on this one's arena= buffer"), r
+    assert r[9] == "InvokeError", r  # the bytearray was resized
+    assert r[10] == 0, r

@@ -31,8 +31,8 @@ from micropython import const
 from . import kernels, quant  # noqa: F401 (quant: the kernels' prepare)
 from .context import KernelContext
 from .heap import pack, zeros
-from .errors import (ArenaError, FormatError, TFLMError, UnsupportedOpError,
-                     out_of_memory)
+from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
+                     UnsupportedOpError, out_of_memory)
 from .interpreter import _OWNERS, _bind, _drop
 from .model import Model
 
@@ -152,6 +152,8 @@ def build(it, model, arena_size, had, user=None):
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
     if user is not None:  # TypeError for a bad one, as documented
+        if isinstance(user, bytearray):  # invoke() checks its length
+            it._arena_src, it._arena_len = user, len(user)
         user = _user_arena(user)
     try:
         # imported now, next to this module, rather than amid the sizing
@@ -281,14 +283,21 @@ def _build(it, buf, arena_size, had, user):
 
 def _user_arena(buf):
     """memoryview of the arena= buffer buf; TypeError unless buf is a
-    writable buffer of bytes."""
+    writable buffer of bytes that read as 0..255 (a bytearray, a
+    memoryview of one, array('B'))."""
     try:
         mv = memoryview(buf)
+        mv[0:0] = b""  # read-only: TypeError
         if len(mv):
-            mv[0] = mv[0]
             if len(bytes(mv[:1])) != 1:  # an array('i') or the like
                 raise TypeError
-    except TypeError:
+            v = mv[0]
+            mv[0] = 255
+            ok = mv[0] == 255  # not array('b')
+            mv[0] = v
+            if not ok:
+                raise TypeError
+    except (TypeError, ValueError, OverflowError):
         raise TypeError("arena must be a writable buffer of bytes (a "
                         "bytearray, or a memoryview of one), not %s"
                         % type(buf).__name__)
@@ -309,6 +318,10 @@ def _claim(it, start, end):
     st = array("i", [0])
     _OWNERS.append([start, end, st])
     it._owner, it._stamp = st, 0
+    # made now: invoke() raises it under heap_lock too
+    it._stale = InvokeError(
+        "another Interpreter was built on this one's arena= buffer, or the "
+        "bytearray changed size: build this one again to use it")
 
 
 @micropython.viper
@@ -382,7 +395,8 @@ def _align(it, mv):
     on it stops working, as its bytes are used from now on)."""
     a = _address(mv)
     skip = -a & 15
-    _claim(it, a, a + len(mv))
+    if len(mv):  # (an empty one fails in _place: nothing to claim)
+        _claim(it, a, a + len(mv))
     return mv[skip:], skip
 
 

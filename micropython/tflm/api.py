@@ -48,6 +48,7 @@ def attribute(interp, name):
     AttributeError."""
     if interp.inputs is None:  # construction did not finish
         raise AttributeError(name)
+    interp._check_arena()  # arena= taken by another: InvokeError
     side, _, attr = name.partition("_")
     if side in ("input", "output") and attr in _ATTRS:
         ts = interp.inputs if side == "input" else interp.outputs

@@ -204,7 +204,9 @@ class Interpreter:
             self._source = self._source_len = None
             # arena=: this interpreter's stamp in the buffer's _OWNERS
             # entry (a newer interpreter on the buffer bumps the entry)
-            self._owner = self._stamp = None
+            self._owner = self._stamp = self._stale = None
+            self._arena_src = None  # an arena= bytearray, and its length
+            self._arena_len = 0
             self.path = model if isinstance(model, str) else None
             self._stage = "reading the model"
         except MemoryError:
@@ -259,6 +261,9 @@ class Interpreter:
             pass
         gc.collect()
         self.ram += f - gc.mem_free()
+        if self._owner is not None:  # arena=: their set() checks it
+            for t in self.inputs + self.outputs:
+                t._interp = self
         if labels is not None:
             from .api import check_labels
             check_labels(self.labels, self.outputs)
@@ -266,6 +271,18 @@ class Interpreter:
     def _built(self):
         if getattr(self, "_steps", None) is None:
             raise InvokeError("interpreter was not built successfully")
+        self._check_arena()
+
+    def _check_arena(self):
+        """With arena=: InvokeError (made at construction: nothing is
+        allocated here, under heap_lock too) once another Interpreter
+        took the buffer or the bytearray changed size."""
+        o = getattr(self, "_owner", None)
+        if o is not None and (
+                o[0] != self._stamp or (
+                    self._arena_src is not None
+                    and len(self._arena_src) != self._arena_len)):
+            raise self._stale
 
     def input(self, i=0):
         """Input tensor i (a model.Tensor: set(), data, shape, ...).
@@ -292,10 +309,8 @@ class Interpreter:
         steps = getattr(self, "_steps", None)
         if steps is None:
             raise InvokeError("interpreter was not built successfully")
-        if self._owner is not None and self._owner[0] != self._stamp:
-            raise InvokeError(
-                "another Interpreter was built on this one's arena buffer "
-                "(arena=): build this one again to use it")
+        if self._owner is not None:
+            self._check_arena()
         src = self._source
         if src is not None and len(src) != self._source_len:
             raise InvokeError(
@@ -347,5 +362,9 @@ class Interpreter:
     def __repr__(self):
         """Operators, arena and model bytes, and every input and output
         (name, dtype, shape, scale, zero point): print(interp)."""
+        try:
+            self._check_arena()
+        except InvokeError as e:
+            return "<Interpreter (%s)>" % e.args[0]
         from .repl import summary
         return summary(self)

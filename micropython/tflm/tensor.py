@@ -43,6 +43,9 @@ class Tensor:
     const_pos = None
     const_len = 0
     _fb = None  # the model's FlatBuffer; None for a tensor made by hand
+    # an input or output of an interpreter built on arena=: set() and
+    # view() raise its InvokeError once another one took the buffer
+    _interp = None
 
     def __init__(self, index):
         self.index = index
@@ -124,7 +127,10 @@ class Tensor:
         """Write the tensor: bytes / any buffer of exactly nbytes, an
         array.array of the tensor's type, a ulab ndarray, or a sequence of
         size integers in the dtype's range. Raises InvokeError otherwise,
-        leaving the tensor unchanged."""
+        leaving the tensor unchanged (also when the tensor's interpreter
+        was built on an arena= buffer that another one has taken)."""
+        if self._interp is not None:
+            self._interp._check_arena()
         from .values import set_values
         set_values(self, values)
 
@@ -160,8 +166,11 @@ class Tensor:
         writing allocate nothing (a loop under micropython.heap_lock()
         may use it; on a 32-bit port int32 values beyond +-2**30 are
         boxed). Make it once, outside the loop; it is valid while the
-        interpreter lives. Raises InvokeError for a tensor without data
-        or of another type."""
+        interpreter lives (with arena=: while it owns the buffer).
+        Raises InvokeError for a tensor without data or of another
+        type, or of an interpreter whose arena= buffer another took."""
+        if self._interp is not None:
+            self._interp._check_arena()
         from .view import view
         return view(self)
 
