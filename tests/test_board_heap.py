@@ -239,8 +239,11 @@ def test_lazy_imports_are_declared():
 # 64-bit / 32-bit, about 2% above today's.
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": 29500, "x86": 16700, "armv6m": (208, 11800),
-        "at_rest": {"x64": 22800, "x86": 13250},
+        "x64": 29500, "x86": 16900, "armv6m": (208, 11800),
+        # (x86 at rest: 13.2 KB, or 14.8 KB where the qstrs that the
+        # construction modules leave behind need one more qstr pool, as
+        # under pytest since the static arena's names)
+        "at_rest": {"x64": 22800, "x86": 15000},
         "construction": {"x64": 20100, "x86": 11900}},
 }
 

@@ -151,9 +151,9 @@ def build(it, model, arena_size, had, user=None):
     allocated (the real pass's small objects take their blocks). Raises
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
+    src = None  # an arena= bytearray: invoke() checks its length (_claim)
     if user is not None:  # TypeError for a bad one, as documented
-        if isinstance(user, bytearray):  # invoke() checks its length
-            it._arena_src, it._arena_len = user, len(user)
+        src = user if isinstance(user, bytearray) else None
         user = _user_arena(user)
     try:
         # imported now, next to this module, rather than amid the sizing
@@ -167,7 +167,7 @@ def build(it, model, arena_size, had, user=None):
         it._stage = "reading the model"
         buf, it.model_in_ram = _open_model(model)
         it._stage = "parsing the model"
-        _build(it, buf, arena_size, had, user)
+        _build(it, buf, arena_size, had, user, src)
     except TFLMError:
         raise
     except OSError:
@@ -183,7 +183,7 @@ def build(it, model, arena_size, had, user=None):
               else it.arena_size + it.persistent_size)
 
 
-def _build(it, buf, arena_size, had, user):
+def _build(it, buf, arena_size, had, user, src):
     # On a board the heap never moves an object: whatever lives on is
     # made right after a gc.collect() (it then takes the lowest free
     # blocks), and whatever dies is dropped before the arena is taken.
@@ -225,7 +225,7 @@ def _build(it, buf, arena_size, had, user):
     what = "allocating the arena (its largest tensor alone)"
     skip = 0
     if user is not None:  # aligned, claimed (see _place)
-        user, skip = _align(it, user)
+        user, skip = _align(it, user, src)
     if user is not None and len(user) >= big:
         dummy = user  # whatever it holds is overwritten in _place
     else:
@@ -304,9 +304,10 @@ def _user_arena(buf):
     return mv
 
 
-def _claim(it, start, end):
+def _claim(it, start, end, src):
     """Make interpreter it the owner of the arena= bytes at addresses
-    [start, end) (see interpreter._OWNERS)."""
+    [start, end) (see interpreter._OWNERS); src: the bytearray given, or
+    None (it._held)."""
     k = 0
     while k < len(_OWNERS):
         e = _OWNERS[k]
@@ -317,11 +318,11 @@ def _claim(it, start, end):
             k += 1
     st = array("i", [0])
     _OWNERS.append([start, end, st])
-    it._owner, it._stamp = st, 0
-    # made now: invoke() raises it under heap_lock too
-    it._stale = InvokeError(
+    # the InvokeError made now: invoke() raises it under heap_lock too
+    it._held = [st, 0, InvokeError(
         "another Interpreter was built on this one's arena= buffer, or the "
-        "bytearray changed size: build this one again to use it")
+        "bytearray changed size: build this one again to use it"),
+        src, 0 if src is None else len(src)]
 
 
 @micropython.viper
@@ -388,7 +389,7 @@ def _words_view(mv, n):
     return v if ok else None
 
 
-def _align(it, mv):
+def _align(it, mv, src):
     """(the arena= buffer mv (a writable bytes memoryview) from its
     first 16-byte aligned byte, the bytes skipped before it), and it
     made the buffer's owner (interpreter._OWNERS: an earlier interpreter
@@ -396,7 +397,7 @@ def _align(it, mv):
     a = _address(mv)
     skip = -a & 15
     if len(mv):  # (an empty one fails in _place: nothing to claim)
-        _claim(it, a, a + len(mv))
+        _claim(it, a, a + len(mv), src)
     return mv[skip:], skip
 
 

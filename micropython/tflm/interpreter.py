@@ -202,11 +202,11 @@ class Interpreter:
             # invoke() refuses to run once it changed (its bytes may have
             # moved).
             self._source = self._source_len = None
-            # arena=: this interpreter's stamp in the buffer's _OWNERS
-            # entry (a newer interpreter on the buffer bumps the entry)
-            self._owner = self._stamp = self._stale = None
-            self._arena_src = None  # an arena= bytearray, and its length
-            self._arena_len = 0
+            # arena=: [the buffer's stamp (its _OWNERS entry's array),
+            # this interpreter's stamp, the InvokeError once another
+            # took the buffer, the bytearray given (or None), its length]
+            # (one attribute: each costs every interpreter RAM)
+            self._held = None
             self.path = model if isinstance(model, str) else None
             self._stage = "reading the model"
         except MemoryError:
@@ -261,7 +261,7 @@ class Interpreter:
             pass
         gc.collect()
         self.ram += f - gc.mem_free()
-        if self._owner is not None:  # arena=: their set() checks it
+        if self._held is not None:  # arena=: their set() checks it
             for t in self.inputs + self.outputs:
                 t._interp = self
         if labels is not None:
@@ -277,12 +277,10 @@ class Interpreter:
         """With arena=: InvokeError (made at construction: nothing is
         allocated here, under heap_lock too) once another Interpreter
         took the buffer or the bytearray changed size."""
-        o = getattr(self, "_owner", None)
-        if o is not None and (
-                o[0] != self._stamp or (
-                    self._arena_src is not None
-                    and len(self._arena_src) != self._arena_len)):
-            raise self._stale
+        h = getattr(self, "_held", None)
+        if h is not None and (h[0][0] != h[1] or (
+                h[3] is not None and len(h[3]) != h[4])):
+            raise h[2]
 
     def input(self, i=0):
         """Input tensor i (a model.Tensor: set(), data, shape, ...).
@@ -309,7 +307,7 @@ class Interpreter:
         steps = getattr(self, "_steps", None)
         if steps is None:
             raise InvokeError("interpreter was not built successfully")
-        if self._owner is not None:
+        if self._held is not None:
             self._check_arena()
         src = self._source
         if src is not None and len(src) != self._source_len:

@@ -150,7 +150,7 @@ def summary(interp):
         "%d bytes copied" % (
             interp.arena_size + interp.persistent_size, interp.arena_size,
             interp.persistent_size,
-            ", in the arena= buffer" if getattr(interp, "_owner", None)
+            ", in the arena= buffer" if getattr(interp, "_held", None)
             is not None else "", size,
             "read into RAM" if interp.model_in_ram else "used in place",
             interp.copied_bytes)]
