@@ -203,6 +203,16 @@ def package_cost(image, path, work, native_arch="armv6m"):
         raise RuntimeError("package cost: %s%s" % (proc.stdout[-1000:],
                                                    proc.stderr[-1000:]))
     r = json.loads(lines[-1])
+    # the qstr pools' bytes after the kernels and at rest (qstr_info()'s
+    # n_total_bytes after each "qstr: STAGE" line), where the port says
+    r["qstr"] = {}
+    stage = None
+    for line in lines[:-1]:
+        if line.startswith("qstr: "):
+            stage = line[6:].strip()
+        elif stage and "n_total_bytes=" in line:
+            r["qstr"][stage] = int(line.rsplit("n_total_bytes=", 1)[1])
+            stage = None
     if native_arch not in _NATIVE:
         _NATIVE[native_arch] = {
             rel[:-4].replace("/", ".").replace(".__init__", ""):

@@ -11,12 +11,14 @@
 # among them: an Interpreter imports those for its construction and drops
 # them after).
 # Then drops them and the parser, as a built interpreter does.
-# Prints one JSON line: {"tflm": bytes, "kernels": bytes, "construction":
-# bytes, "at_rest": bytes (what is left of all that), "after_tflm":
-# [module names], "after_kernels": [module names], "at_rest_modules":
-# [module names]}.
+# Prints qstr_info() after the kernels and at rest (each after a line
+# "qstr: STAGE"), then one JSON line: {"tflm": bytes, "kernels": bytes,
+# "construction": bytes, "at_rest": bytes (what is left of all that),
+# "after_tflm": [module names], "after_kernels": [module names],
+# "at_rest_modules": [module names]}.
 import gc
 import json
+import micropython
 import sys
 import uctypes
 import vfs
@@ -50,6 +52,12 @@ for name in names:
 gc.collect()
 a2 = gc.mem_alloc()
 m2 = sorted(k for k in sys.modules if k.startswith("tflm"))
+# the qstr pools now and at rest (micropython.qstr_info() prints them:
+# fit.package_cost reads its n_total_bytes): the names and short strings
+# of the modules imported from here on stay interned once they are
+# dropped, in pools that grow in steps of a kilobyte or more
+print("qstr: kernels")
+micropython.qstr_info()
 for name in built:
     __import__(name)
 gc.collect()
@@ -59,6 +67,8 @@ a3 = gc.mem_alloc()
 tflm.interpreter._drop(0, parse=True)
 a4 = gc.mem_alloc()
 m4 = sorted(k for k in sys.modules if k.startswith("tflm"))
+print("qstr: at_rest")
+micropython.qstr_info()
 print(json.dumps({"tflm": a1 - a0, "kernels": a2 - a1, "construction": a3 - a2,
                   "at_rest": a4 - a0, "after_tflm": m1, "after_kernels": m2,
                   "at_rest_modules": m4}))

@@ -240,10 +240,9 @@ def test_lazy_imports_are_declared():
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         "x64": 29500, "x86": 16900, "armv6m": (208, 11800),
-        # (x86 at rest: 13.2 KB, or 14.8 KB where the qstrs that the
-        # construction modules leave behind need one more qstr pool, as
-        # under pytest since the static arena's names)
-        "at_rest": {"x64": 22800, "x86": 15000},
+        # at rest: what is left beyond the qstr pools that the kernels
+        # and the construction modules added (test_package_cost)
+        "at_rest": {"x64": 22800, "x86": 13250},
         "construction": {"x64": 20100, "x86": 11900}},
 }
 
@@ -271,9 +270,16 @@ def test_package_cost(tmp_path, rel):
     budget = PACKAGE_COST[rel]
     assert r["construction"] <= budget["construction"][arch], r
     assert r["tflm"] + r["kernels"] <= budget[arch], r
-    # a built interpreter drops the parser: at rest, less than imported
-    assert r["at_rest"] <= budget["at_rest"][arch], r
-    assert r["at_rest"] < r["tflm"] + r["kernels"] - 2000, r
+    # a built interpreter drops the parser: at rest, less than imported.
+    # The names and short strings of the modules imported after the
+    # kernels (the construction modules) stay interned when they are
+    # dropped, in qstr pools that grow in steps of a kilobyte or more:
+    # left out here, where the port tells them (micropython.qstr_info)
+    q = r["qstr"]
+    grown = q["at_rest"] - q["kernels"] if len(q) == 2 else 0
+    assert 0 <= grown, r
+    assert r["at_rest"] - grown <= budget["at_rest"][arch], r
+    assert r["at_rest"] - grown < r["tflm"] + r["kernels"] - 2000, r
     assert not {"tflm.model", "tflm.flatbuf", "tflm.kernels"} & set(
         r["at_rest_modules"]), r
     assert r["tflm_native"] <= budget["armv6m"][0] and \
