@@ -36,6 +36,7 @@ def main(args=None):
                                                len(y)))
     print("agrees with TFLM: %d/%d outputs bit-exact" % (same, len(x)))
     print("time/inference:  %.2f ms (median, unix port)" % (us / 1000))
-    print("arena:           %d bytes + %d persistent (TFLM-style head "
-          "and tail)" % (info["arena"], info["persistent"]))
+    print("arena:           %d bytes (%d head + %d tail)" % (
+        info["arena"] + info["persistent"], info["arena"],
+        info["persistent"]))
     return 0 if same == len(x) else 1

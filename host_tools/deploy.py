@@ -234,7 +234,8 @@ def main(args):
     if rc == 0 and uf2:
         name = args.name or _flash_name(args.model)
         print("# now write the model: hold BOOTSEL while plugging the board "
-              "in and copy %s onto its RPI-RP2 (RP2350) drive, or run "
+              "in and copy %s onto its RPI-RP2 (Pico) or RP2350 (Pico 2) "
+              "drive, or run "
               "`picotool load -x %s`; files on the board are not touched"
               % (_rel(uf2), _rel(uf2)))
         print("# then at the REPL:  import tflm; interp = "
