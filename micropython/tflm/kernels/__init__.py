@@ -116,6 +116,8 @@ _KERNELS = (
     " 37:space_batch 5:depth_space"
     # SPACE_TO_DEPTH
     " 26:depth_space"
+    # MIRROR_PAD REVERSE_V2 BROADCAST_TO
+    " 100:mirror_pad 105:reverse 130:broadcast_to"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
