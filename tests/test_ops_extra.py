@@ -1,4 +1,5 @@
-"""MIRROR_PAD, REVERSE_V2, BROADCAST_TO, SELECT_V2, ADD_N vs TFLM.
+"""MIRROR_PAD, REVERSE_V2, BROADCAST_TO, SELECT_V2, ADD_N, GATHER_ND,
+EMBEDDING_LOOKUP, CUMSUM vs TFLM.
 
 Seeded random single-op models from host_tools/conformance/gen_extra.py
 run in the TFLM reference interpreter (the oracle) and, all in one
@@ -113,7 +114,139 @@ def hand_cases():
                                                ints([2, 2], "int64")],
                               [T([2, 2], "int8", **Q)]),
               [i8([7, -8])], [i8([7, 7, -8, -8])]))
+    # select_test.cc SelectFloat; a broadcast of a column and a scalar
+    c.append(("select_float",
+              opgen.single_op("SELECT_V2", [T([1, 1, 1, 4], "bool"),
+                                            T([1, 1, 1, 4], "float32"),
+                                            T([1, 1, 1, 4], "float32")],
+                              [T([1, 1, 1, 4], "float32")]),
+              [np.array([1, 0, 1, 0], bool), f32([.1, .2, .3, .4]),
+               f32([.5, .6, .7, .8])], [f32([.1, .6, .3, .8])]))
+    c.append(("select_broadcast",
+              opgen.single_op("SELECT_V2", [T([2, 1], "bool"),
+                                            T([2, 2], "int8", **Q),
+                                            T([1], "int8", **Q)],
+                              [T([2, 2], "int8", **Q)]),
+              [np.array([1, 0], bool), i8([1, 2, 3, 4]), i8([9])],
+              [i8([1, 2, 9, 9])]))
+    # add_n_test.cc FloatAddN: ((0 + a) + b) + c in float32
+    a, b, d = f32([-2, .2, .7, .8]), f32([.1, .2, .3, .5]), \
+        f32([.5, .1, .1, .2])
+    c.append(("add_n_float",
+              opgen.single_op("ADD_N", [T([1, 2, 2, 1], "float32")
+                                        for _ in range(3)],
+                              [T([1, 2, 2, 1], "float32")]),
+              [a, b, d], [((np.float32(0) + a) + b) + d]))
+    # int8, unit scales: out = sum; with input zero point 1, TFLM's
+    # accumulator starts at -1 (the input offset), not 0
+    for zp, gold in ((0, [4, 6]), (1, [1, 3])):
+        q = dict(scale=1.0, zero_point=zp)
+        c.append(("add_n_int8_zp%d" % zp,
+                  opgen.single_op("ADD_N", [T([2], "int8", **q),
+                                            T([2], "int8", **q)],
+                                  [T([2], "int8", **Q)]),
+                  [i8([1, 2]), i8([3, 4])], [i8(gold)]))
+    # gather_nd_test.cc GatherNd_Simple / _Slice (float32, int8)
+    c.append(("gather_nd_simple",
+              opgen.single_op("GATHER_ND", [T([2, 2], "float32"),
+                                            ints([1, 0, 0, 1], shape=[2, 2])],
+                              [T([2], "float32")]),
+              [f32([1.1, 1.2, 2.1, 2.2])], [f32([2.1, 1.2])]))
+    c.append(("gather_nd_slice",
+              opgen.single_op("GATHER_ND", [T([2, 2], "int8", **Q),
+                                            ints([1, 0], shape=[2, 1])],
+                              [T([2, 2], "int8", **Q)]),
+              [i8([1, 2, 3, 4])], [i8([3, 4, 1, 2])]))
+    # as TFLM, only the flat position is checked: (0, 3) of [2, 2] is 3
+    c.append(("gather_nd_flat",
+              opgen.single_op("GATHER_ND", [T([2, 2], "int8", **Q),
+                                            T([1, 2], "int32")],
+                              [T([1], "int8", **Q)]),
+              [i8([1, 2, 3, 4]), np.array([0, 3], np.int32)], [i8([4])]))
+    # embedding_lookup_test.cc SimpleTest-style, and the hybrid int8 ->
+    # float32 lookup (q * scale)
+    tab = np.arange(12, dtype=np.float32).reshape(3, 2, 2)
+    c.append(("embedding_float",
+              opgen.single_op("EMBEDDING_LOOKUP",
+                              [T([3], "int32"), T([3, 2, 2], "float32")],
+                              [T([3, 2, 2], "float32")]),
+              [np.array([1, 0, 2], np.int32), tab],
+              [tab[[1, 0, 2]]]))
+    q8 = np.array([[1, -2], [127, -128]], np.int8)
+    c.append(("embedding_hybrid",
+              opgen.single_op("EMBEDDING_LOOKUP",
+                              [T([2], "int32"),
+                               T([2, 2], "int8", scale=0.25, zero_point=0,
+                                 data=q8)], [T([2, 2], "float32")]),
+              [np.array([1, 1], np.int32)],
+              [f32([31.75, -32, 31.75, -32])]))
+    # cumsum_test.cc-style: [1 2 3 4] along axis 0 / -1, all four modes
+    for excl, rev, gold in ((False, False, [1, 3, 6, 10]),
+                            (True, False, [0, 1, 3, 6]),
+                            (False, True, [10, 9, 7, 4]),
+                            (True, True, [9, 7, 4, 0])):
+        c.append(("cumsum_%d%d" % (excl, rev),
+                  opgen.single_op("CUMSUM", [T([1, 4], "float32"),
+                                             ints([-1], shape=[])],
+                                  [T([1, 4], "float32")],
+                                  {"exclusive": excl, "reverse": rev}),
+                  [f32([1, 2, 3, 4])], [f32(gold)]))
+    # int8 with unit scales: out = sum - zp (TFLM's accumulator starts at
+    # the input offset), so zero point 0 gives the plain sums
+    c.append(("cumsum_int8",
+              opgen.single_op("CUMSUM", [T([2, 2], "int8", **Q),
+                                         ints([0], shape=[])],
+                              [T([2, 2], "int8", **Q)]),
+              [i8([1, 2, 100, 126])], [i8([1, 2, 101, 127])]))
     return c
+
+
+def test_index_out_of_range_fails_invoke(tmp_path):
+    """GATHER_ND / EMBEDDING_LOOKUP with an index out of range: TFLM's
+    eval fails; ours raises InvokeError naming the op and indices."""
+    cases = [
+        (opgen.single_op("GATHER_ND", [T([3, 2], "int8", **Q),
+                                       T([2, 2], "int32")],
+                         [T([2], "int8", **Q)]),
+         [i8(range(6)), np.array([0, 0, 2, 2], np.int32)]),
+        (opgen.single_op("GATHER_ND", [T([3, 2], "float32"),
+                                       T([1, 1], "int32")],
+                         [T([1, 2], "float32")]),
+         [f32(range(6)), np.array([-1], np.int32)]),
+        (opgen.single_op("EMBEDDING_LOOKUP", [T([2], "int32"),
+                                              T([3, 2], "float32")],
+                         [T([2, 2], "float32")]),
+         [np.array([0, 3], np.int32), f32(range(6))]),
+        (opgen.single_op("EMBEDDING_LOOKUP", [T([1], "int32"),
+                                              T([3, 2], "int8", **Q)],
+                         [T([1, 2], "int8", **Q)]),
+         [np.array([-1], np.int32), i8(range(6))]),
+    ]
+    for raw, ins in cases:
+        with pytest.raises(RuntimeError):
+            oracle_case(raw, ins, None)
+    got = run_batch(cases, tmp_path)
+    for st, msg in got:
+        assert st == "ERR" and msg.startswith("InvokeError"), (st, msg)
+        assert "op 0 (" in msg and "outside" in msg, msg
+
+
+def test_add_n_int8_sum_wraps_like_tflm(tmp_path):
+    """20 int8 inputs at 127 with zero point -128: the int32 sum of the
+    scaled inputs ((21 * 128 + 20 * 127) * 2**19) wraps, as TFLM's."""
+    qi = dict(scale=0.5, zero_point=-128)
+    cases = []
+    for n, out_scale in ((20, 0.25), (20, 3e-6), (16, 1e-5)):
+        raw = opgen.single_op("ADD_N", [T([3], "int8", **qi)
+                                        for _ in range(n)],
+                              [T([3], "int8", scale=out_scale,
+                                 zero_point=5)])
+        ins = [i8([127, -128, 100]) for _ in range(n)]
+        cases.append((raw, ins))
+    got = run_batch(cases, tmp_path)
+    for (raw, ins), (st, out) in zip(cases, got):
+        assert st == "OK", out
+        assert out == oracle_case(raw, ins, None)[1]
 
 
 def test_hand_checked_cases(tmp_path):
@@ -192,6 +325,81 @@ def reject_cases():
     c.append((_nonconst("BROADCAST_TO", bt + [ints([2, 3])],
                         [T([2, 3], "int8", **Q)], 1),
               ["shape", "constant"], True))
+    s2 = [T([2], "int8", **Q), T([2], "int8", **Q)]
+    c.append((opgen.single_op("ADD_N", s2[:1], [T([2], "int8", **Q)]),
+              ["at least two"], True))
+    c.append((opgen.single_op("ADD_N", [T([2], "int16"), T([2], "int16")],
+                              [T([2], "int16")]),
+              ["int16", "int8 and float32"], True))
+    c.append((opgen.single_op("ADD_N", [T([2], "int8", **Q),
+                                        T([1, 2], "int8", **Q)],
+                              [T([2], "int8", **Q)]),
+              ["shape (1, 2) differs"], True))
+    c.append((opgen.single_op("ADD_N", [T([2], "int8", **Q),
+                                        T([2], "int8", scale=.5)],
+                              [T([2], "int8", **Q)]),
+              ["scale / zero point differ"], True))
+    # multiplier 2 * 1 / (2**20 * 2**-20) = 2: TFLM aborts
+    c.append((opgen.single_op("ADD_N", s2, [T([2], "int8",
+                                              scale=2.0 ** -20)]),
+              ["multiplier", "(0, 1)"], False))
+    sel = [T([2], "bool"), T([2], "int8", **Q), T([2], "int8", **Q)]
+    c.append((opgen.single_op("SELECT_V2", [T([2], "int8", **Q)] + sel[1:],
+                              [T([2], "int8", **Q)]),
+              ["condition", "bool"], True))
+    c.append((opgen.single_op("SELECT_V2", sel[:2] + [T([3], "int8", **Q)],
+                              [T([3], "int8", **Q)]),
+              ["do not broadcast"], True))
+    c.append((opgen.single_op("SELECT_V2", [T([2], "bool"), T([2], "int32"),
+                                            T([2], "int32")],
+                              [T([2], "int32")]),
+              ["int32", "float32, int8, int16"], False))  # TFLM: Eval
+    c.append((opgen.single_op("GATHER_ND", [T([2, 2], "int8", **Q),
+                                            T([2, 3], "int32")],
+                              [T([2], "int8", **Q)]),
+              ["3 entries", "rank 2"], True))
+    c.append((opgen.single_op("GATHER_ND", [T([2, 2], "int16"),
+                                            T([1, 1], "int32")],
+                              [T([1, 2], "int16")]),
+              ["int16", "float32 and int8"], True))
+    c.append((opgen.single_op("GATHER_ND", [T([2, 2], "int8", **Q),
+                                            T([1, 1], "int64")],
+                              [T([1, 2], "int8", **Q)]),
+              ["int64", "int32"], True))
+    c.append((opgen.single_op("EMBEDDING_LOOKUP",
+                              [T([2], "int32"), T([3], "float32")],
+                              [T([2], "float32")]),
+              ["rank >= 2"], True))
+    c.append((opgen.single_op("EMBEDDING_LOOKUP",
+                              [T([2, 1], "int32"), T([3, 2], "float32")],
+                              [T([2, 2], "float32")]),
+              ["1-D int32"], True))
+    c.append((opgen.single_op("EMBEDDING_LOOKUP",
+                              [T([2], "int32"),
+                               T([3, 2], "int8", scale=.5, zero_point=1)],
+                              [T([2, 2], "float32")]),
+              ["zero point 0"], True))
+    c.append((opgen.single_op("EMBEDDING_LOOKUP",
+                              [T([2], "int32"), T([3, 2], "float32")],
+                              [T([2, 2], "int8", **Q)]),
+              ["output", "int8", "float32"], True))
+    cs = [T([2, 3], "int8", **Q)]
+    c.append((_nonconst("CUMSUM", cs + [ints([1], shape=[])],
+                        [T([2, 3], "int8", **Q)], 1),
+              ["axis", "constant"], False))
+    c.append((opgen.single_op("CUMSUM", cs + [ints([2], shape=[])],
+                              [T([2, 3], "int8", **Q)]),
+              ["axis 2", "out of range"], False))  # TFLM: Eval
+    c.append((opgen.single_op("CUMSUM", cs + [ints([0, 1])],
+                              [T([2, 3], "int8", **Q)]),
+              ["one int32 value"], True))
+    c.append((opgen.single_op("CUMSUM", [T([2], "int16"),
+                                         ints([0], shape=[])],
+                              [T([2], "int16")]),
+              ["int16", "float32"], True))
+    c.append((opgen.single_op("CUMSUM", cs + [ints([0], shape=[])],
+                              [T([3, 2], "int8", **Q)]),
+              ["must be equal"], True))
     return c
 
 

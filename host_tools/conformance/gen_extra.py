@@ -1,5 +1,7 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
-SELECT_V2, ADD_N (see the package docstring for the interface).
+SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM (see the package
+docstring for the interface; each generator's docstring says what it
+covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
 to 5) with size-1 dimensions; every type TFLM's kernel takes; int8
@@ -99,10 +101,182 @@ def gen_broadcast_to(rng, size):
     return opgen.single_op("BROADCAST_TO", ins, [T(out, dtype, **q)])
 
 
+
+
+# --- SELECT_V2 ----------------------------------------------------------
+
+def _bshape(rng, out):
+    """A shape that broadcasts to out: trailing dims, some set to 1."""
+    rank = rng.randint(0, len(out))
+    return [1 if rng.random() < 0.3 else d for d in out[len(out) - rank:]]
+
+
+def gen_select_v2(rng, size):
+    """SELECT_V2: float32 / int8 / int16, condition, x and y of one shape
+    or broadcast to a rank 1-4 (sometimes 5) output; sometimes all of
+    one element with different ranks (TFLM's mixed-scalar case)."""
+    dtype = rng.choice(("int8", "int8", "float32", "int16"))
+    r = rng.random()
+    if r < 0.1:
+        shapes = [[1] * rng.randint(0, 2) for _ in range(3)]
+        out = [1] * max(len(s) for s in shapes)
+    elif r < 0.4:
+        out = rand.shape(rng, size, 1, 4)
+        shapes = [out] * 3
+    else:
+        out = rand.shape(rng, size, 1, 5 if rng.random() < 0.2 else 4)
+        shapes = [_bshape(rng, out) for _ in range(3)]
+        shapes[rng.randrange(3)] = list(out)
+    q = _quant(rng, dtype)
+    ins = [T(shapes[0], "bool"), T(shapes[1], dtype, **q),
+           T(shapes[2], dtype, **q)]
+    if rng.random() < 0.2:  # a constant operand
+        k = rng.choice((1, 2))
+        n = int(np.prod(shapes[k], dtype=np.int64))
+        g = np.random.default_rng(rng.getrandbits(32))
+        data = (g.standard_normal(n) * 4 if dtype == "float32" else
+                g.integers(-128, 128, n))
+        ins[k] = T(shapes[k], dtype, data=np.asarray(data).astype(dtype),
+                   **q)
+    return opgen.single_op("SELECT_V2", ins, [T(out, dtype, **q)])
+
+
+# --- ADD_N --------------------------------------------------------------
+
+def gen_add_n(rng, size):
+    """ADD_N: 2-6 inputs (rarely up to 20, whose int8 sums wrap int32 as
+    TFLM's do) of one rank 1-4 shape; int8 with one input scale and zero
+    point and an output scale 2**-18 to 2**3 times it (TFLM's
+    multiplier 2 * in / (2**20 * out) stays below 1), or float32 (with
+    some +-0.0 and infinities)."""
+    dtype = rng.choice(("int8", "int8", "float32"))
+    shape = rand.shape(rng, size, 1, 4)
+    n = rng.randint(2, 6) if rng.random() < 0.9 else rng.randint(7, 20)
+    if dtype == "int8":
+        qi = dict(scale=rand.scale(rng), zero_point=rand.zero_point(rng))
+        u = rng.uniform(-4, 3) if rng.random() < 0.8 else \
+            rng.uniform(-18, -4)
+        qo = dict(scale=float(np.float32(qi["scale"] * 2 ** u)),
+                  zero_point=rand.zero_point(rng))
+    else:
+        qi = qo = {}
+    ins = [T(shape, dtype, **qi) for _ in range(n)]
+    raw = opgen.single_op("ADD_N", ins, [T(shape, dtype, **qo)])
+    if dtype != "float32" or rng.random() < 0.6:
+        return raw
+    g = np.random.default_rng(rng.getrandbits(32))
+    m = int(np.prod(shape, dtype=np.int64))
+    vals = []
+    for _ in range(n):
+        v = (g.standard_normal(m) * 3).astype(np.float32)
+        k = g.integers(0, 4, m)
+        v[k == 0] = -0.0
+        v[k == 1] = 0.0
+        if rng.random() < 0.3:
+            v[g.integers(0, m)] = rng.choice((np.inf, -np.inf))
+        vals.append(v)
+    return raw, vals
+
+
+
+
+# --- GATHER_ND ----------------------------------------------------------
+
+def gen_gather_nd(rng, size):
+    """GATHER_ND: float32 / int8 params of rank 1-4, indices of rank 1-3
+    with tuples of 1 to min(rank, 5) entries, in range (sometimes as a
+    constant); some tuples out of a dimension's range whose flat
+    position TFLM still accepts."""
+    dtype = rng.choice(("int8", "int8", "float32"))
+    shape = rand.shape(rng, size, 1, 4)
+    nd = rng.randint(1, len(shape))
+    lead = rand.shape(rng, size, 0, 2)
+    g = np.random.default_rng(rng.getrandbits(32))
+    n = int(np.prod(lead, dtype=np.int64))
+    idx = np.stack([g.integers(0, d, n) for d in shape[:nd]], axis=-1)
+    if nd > 1 and rng.random() < 0.2 and shape[nd - 1] > 1:
+        # (i, j + d) is (i + 1, j) in the flat order: TFLM accepts it
+        rows = np.nonzero(idx[:, nd - 2] < shape[nd - 2] - 1)[0]
+        if len(rows):
+            r = rows[0]
+            idx[r, nd - 2] += 1
+            idx[r, nd - 1] -= shape[nd - 1]
+    idx = idx.astype(np.int32).reshape(lead + [nd])
+    q = _quant(rng, dtype)
+    out = lead + shape[nd:]
+    const = rng.random() < 0.3
+    ins = [T(shape, dtype, **q),
+           T(lead + [nd], "int32", data=idx if const else None)]
+    raw = opgen.single_op("GATHER_ND", ins, [T(out, dtype, **q)])
+    return raw if const else (raw, [None, idx])
+
+
+# --- EMBEDDING_LOOKUP ---------------------------------------------------
+
+def gen_embedding_lookup(rng, size):
+    """EMBEDDING_LOOKUP: a float32 or int8 table of rank 2-4 (a
+    constant, as in real models, or an input), ids in range (repeats
+    included), and int8 tables with zero point 0 looked up into
+    float32 (TFLM's hybrid path)."""
+    kind = rng.choice(("int8", "float32", "hybrid"))
+    dtype = "float32" if kind == "float32" else "int8"
+    shape = [rng.randint(1, 3 * size)] + rand.shape(rng, size, 1, 3)
+    n = rng.randint(1, 2 * size + 1)
+    ids = np.array([rng.randrange(shape[0]) for _ in range(n)], np.int32)
+    q = _quant(rng, dtype)
+    if kind == "hybrid":
+        q["zero_point"] = 0
+    g = np.random.default_rng(rng.getrandbits(32))
+    m = int(np.prod(shape, dtype=np.int64))
+    data = None
+    if rng.random() < 0.6:
+        data = (g.standard_normal(m) * 2 if dtype == "float32" else
+                g.integers(-128, 128, m)).astype(dtype).reshape(shape)
+    yq = {} if kind != "int8" else q
+    ins = [T([n], "int32"), T(shape, dtype, data=data, **q)]
+    raw = opgen.single_op("EMBEDDING_LOOKUP", ins,
+                          [T([n] + shape[1:], "float32" if kind == "hybrid"
+                             else dtype, **yq)])
+    return raw, [ids] + ([] if data is not None else [None])
+
+
+
+
+# --- CUMSUM -------------------------------------------------------------
+
+def gen_cumsum(rng, size):
+    """CUMSUM: float32 / int8 of rank 1-4, any axis (sometimes
+    negative), exclusive and reverse at random; int8 output scales 2**-18
+    to 2**4 times the input's (the multiplier below 1)."""
+    dtype = rng.choice(("int8", "float32"))
+    shape = rand.shape(rng, size, 1, 4)
+    rank = len(shape)
+    axis = rng.randrange(rank)
+    if rng.random() < 0.3:
+        axis -= rank
+    if dtype == "int8":
+        qi = dict(scale=rand.scale(rng), zero_point=rand.zero_point(rng))
+        u = rng.uniform(-2, 4) if rng.random() < 0.8 else \
+            rng.uniform(-18, -2)
+        qo = dict(scale=float(np.float32(qi["scale"] * 2 ** u)),
+                  zero_point=rand.zero_point(rng))
+    else:
+        qi = qo = {}
+    opts = {"exclusive": rng.random() < 0.5, "reverse": rng.random() < 0.5}
+    return opgen.single_op("CUMSUM", [T(shape, dtype, **qi),
+                                      _ints([axis], shape=[])],
+                           [T(shape, dtype, **qo)], opts)
+
+
 GENERATORS = {
     "MIRROR_PAD": gen_mirror_pad,
     "REVERSE_V2": gen_reverse_v2,
     "BROADCAST_TO": gen_broadcast_to,
+    "SELECT_V2": gen_select_v2,
+    "ADD_N": gen_add_n,
+    "GATHER_ND": gen_gather_nd,
+    "EMBEDDING_LOOKUP": gen_embedding_lookup,
+    "CUMSUM": gen_cumsum,
 }
 
 # Our runtime must run every model these generators make.

@@ -118,6 +118,10 @@ _KERNELS = (
     " 26:depth_space"
     # MIRROR_PAD REVERSE_V2 BROADCAST_TO
     " 100:mirror_pad 105:reverse 130:broadcast_to"
+    # SELECT_V2 ADD_N GATHER_ND EMBEDDING_LOOKUP
+    " 123:select_v2 106:add_n 107:gather_nd 7:embedding_lookup"
+    # CUMSUM
+    " 128:cumsum"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
@@ -169,8 +173,9 @@ INPLACE_CODES = (_ADD, _SUB)
 # kernels' sources. (kernels/conv_util.py, which most kernels use, is
 # imported for every model.)
 _LAZY = (
-    " activations:f:float_ops add:f:float_ops add:i:binary_i32"
-    " arg_minmax:f:f32"
+    " activations:f:float_ops add:f:float_ops add:i:binary_i32 add_n:f:f32"
+    " cumsum:f:f32"
+    " arg_minmax:f:f32 embedding_lookup:f:dequantize"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
     " div:f:f32 lut:f:float_ops mul:f:float_ops mul:i:binary_i32"
     " pooling_prep:f:pool_f32 pooling_prep:h:pool16"
