@@ -1,5 +1,5 @@
 """MIRROR_PAD, REVERSE_V2, BROADCAST_TO, SELECT_V2, ADD_N, GATHER_ND,
-EMBEDDING_LOOKUP, CUMSUM vs TFLM.
+EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN, BROADCAST_ARGS vs TFLM.
 
 Seeded random single-op models from host_tools/conformance/gen_extra.py
 run in the TFLM reference interpreter (the oracle) and, all in one
@@ -198,7 +198,47 @@ def hand_cases():
                                          ints([0], shape=[])],
                               [T([2, 2], "int8", **Q)]),
               [i8([1, 2, 100, 126])], [i8([1, 2, 101, 127])]))
+    # reduce_test.cc-style REDUCE_MIN (float32 keep_dims, int8)
+    c.append(("reduce_min_float",
+              opgen.single_op("REDUCE_MIN", [T([2, 2], "float32"),
+                                             ints([1])],
+                              [T([2, 1], "float32")], {"keep_dims": True}),
+              [f32([1, -2, 3, 0])], [f32([-2, 0])]))
+    c.append(("reduce_min_int8",
+              opgen.single_op("REDUCE_MIN", [T([2, 3], "int8", **Q),
+                                             ints([0, -2])],
+                              [T([3], "int8", **Q)]),
+              [i8([5, -7, 127, 4, 9, 126])], [i8([4, -7, 126])]))
+    # broadcast_args_test.cc-style: [2, 1] and [3] -> [2, 3]; int64 with
+    # an output longer than both
+    c.append(("broadcast_args",
+              opgen.single_op("BROADCAST_ARGS", [T([2], "int32"),
+                                                 ints([3])],
+                              [T([2], "int32")]),
+              [np.array([2, 1], np.int32)], [np.array([2, 3], np.int32)]))
+    c.append(("broadcast_args_int64",
+              opgen.single_op("BROADCAST_ARGS", [T([1], "int64"),
+                                                 T([2], "int64")],
+                              [T([3], "int64")]),
+              [np.array([5], np.int64), np.array([4, 1], np.int64)],
+              [np.array([1, 4, 5], np.int64)]))
     return c
+
+
+def test_broadcast_args_conflict_fails_invoke(tmp_path):
+    """BROADCAST_ARGS of [2, 3] and [4] (model inputs): TFLM aborts the
+    process (TFLITE_CHECK_EQ, so not run here); ours raises InvokeError,
+    and leaves the next invoke with valid shapes correct."""
+    raw = opgen.single_op("BROADCAST_ARGS", [T([2], "int32"),
+                                             T([1], "int32")],
+                          [T([2], "int32")])
+    got = run_batch([(raw, [np.array([2, 3], np.int32),
+                            np.array([4], np.int32)]),
+                     (raw, [np.array([2, 3], np.int32),
+                            np.array([1], np.int32)])], tmp_path)
+    assert got[0][0] == "ERR" and got[0][1].startswith("InvokeError"), got
+    assert "do not broadcast" in got[0][1], got
+    assert got[1] == ("OK", [np.array([2, 3], np.int32).tobytes()]), got
 
 
 def test_index_out_of_range_fails_invoke(tmp_path):
@@ -400,6 +440,24 @@ def reject_cases():
     c.append((opgen.single_op("CUMSUM", cs + [ints([0], shape=[])],
                               [T([3, 2], "int8", **Q)]),
               ["must be equal"], True))
+    c.append((opgen.single_op("REDUCE_MIN", [T([2, 2], "int8", **Q),
+                                             ints([1])],
+                              [T([2], "int8", scale=.5)]),
+              ["scale and zero point"], False))  # TFLM: Eval
+    c.append((opgen.single_op("REDUCE_MIN", [T([2, 2], "int16"),
+                                             ints([1])], [T([2], "int16")]),
+              ["int16", "int8 and float32"], False))
+    c.append((opgen.single_op("BROADCAST_ARGS", [ints([2, 3]), ints([4])],
+                              [T([2], "int32")]),
+              ["do not broadcast", "(2, 3)", "(4,)"], False))  # TFLM: abort
+    c.append((opgen.single_op("BROADCAST_ARGS", [T([2], "int32"),
+                                                 T([1], "int64")],
+                              [T([2], "int32")]),
+              ["int32 or all int64"], True))
+    c.append((opgen.single_op("BROADCAST_ARGS", [T([2], "int32"),
+                                                 T([1, 1], "int32")],
+                              [T([2], "int32")]),
+              ["must be 1-D"], True))
     return c
 
 

@@ -1,7 +1,7 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
-SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM (see the package
-docstring for the interface; each generator's docstring says what it
-covers).
+SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN,
+BROADCAST_ARGS (see the package docstring for the interface; each
+generator's docstring says what it covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
 to 5) with size-1 dimensions; every type TFLM's kernel takes; int8
@@ -268,6 +268,64 @@ def gen_cumsum(rng, size):
                            [T(shape, dtype, **qo)], opts)
 
 
+
+
+# --- REDUCE_MIN ---------------------------------------------------------
+
+def gen_reduce_min(rng, size):
+    """REDUCE_MIN: as gen_reduce.py's REDUCE_MAX (rank 1-4, random axes,
+    repeats, keep_dims; int8 output quantized as the input, as TFLM
+    requires; float32 inputs with ties, infinities, NaNs, signed
+    zeros)."""
+    from host_tools.conformance import gen_reduce as gr
+    shape = rand.shape(rng, size)
+    axes = gr._axes(rng, len(shape))
+    keep = rng.random() < 0.5
+    dtype = "float32" if rng.random() < 0.35 else "int8"
+    x = gr._q(rng, shape, dtype)
+    out = gr._reduced_shape(shape, axes, keep)
+    y = gr._q(rng, out, dtype, x.scale, x.zero_point) if dtype == "int8" \
+        else T(out, dtype)
+    axis = T([len(axes)], "int32", data=axes)
+    return (opgen.single_op("REDUCE_MIN", [x, axis], [y],
+                            {"keep_dims": keep}), [gr._random(rng, x)])
+
+
+
+
+# --- BROADCAST_ARGS -----------------------------------------------------
+
+def gen_broadcast_args(rng, size):
+    """BROADCAST_ARGS: two broadcastable int32 / int64 shapes of 1-5
+    entries (0 and 1 among them), each a constant or a model input; the
+    output sometimes longer than both (leading 1s)."""
+    dtype = rng.choice(("int32", "int64"))
+    out = [rng.choice((0, 1, 1, 2, 3, 7, 100)) for _ in range(
+        rng.randint(1, 5))]
+    shapes = []
+    for _ in range(2):
+        n = rng.randint(0, len(out))
+        shapes.append([1 if rng.random() < 0.4 else d
+                       for d in out[len(out) - n:]])
+    k = rng.randrange(2)
+    if len(shapes[k]) < len(out) or rng.random() < 0.5:
+        shapes[k] = list(out)  # one of them sets every entry
+    ins, vals = [], []
+    for s in shapes:
+        if rng.random() < 0.5:
+            ins.append(T([len(s)], dtype, data=np.array(s, dtype)))
+        else:
+            ins.append(T([len(s)], dtype))
+            vals.append(np.array(s, dtype))
+    n = len(out) + (rng.randint(1, 2) if rng.random() < 0.15 else 0)
+    if all(t.data is not None for t in ins):
+        # TFLM needs a model input: pass one through an extra shape
+        ins[1] = T(ins[1].shape, dtype)
+        vals = [np.array(shapes[1], dtype)]
+    raw = opgen.single_op("BROADCAST_ARGS", ins, [T([n], dtype)])
+    return raw, vals
+
+
 GENERATORS = {
     "MIRROR_PAD": gen_mirror_pad,
     "REVERSE_V2": gen_reverse_v2,
@@ -277,6 +335,8 @@ GENERATORS = {
     "GATHER_ND": gen_gather_nd,
     "EMBEDDING_LOOKUP": gen_embedding_lookup,
     "CUMSUM": gen_cumsum,
+    "REDUCE_MIN": gen_reduce_min,
+    "BROADCAST_ARGS": gen_broadcast_args,
 }
 
 # Our runtime must run every model these generators make.

@@ -101,8 +101,8 @@ _KERNELS = (
     # MAXIMUM MINIMUM
     " 55:maximum_minimum 57:maximum_minimum"
     # [reduce]
-    # MEAN SUM REDUCE_MAX ARG_MAX
-    " 40:reduce 74:reduce 82:reduce 56:arg_minmax"
+    # MEAN SUM REDUCE_MAX REDUCE_MIN ARG_MAX
+    " 40:reduce 74:reduce 82:reduce 89:reduce 56:arg_minmax"
     # ARG_MIN GATHER SHAPE FILL
     " 79:arg_minmax 36:gather 77:fill 94:fill"
     # ZEROS_LIKE
@@ -120,8 +120,8 @@ _KERNELS = (
     " 100:mirror_pad 105:reverse 130:broadcast_to"
     # SELECT_V2 ADD_N GATHER_ND EMBEDDING_LOOKUP
     " 123:select_v2 106:add_n 107:gather_nd 7:embedding_lookup"
-    # CUMSUM
-    " 128:cumsum"
+    # CUMSUM BROADCAST_ARGS
+    " 128:cumsum 145:broadcast_args"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
