@@ -1,5 +1,6 @@
 """MIRROR_PAD, REVERSE_V2, BROADCAST_TO, SELECT_V2, ADD_N, GATHER_ND,
-EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN, BROADCAST_ARGS vs TFLM.
+EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN, BROADCAST_ARGS,
+DYNAMIC_UPDATE_SLICE vs TFLM.
 
 Seeded random single-op models from host_tools/conformance/gen_extra.py
 run in the TFLM reference interpreter (the oracle) and, all in one
@@ -222,6 +223,23 @@ def hand_cases():
                               [T([3], "int64")]),
               [np.array([5], np.int64), np.array([4, 1], np.int64)],
               [np.array([1, 4, 5], np.int64)]))
+    # dynamic_update_slice_test.cc-style: a [2, 2] update into [3, 3]
+    # at (1, 1); at (-1, 5) the start is clamped to (0, 1)
+    dus = opgen.single_op("DYNAMIC_UPDATE_SLICE",
+                          [T([3, 3], "float32"), T([2, 2], "float32"),
+                           T([2], "int32")], [T([3, 3], "float32")])
+    for at, gold in (([1, 1], [1, 2, 3, 4, -1, -2, 7, -3, -4]),
+                     ([-1, 5], [1, -1, -2, 4, -3, -4, 7, 8, 9])):
+        c.append(("dus_%d_%d" % tuple(at), dus,
+                  [f32(range(1, 10)), f32([-1, -2, -3, -4]),
+                   np.array(at, np.int32)], [f32(gold)]))
+    c.append(("dus_int64",
+              opgen.single_op("DYNAMIC_UPDATE_SLICE",
+                              [T([4], "int16"), T([1], "int16"),
+                               ints([2 ** 40], "int64")],
+                              [T([4], "int16")]),
+              [np.arange(4, dtype=np.int16), np.array([9], np.int16)],
+              [np.array([0, 1, 2, 9], np.int16)]))
     return c
 
 
@@ -458,6 +476,18 @@ def reject_cases():
                                                  T([1, 1], "int32")],
                               [T([2], "int32")]),
               ["must be 1-D"], True))
+    du = [T([3, 3], "int8", **Q), T([2, 4], "int8", **Q)]
+    c.append((opgen.single_op("DYNAMIC_UPDATE_SLICE", du + [T([2], "int32")],
+                              [T([3, 3], "int8", **Q)]),
+              ["does not fit"], True))
+    c.append((opgen.single_op("DYNAMIC_UPDATE_SLICE",
+                              [du[0], T([2, 2], "int8", **Q),
+                               T([3], "int32")], [T([3, 3], "int8", **Q)]),
+              ["start_indices", "shape (2,)"], True))
+    c.append((opgen.single_op("DYNAMIC_UPDATE_SLICE",
+                              [T([2], "bool"), T([1], "bool"),
+                               T([1], "int32")], [T([2], "bool")]),
+              ["bool", "float32, int8, int16"], False))  # TFLM: Eval
     return c
 
 

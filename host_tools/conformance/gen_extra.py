@@ -1,7 +1,7 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
 SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN,
-BROADCAST_ARGS (see the package docstring for the interface; each
-generator's docstring says what it covers).
+BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE (see the package docstring for the
+interface; each generator's docstring says what it covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
 to 5) with size-1 dimensions; every type TFLM's kernel takes; int8
@@ -326,6 +326,43 @@ def gen_broadcast_args(rng, size):
     return raw, vals
 
 
+
+
+# --- DYNAMIC_UPDATE_SLICE -----------------------------------------------
+
+def gen_dynamic_update_slice(rng, size):
+    """DYNAMIC_UPDATE_SLICE: float32 / int8 / int16 / int32 of rank 1-4,
+    an update of dims up to the operand's (sometimes all equal), start
+    indices int32 or int64 as a model input (or a constant) with values
+    inside, negative or past the end (clamped, int64 ones beyond 32
+    bits too)."""
+    dtype = rng.choice(("int8", "float32", "int16", "int32"))
+    shape = rand.shape(rng, size, 1, 4)
+    if rng.random() < 0.1:
+        up = list(shape)
+    else:
+        up = [rng.randint(1, d) for d in shape]
+    itype = rng.choice(("int32", "int64"))
+    starts = []
+    for d, e in zip(shape, up):
+        r = rng.random()
+        if r < 0.7:
+            starts.append(rng.randint(0, d - e))
+        elif r < 0.85:
+            starts.append(rng.randint(-5, -1))
+        elif itype == "int64" and rng.random() < 0.5:
+            starts.append(rng.choice((2 ** 31, 2 ** 40, -2 ** 40)))
+        else:
+            starts.append(d - e + rng.randint(1, 5))
+    starts = np.array(starts, itype)
+    q = _quant(rng, dtype)
+    const = rng.random() < 0.2
+    ins = [T(shape, dtype, **q), T(up, dtype, **q),
+           T([len(shape)], itype, data=starts if const else None)]
+    raw = opgen.single_op("DYNAMIC_UPDATE_SLICE", ins, [T(shape, dtype, **q)])
+    return raw, [None, None] + ([] if const else [starts])
+
+
 GENERATORS = {
     "MIRROR_PAD": gen_mirror_pad,
     "REVERSE_V2": gen_reverse_v2,
@@ -337,6 +374,7 @@ GENERATORS = {
     "CUMSUM": gen_cumsum,
     "REDUCE_MIN": gen_reduce_min,
     "BROADCAST_ARGS": gen_broadcast_args,
+    "DYNAMIC_UPDATE_SLICE": gen_dynamic_update_slice,
 }
 
 # Our runtime must run every model these generators make.
