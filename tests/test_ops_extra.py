@@ -1,6 +1,6 @@
 """MIRROR_PAD, REVERSE_V2, BROADCAST_TO, SELECT_V2, ADD_N, GATHER_ND,
 EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN, BROADCAST_ARGS,
-DYNAMIC_UPDATE_SLICE vs TFLM.
+DYNAMIC_UPDATE_SLICE, L2_POOL_2D vs TFLM.
 
 Seeded random single-op models from host_tools/conformance/gen_extra.py
 run in the TFLM reference interpreter (the oracle) and, all in one
@@ -16,6 +16,7 @@ import random
 import numpy as np
 import pytest
 
+from conftest import run_mp
 from host_tools import opgen
 from host_tools.conformance.gen_extra import GENERATORS
 from host_tools.oracle import Reference
@@ -240,6 +241,14 @@ def hand_cases():
                               [T([4], "int16")]),
               [np.arange(4, dtype=np.int16), np.array([9], np.int16)],
               [np.array([0, 1, 2, 9], np.int16)]))
+    # l2_pool_2d_test.cc FloatPoolingOpTestL2Pool: 2x2 windows, stride 2
+    c.append(("l2_pool",
+              opgen.single_op("L2_POOL_2D", [T([1, 2, 4, 1], "float32")],
+                              [T([1, 1, 2, 1], "float32")],
+                              {"padding": "VALID", "stride_h": 2,
+                               "stride_w": 2, "filter_height": 2,
+                               "filter_width": 2}),
+              [f32([0, 6, 2, 4, 3, 2, 10, 7])], [f32([3.5, 6.5])]))
     return c
 
 
@@ -488,6 +497,11 @@ def reject_cases():
                               [T([2], "bool"), T([1], "bool"),
                                T([1], "int32")], [T([2], "bool")]),
               ["bool", "float32, int8, int16"], False))  # TFLM: Eval
+    c.append((opgen.single_op("L2_POOL_2D", [T([1, 2, 2, 1], "int8", **Q)],
+                              [T([1, 1, 1, 1], "int8", **Q)],
+                              {"padding": "VALID", "filter_height": 2,
+                               "filter_width": 2}),
+              ["int8", "float32"], True))
     return c
 
 
@@ -504,3 +518,32 @@ def test_rejections(tmp_path):
         assert "op 0 (" in msg, msg
         for w in words:
             assert w in msg, (k, w, msg)
+
+
+def test_l2_pool_sqrt_is_correctly_rounded(tmp_path):
+    """l2_pool._sqrt_clamp against numpy's float32 sqrt (IEEE, correctly
+    rounded) on 20000 patterns: random normals and subnormals, squares
+    of float32 values (exact roots) and their neighbours (ties near),
+    0, +inf, NaN; no clamp."""
+    g = np.random.default_rng(5)
+    bits = np.concatenate([
+        g.integers(0, 0x7F800000, 12000, dtype=np.uint32),
+        g.integers(1, 0x800000, 3000, dtype=np.uint32),
+        np.array([0, 1, 0x7F7FFFFF, 0x7F800000, 0x7FC00000], np.uint32)])
+    r = g.uniform(1, 2, 1600).astype(np.float32) * np.float32(2.0) ** \
+        g.integers(-60, 60, 1600).astype(np.float32)
+    sq = (r.astype(np.float64) ** 2).astype(np.float32).view(np.uint32)
+    bits = np.concatenate([bits, sq, sq + 1, sq - 1])
+    want = np.sqrt(bits.view(np.float32)).view(np.uint32)
+    code = """
+from array import array
+from tflm.kernels.l2_pool import _sqrt_clamp
+y = array('I', %r)
+_sqrt_clamp(y, 0, len(y), array('I', [0xFF800000, 0x7F800000]))
+print(' '.join('%%x' %% v for v in y))
+""" % ([int(b) for b in bits],)
+    got = [int(v, 16) for v in run_mp(code, tmp_path).split()]
+    bad = [(hex(b), hex(g_), hex(w)) for b, g_, w in zip(bits, got, want)
+           if g_ != w and not (w & 0x7FFFFFFF > 0x7F800000
+                               and g_ & 0x7FFFFFFF > 0x7F800000)]
+    assert len(got) == len(bits) and not bad, bad[:10]

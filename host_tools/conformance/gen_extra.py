@@ -1,7 +1,7 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
 SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN,
-BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE (see the package docstring for the
-interface; each generator's docstring says what it covers).
+BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D (see the package
+docstring for the interface; each generator's docstring says what it covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
 to 5) with size-1 dimensions; every type TFLM's kernel takes; int8
@@ -363,6 +363,48 @@ def gen_dynamic_update_slice(rng, size):
     return raw, [None, None] + ([] if const else [starts])
 
 
+
+
+# --- L2_POOL_2D ---------------------------------------------------------
+
+def gen_l2_pool(rng, size):
+    """L2_POOL_2D (float32 only, as TFLM): NHWC, filter 1-4, stride 1-3,
+    SAME or VALID, every fused activation; inputs sometimes with zeros,
+    infinities, NaN and subnormals."""
+    for _ in range(50):
+        n, c = rng.randint(1, 2), rng.randint(1, 2 * size)
+        h, w = rng.randint(1, 2 * size + 2), rng.randint(1, 2 * size + 2)
+        fh, fw = rng.randint(1, 4), rng.randint(1, 4)
+        sh, sw = rng.randint(1, 3), rng.randint(1, 3)
+        pad = rng.choice(("SAME", "VALID"))
+        if pad == "SAME":
+            oh, ow = -(-h // sh), -(-w // sw)
+        else:
+            oh, ow = (h - fh + sh) // sh, (w - fw + sw) // sw
+        if oh >= 1 and ow >= 1:
+            break
+    else:
+        n = c = h = w = fh = fw = sh = sw = oh = ow = 1
+        pad = "VALID"
+    opts = {"padding": pad, "stride_h": sh, "stride_w": sw,
+            "filter_height": fh, "filter_width": fw,
+            "activation": rand.activation(rng)}
+    raw = opgen.single_op("L2_POOL_2D", [T([n, h, w, c], "float32")],
+                          [T([n, oh, ow, c], "float32")], opts)
+    if rng.random() < 0.7:
+        return raw
+    g = np.random.default_rng(rng.getrandbits(32))
+    x = (g.standard_normal(n * h * w * c) * 4).astype(np.float32)
+    k = g.integers(0, 12, x.size)
+    x[k == 0] = 0.0
+    x[k == 1] = -0.0
+    x[k == 2] = np.float32(1e-42)  # subnormal
+    x[k == 3] = np.float32(3e19)  # its square overflows
+    if rng.random() < 0.3:
+        x[g.integers(0, x.size)] = rng.choice((np.inf, -np.inf, np.nan))
+    return raw, [x]
+
+
 GENERATORS = {
     "MIRROR_PAD": gen_mirror_pad,
     "REVERSE_V2": gen_reverse_v2,
@@ -375,6 +417,7 @@ GENERATORS = {
     "REDUCE_MIN": gen_reduce_min,
     "BROADCAST_ARGS": gen_broadcast_args,
     "DYNAMIC_UPDATE_SLICE": gen_dynamic_update_slice,
+    "L2_POOL_2D": gen_l2_pool,
 }
 
 # Our runtime must run every model these generators make.

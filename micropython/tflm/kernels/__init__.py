@@ -120,8 +120,8 @@ _KERNELS = (
     " 100:mirror_pad 105:reverse 130:broadcast_to"
     # SELECT_V2 ADD_N GATHER_ND EMBEDDING_LOOKUP
     " 123:select_v2 106:add_n 107:gather_nd 7:embedding_lookup"
-    # CUMSUM BROADCAST_ARGS DYNAMIC_UPDATE_SLICE
-    " 128:cumsum 145:broadcast_args 151:dynamic_update_slice"
+    # CUMSUM BROADCAST_ARGS DYNAMIC_UPDATE_SLICE L2_POOL_2D
+    " 128:cumsum 145:broadcast_args 151:dynamic_update_slice 12:l2_pool"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
