@@ -1,6 +1,6 @@
 """MIRROR_PAD, REVERSE_V2, BROADCAST_TO, SELECT_V2, ADD_N, GATHER_ND,
 EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN, BROADCAST_ARGS,
-DYNAMIC_UPDATE_SLICE, L2_POOL_2D vs TFLM.
+DYNAMIC_UPDATE_SLICE, L2_POOL_2D, ELU (int8) vs TFLM.
 
 Seeded random single-op models from host_tools/conformance/gen_extra.py
 run in the TFLM reference interpreter (the oracle) and, all in one
@@ -249,6 +249,13 @@ def hand_cases():
                                "stride_w": 2, "filter_height": 2,
                                "filter_width": 2}),
               [f32([0, 6, 2, 4, 3, 2, 10, 7])], [f32([3.5, 6.5])]))
+    # ELU int8, scales 1/16: round(16 * (exp(q / 16) - 1)) below 0
+    e16 = dict(scale=1 / 16, zero_point=0)
+    c.append(("elu_int8",
+              opgen.single_op("ELU", [T([6], "int8", **e16)],
+                              [T([6], "int8", **e16)]),
+              [i8([-128, -16, -1, 0, 16, 127])],
+              [i8([-16, -10, -1, 0, 16, 127])]))
     return c
 
 
@@ -502,6 +509,8 @@ def reject_cases():
                               {"padding": "VALID", "filter_height": 2,
                                "filter_width": 2}),
               ["int8", "float32"], True))
+    c.append((opgen.single_op("ELU", [T([2], "float32")], [T([2], "float32")]),
+              ["float32", "expm1f"], False))  # TFLM runs it
     return c
 
 

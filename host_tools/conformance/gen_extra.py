@@ -1,6 +1,6 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
 SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN,
-BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D (see the package
+BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D, ELU (see the package
 docstring for the interface; each generator's docstring says what it covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
@@ -405,6 +405,26 @@ def gen_l2_pool(rng, size):
     return raw, [x]
 
 
+
+
+# --- ELU ----------------------------------------------------------------
+
+def gen_elu(rng, size):
+    """ELU (int8; TFLM's float32 path uses expm1f, not supported here):
+    rank 1-4, random input and output scales and zero points (the
+    output's often near the input's, so the table is not all clamps)."""
+    shape = rand.shape(rng, size, 1, 4)
+    qi = dict(scale=rand.scale(rng, 1e-3, 1.0),
+              zero_point=rand.zero_point(rng))
+    if rng.random() < 0.6:
+        qo = dict(scale=float(np.float32(qi["scale"] * rng.uniform(0.5, 2))),
+                  zero_point=rand.zero_point(rng))
+    else:
+        qo = dict(scale=rand.scale(rng), zero_point=rand.zero_point(rng))
+    return opgen.single_op("ELU", [T(shape, "int8", **qi)],
+                           [T(shape, "int8", **qo)])
+
+
 GENERATORS = {
     "MIRROR_PAD": gen_mirror_pad,
     "REVERSE_V2": gen_reverse_v2,
@@ -418,6 +438,7 @@ GENERATORS = {
     "BROADCAST_ARGS": gen_broadcast_args,
     "DYNAMIC_UPDATE_SLICE": gen_dynamic_update_slice,
     "L2_POOL_2D": gen_l2_pool,
+    "ELU": gen_elu,
 }
 
 # Our runtime must run every model these generators make.

@@ -122,6 +122,8 @@ _KERNELS = (
     " 123:select_v2 106:add_n 107:gather_nd 7:embedding_lookup"
     # CUMSUM BROADCAST_ARGS DYNAMIC_UPDATE_SLICE L2_POOL_2D
     " 128:cumsum 145:broadcast_args 151:dynamic_update_slice 12:l2_pool"
+    # ELU
+    " 111:elu"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
@@ -188,7 +190,7 @@ _LAZY = (
     " lut:h:lut16 activations:h:act16 mul:h:mul16"
     " transpose_conv:h:tconv16"
     " activations:*:lut_math div:*:gemmlowp"
-    " lut:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
+    " lut:*:lut_math elu:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
     " softmax_prep:*:gemmlowp pooling:*:pooling_prep max_pool:*:pooling_prep"
     " reshape:*:reshape_prep"
     " add:*:broadcast_prep sub:*:broadcast_prep mul:*:broadcast_prep"
