@@ -29,6 +29,7 @@ OPS = {
                        "0, an int64 or int16 bias or none"),
     "AVERAGE_POOL_2D": ("int8, int16, float32", ""),
     "MAX_POOL_2D": ("int8, int16, float32", ""),
+    "L2_POOL_2D": ("float32", "square roots correctly rounded"),
     "SOFTMAX": ("int8 -> int8 or int16, int16, float32",
                 "int16 output: scale 1/65536, zero point -32768; int16 -> "
                 "int16 with TFLM's two 513-entry tables"),
@@ -76,6 +77,10 @@ OPS = {
     "CAST": ("int8, int16, int32, uint32, float32, bool",
              "C's conversions; float32 to integer truncates and saturates, "
              "NaN gives 0"),
+    "ADD_N": ("int8, float32",
+              "int8: TFLM's int32 sum, wrapping; a multiplier >= 1 refused"),
+    "SELECT_V2": ("int8, int16, float32; bool condition",
+                  "broadcasting up to rank 6"),
     # activations
     "RELU": ("int8, float32", "int8: a 256-entry table built at prepare"),
     "RELU6": ("int8, float32", "int8: a 256-entry table built at prepare"),
@@ -88,6 +93,7 @@ OPS = {
     "RSQRT": ("int8", "a 256-entry table built at prepare"),
     "PRELU": ("int8", "alpha broadcast"),
     "L2_NORMALIZATION": ("int8", "over the last dimension"),
+    "ELU": ("int8", "a 256-entry table; float32 refused (TFLM's expm1f)"),
     # reductions and indexing
     "MEAN": ("int8, float32", "constant axes"),
     "SUM": ("int8, float32", "constant axes"),
@@ -99,6 +105,14 @@ OPS = {
     "SHAPE": ("any -> int32", ""),
     "FILL": ("int8, int32, float32", ""),
     "ZEROS_LIKE": ("int8, int32, int64, float32", ""),
+    "REDUCE_MIN": ("int8, float32",
+                   "constant axes; int8: the same quantization in and out"),
+    "GATHER_ND": ("int8, float32; int32 indices",
+                  "an index out of range: InvokeError, output untouched"),
+    "EMBEDDING_LOOKUP": ("int8, float32, int8 -> float32 (hybrid)",
+                         "an id out of range: InvokeError; hybrid: zero "
+                         "point 0"),
+    "CUMSUM": ("int8, float32", "exclusive / reverse; constant axis"),
     # data movement
     "TRANSPOSE": (MOVE, ""),
     "CONCATENATION": (MOVE, ""),
@@ -119,6 +133,16 @@ OPS = {
     "RESHAPE": ("any", "zero-copy view of its input"),
     "SQUEEZE": ("any", "zero-copy view of its input"),
     "EXPAND_DIMS": ("any", "zero-copy view of its input"),
+    "MIRROR_PAD": ("int8, float32",
+                   "REFLECT and SYMMETRIC; constant paddings"),
+    "REVERSE_V2": ("int8, uint8, int16, int32, int64, float32, bool",
+                   "constant, consecutive axes"),
+    "BROADCAST_TO": (MOVE, "constant shape, rank <= 5"),
+    "BROADCAST_ARGS": ("int32, int64", "shapes that do not broadcast: "
+                       "PrepareError (constant) or InvokeError"),
+    "DYNAMIC_UPDATE_SLICE": ("int8, int16, int32, float32",
+                             "start indices read at invoke, clamped as "
+                             "TFLM"),
     # quantization
     "QUANTIZE": ("float32 -> int8; int8 -> int8, uint8, int16; uint8 -> "
                  "int8; int16 -> int8, int16, int32", ""),

@@ -44,6 +44,15 @@ for _dt in ("float32", "int32", "int16", "uint32"):
     BYTEWISE[("CAST", _dt)] = "input read with ptr8"
 for _dt in ("float32", "int32"):
     BYTEWISE[("DIV", _dt)] = "broadcast.gather reads 4 bytes bytewise"
+# issue 35's index and byte-copy kernels read these with ptr8
+for _dt in ("int32", "int64"):
+    BYTEWISE[("BROADCAST_ARGS", _dt)] = "shapes read with ptr8"
+    BYTEWISE[("DYNAMIC_UPDATE_SLICE", _dt)] = "start indices read with ptr8"
+BYTEWISE[("GATHER_ND", "int32")] = "indices read with ptr8"
+BYTEWISE[("EMBEDDING_LOOKUP", "int32")] = "ids read with ptr8"
+BYTEWISE[("EMBEDDING_LOOKUP", "float32")] = "rows copied byte by byte"
+for _dt in ("float32", "int16"):
+    BYTEWISE[("SELECT_V2", _dt)] = "elements copied byte by byte"
 # the 16x8 kernels (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED with an
 # int16 input: CHECK names the op "... 16x8")
 for _op in ("CONV_2D", "FULLY_CONNECTED"):

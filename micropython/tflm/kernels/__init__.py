@@ -113,8 +113,8 @@ _KERNELS = (
     # LOGICAL_NOT LOG FLOOR_DIV FLOOR_MOD
     " 87:elementwise 73:elementwise 90:floor_div 95:floor_div"
     # [reduce]
-    # MEAN SUM REDUCE_MAX ARG_MAX
-    " 40:reduce 74:reduce 82:reduce 56:arg_minmax"
+    # MEAN SUM REDUCE_MAX REDUCE_MIN ARG_MAX
+    " 40:reduce 74:reduce 82:reduce 89:reduce 56:arg_minmax"
     # ARG_MIN GATHER SHAPE FILL
     " 79:arg_minmax 36:gather 77:fill 94:fill"
     # ZEROS_LIKE
@@ -128,6 +128,14 @@ _KERNELS = (
     " 37:space_batch 5:depth_space"
     # SPACE_TO_DEPTH
     " 26:depth_space"
+    # MIRROR_PAD REVERSE_V2 BROADCAST_TO
+    " 100:mirror_pad 105:reverse 130:broadcast_to"
+    # SELECT_V2 ADD_N GATHER_ND EMBEDDING_LOOKUP
+    " 123:select_v2 106:add_n 107:gather_nd 7:embedding_lookup"
+    # CUMSUM BROADCAST_ARGS DYNAMIC_UPDATE_SLICE L2_POOL_2D
+    " 128:cumsum 145:broadcast_args 151:dynamic_update_slice 12:l2_pool"
+    # ELU
+    " 111:elu"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
@@ -179,8 +187,9 @@ INPLACE_CODES = (_ADD, _SUB)
 # kernels' sources. (kernels/conv_util.py, which most kernels use, is
 # imported for every model.)
 _LAZY = (
-    " activations:f:float_ops add:f:float_ops add:i:binary_i32"
-    " arg_minmax:f:f32"
+    " activations:f:float_ops add:f:float_ops add:i:binary_i32 add_n:f:f32"
+    " cumsum:f:f32"
+    " arg_minmax:f:f32 embedding_lookup:f:dequantize"
     " conv:f:conv_f32 depthwise_conv:f:conv_f32 fully_connected:f:conv_f32"
     " div:f:f32 lut:f:float_ops mul:f:float_ops mul:i:binary_i32"
     " pooling_prep:f:pool_f32 pooling_prep:h:pool16"
@@ -193,7 +202,7 @@ _LAZY = (
     " lut:h:lut16 activations:h:act16 mul:h:mul16"
     " transpose_conv:h:tconv16"
     " activations:*:lut_math div:*:gemmlowp"
-    " lut:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
+    " lut:*:lut_math elu:*:lut_math prelu:*:gemmlowp softmax:*:softmax_prep"
     " softmax_prep:*:gemmlowp pooling:*:pooling_prep max_pool:*:pooling_prep"
     " reshape:*:reshape_prep"
     " add:*:broadcast_prep sub:*:broadcast_prep mul:*:broadcast_prep"

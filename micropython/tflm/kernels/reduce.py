@@ -1,4 +1,4 @@
-"""MEAN, SUM, REDUCE_MAX: reductions over constant axes.
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN: reductions over constant axes.
 
 Follows tensorflow/lite/micro/kernels/reduce.cc, reduce_common.cc and
 tensorflow/lite/kernels/internal/reference/reduce.h:
@@ -13,12 +13,15 @@ tensorflow/lite/kernels/internal/reference/reduce.h:
   Prepare. For MEAN the count n of reduced elements folds into it:
   k = min(floor(log2 n), 32, 31 + s), m = (m << k) / n (int64, truncated),
   s = s - k. All done here with Python ints and quant's exact doubles.
-- int8 REDUCE_MAX: max of the bytes from -128; TFLM requires the input
-  and output scale and zero point to be equal (at eval; here at prepare).
+- int8 REDUCE_MAX / REDUCE_MIN: max of the bytes from -128, min from
+  127; TFLM requires the input and output scale and zero point to be
+  equal (at eval; here at prepare).
 - float32 MEAN and SUM: float sums in input order (pool_f32.prepare_mean,
   f32.dot), MEAN then divides by the count. float32 REDUCE_MAX:
   (in > cur) ? in : cur from -FLT_MAX (NaN never wins, -inf inputs give
-  -FLT_MAX, the first of -0.0 / 0.0 stays).
+  -FLT_MAX, the first of -0.0 / 0.0 stays); REDUCE_MIN (in < cur) ?
+  in : cur from FLT_MAX (+inf inputs give FLT_MAX). TFLM's
+  MinMaxReducerCompare in reduce_common.cc.
 
 Eval walks the output in order: an odometer over the kept dimensions
 moves the input base, an odometer over the reduced ones (innermost run a
@@ -43,11 +46,12 @@ _INT32 = const(2)
 _INT8 = const(9)
 _MEAN = const(40)
 _REDUCE_MAX = const(82)
+_REDUCE_MIN = const(89)
 
 _REDUCER_OPTIONS = const(27)
 # reduced elements per output: int32 sums cannot wrap
 _MAX_COUNT = const(1 << 23)
-MODE_SUM8, MODE_MAX8, MODE_MAXF = 0, 1, 2
+MODE_SUM8, MODE_MAX8, MODE_MAXF, MODE_MIN8, MODE_MINF = 0, 1, 2, 3, 4
 
 
 def _fail(op, msg):
@@ -114,7 +118,8 @@ def _walk(x, p, out, n: int, start: int, mode: int):
 
     mode MODE_SUM8: out[k] (array('i')) = int8 sum - p[4] (input_zp *
     count); MODE_MAX8: out[o] (int8 bytes) = max; MODE_MAXF: out[o]
-    (float32 words) = float max. start=1 restarts at output 0; the
+    (float32 words) = float max; MODE_MIN8, MODE_MINF: the same with
+    min. start=1 restarts at output 0; the
     position is kept in p between calls (chunks).
     """
     px = ptr8(x)
@@ -152,6 +157,11 @@ def _walk(x, p, out, n: int, start: int, mode: int):
         m: int = 0 - 128
         fm: int = lowest
         km: int = 0 - (INF - 1)  # order key of -FLT_MAX
+        if mode == 3:
+            m = 127
+        elif mode == 4:
+            fm = INF - 1  # FLT_MAX
+            km = INF - 1
         while True:
             i: int = off
             j: int = 0
@@ -167,10 +177,29 @@ def _walk(x, p, out, n: int, start: int, mode: int):
                         m = v
                     i += si
                     j += 1
-            else:
+            elif mode == 3:
+                while j < ni:
+                    v = (px[i] ^ 0x80) - 0x80
+                    if v < m:
+                        m = v
+                    i += si
+                    j += 1
+            elif mode == 4:
                 while j < ni:
                     w: int = pw[i]
                     kv: int = w & MAG
+                    if kv <= INF:  # NaN never wins
+                        if (w >> 31) & 1:
+                            kv = 0 - kv
+                        if kv < km:
+                            fm = w
+                            km = kv
+                    i += si
+                    j += 1
+            else:
+                while j < ni:
+                    w = pw[i]
+                    kv = w & MAG
                     if kv <= INF:  # NaN never wins
                         if (w >> 31) & 1:
                             kv = 0 - kv
@@ -193,7 +222,7 @@ def _walk(x, p, out, n: int, start: int, mode: int):
                 break
         if mode == 0:
             po[o] = tot
-        elif mode == 1:
+        elif mode == 1 or mode == 3:
             pb[o] = m
         else:
             po[o] = fm
@@ -326,12 +355,13 @@ def _f32_plus_zero(st):
 
 
 def prepare(op, ins, outs, ctx):
-    """MEAN / SUM (int8, float32) and REDUCE_MAX (int8, float32).
+    """MEAN / SUM (int8, float32), REDUCE_MAX and REDUCE_MIN (int8,
+    float32).
 
     ins: [input (rank 0-8), axis: constant int32 (any count; negative
     and repeated axes allowed)]; outs: [output of the input's type with
     the kept dimensions' element count (keep_dims or not)].
-    ReducerOptions: keep_dims. int8 REDUCE_MAX needs the output's scale
+    ReducerOptions: keep_dims. int8 REDUCE_MAX / MIN need the output's scale
     and zero point equal to the input's (TFLM). Raises PrepareError
     naming the operator and tensor otherwise. Semantics: TFLM
     reduce_common.cc, reference/reduce.h (see the module docstring).
@@ -339,7 +369,8 @@ def prepare(op, ins, outs, ctx):
     from .conv_util import keep
     x, y = _check(op, ins, outs)
     code = op.code
-    if x.type == _FLOAT32 and code != _REDUCE_MAX:
+    minmax = code == _REDUCE_MAX or code == _REDUCE_MIN
+    if x.type == _FLOAT32 and not minmax:
         if not resolve_axes(op, ins[1], len(x.shape), ctx):
             return _prepare_f32_identity(op, x, y, ctx)
         from .pool_f32 import prepare_mean
@@ -355,15 +386,17 @@ def prepare(op, ins, outs, ctx):
     if y.size != total or not count:
         _fail(op, "output %s has %d elements, reducing %s over axes %s "
               "gives %d" % (y.label(), y.size, tuple(shape), axes, total))
-    if code == _REDUCE_MAX:
+    if minmax:
         if x.type == _INT8 and (x.scale != y.scale or
                                 x.zero_point != y.zero_point):
             _fail(op, "output %s must have the scale and zero point of "
                   "input %s" % (y.label(), x.label()))
-        xd, mode = x.data, MODE_MAX8
+        mn = code == _REDUCE_MIN
+        xd, mode = x.data, MODE_MIN8 if mn else MODE_MAX8
         if x.type == _FLOAT32:
             from .f32 import words
-            xd, mode = words(x, ctx), MODE_MAXF  # aligned for ptr32
+            xd = words(x, ctx)  # aligned for ptr32
+            mode = MODE_MINF if mn else MODE_MAXF
         return _eval_max, (xd, keep(ctx, plan(shape, axes)), y.data, total,
                            mode)
     if count >= _MAX_COUNT:
