@@ -43,7 +43,7 @@ from micropython import const
 
 from . import f32, f32_math
 from .f32 import vec
-from .f32_math import vexp
+from .f32_math import round_put, sqrt_word, unpack_e, unpack_m, vexp
 
 _ABS = const(101)
 _CEIL = const(104)
@@ -126,7 +126,6 @@ def unary(x, y, n: int, kind: int):
     M23: int = H23 - 1
     INF: int = 0xFF * H23
     QUIET: int = one << 22
-    H25: int = one << 25
     ONE: int = 127 * H23
     i: int = 0
     while i < n:
@@ -146,47 +145,10 @@ def unary(x, y, n: int, kind: int):
                 r = u
             elif neg:
                 r = S | INF | QUIET  # x86's default NaN
-            else:  # the root to 25 or 26 bits plus a sticky bit
-                e: int = a >> 23
-                m: int = a & M23
-                ex: int = e - 150
-                if e == 0:  # subnormal: normalize
-                    ex = -149
-                    while m < H23:
-                        m = m << 1
-                        ex -= 1
-                else:
-                    m = m | H23
-                if ex & 1:  # make the exponent even
-                    m = m << 1
-                    ex -= 1
-                # q = floor(sqrt(m * 2**26)), rem the remainder: 26 bit
-                # pairs, the top 13 from m
-                q: int = 0
-                rem: int = 0
-                k: int = 25
-                while k >= 0:
-                    pair: int = 0
-                    if k >= 13:
-                        pair = (m >> (2 * (k - 13))) & 3
-                    rem = (rem << 2) | pair
-                    t: int = (q << 2) | 1
-                    if rem >= t:
-                        rem -= t
-                        q = (q << 1) | 1
-                    else:
-                        q = q << 1
-                    k -= 1
-                drop: int = 1
-                if q >= H25:
-                    drop = 2
-                rb: int = (q >> (drop - 1)) & 1
-                sticky: int = rem | (q & ((one << (drop - 1)) - 1))
-                mant: int = q >> drop
-                he: int = ((ex + 400) >> 1) - 200  # ex / 2
-                r = ((he + drop + 137) << 23) + (mant - H23)
-                if rb and (sticky or (mant & 1)):
-                    r += 1
+            else:  # correctly rounded (y may be x: u is read)
+                py[i] = u
+                sqrt_word(y, i)
+                r = py[i]
         elif a >= 150 * H23:  # |x| >= 2**23 (or inf): an integer
             r = u
         elif a < ONE:  # |x| < 1
@@ -231,7 +193,6 @@ def vlog(x, y, n: int):
     S: int = one << 31
     MAG: int = S - 1
     H23: int = one << 23
-    M23: int = H23 - 1
     H24: int = one << 24
     H22: int = one << 22
     M22: int = H22 - 1
@@ -261,15 +222,8 @@ def vlog(x, y, n: int):
         elif a == INF:
             r = u
         else:
-            mm: int = a & M23
-            k: int = (a >> 23) - 127
-            if a < H23:  # subnormal: normalize
-                k = -126
-                while mm < H23:
-                    mm = mm << 1
-                    k -= 1
-                mm = mm & M23
-            mm = mm | H23
+            mm: int = int(unpack_m(x, i))  # y may be x: not written yet
+            k: int = int(unpack_e(x, i)) + 23
             # r = mm / 2**(23 + j) in [0.707, 1.414): s = (r - 1) / (r + 1)
             base: int = H23
             if mm > 11863283:  # sqrt(2) * 2**23
@@ -377,42 +331,8 @@ def vlog(x, y, n: int):
                         hi = 0 - hi
             if hi == 0 and lo == 0:
                 r = 0
-            else:
-                L: int = 0
-                tt: int = hi
-                while tt:
-                    L += 1
-                    tt = tt >> 1
-                if hi:
-                    L += 22
-                else:
-                    tt = lo
-                    while tt:
-                        L += 1
-                        tt = tt >> 1
-                m: int = lo
-                if L > 24:
-                    d: int = L - 24
-                    g: int = 0
-                    st: int = 0
-                    if d <= 22:
-                        m = (hi << (22 - d)) | (lo >> d)
-                        g = (lo >> (d - 1)) & 1
-                        st = lo & ((one << (d - 1)) - 1)
-                    else:
-                        m = hi >> (d - 22)
-                        g = (hi >> (d - 23)) & 1
-                        st = lo | (hi & ((one << (d - 23)) - 1))
-                    if g and (st or (m & 1)):
-                        m += 1
-                        if m == H24:
-                            m = H23
-                            d += 1
-                    ex += d
-                    L = 24
-                # m * 2**ex with L bits: normal (|log x| >= 2**-24)
-                r = ((ex + L - 1 + 127) << 23) | ((m << (24 - L)) & M23)
-                if sg:
-                    r = r | S
+            else:  # |log x| >= 2**-24: a normal float32
+                round_put(y, i, sg, hi, lo, 22, ex)
+                r = py[i]
         py[i] = r
         i += 1

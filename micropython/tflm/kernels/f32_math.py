@@ -23,6 +23,14 @@ above and the quotient by long division.
 
 Every product is split into limbs of at most 16 bits so no intermediate
 exceeds 31 bits (viper ints are 32 bits on boards).
+
+The float32 bit helpers below (unpack_m / unpack_e, nbits, put,
+round_put, sqrt_word) are shared by elementwise_f32 (SQRT, LOG),
+floor_div (FLOOR_DIV, FLOOR_MOD) and l2_pool (L2_POOL_2D), whose float32
+operations are no hot paths: a call per element. A float32 bit pattern
+never crosses a call (above 2**30 it would be a heap int on a 32-bit
+port): the helpers read and write it in a buffer, and their int
+arguments and results stay below 2**30.
 """
 
 from array import array
@@ -299,3 +307,145 @@ def vtanh(p, c, tc, st, x, out):
             res |= sg << 31
         ptr32(po)[0] = res
         po += 4
+
+
+@micropython.viper
+def nbits(x: int) -> int:
+    """The bit length of 0 <= x < 2**30 (0 for 0)."""
+    n: int = 0
+    while x:
+        n += 1
+        x = x >> 1
+    return n
+
+
+@micropython.viper
+def unpack_m(y, i: int) -> int:
+    """The significand m of the finite non-zero float32 word y[i] (ptr32:
+    y 4-byte aligned), normalized to 2**23 <= m < 2**24, subnormals
+    included: |y[i]| = m * 2**unpack_e(y, i)."""
+    a: int = ptr32(y)[i]
+    one: int = 1
+    H23: int = one << 23
+    m: int = a & (H23 - 1)
+    if (a >> 23) & 0xFF:
+        return m | H23
+    return m << (24 - int(nbits(m)))
+
+
+@micropython.viper
+def unpack_e(y, i: int) -> int:
+    """The exponent e of the finite non-zero float32 word y[i] (ptr32)
+    with |y[i]| = unpack_m(y, i) * 2**e: from -172 (the least subnormal)
+    to 104."""
+    a: int = ptr32(y)[i]
+    E: int = (a >> 23) & 0xFF
+    if E:
+        return E - 150
+    return int(nbits(a & 0x7FFFFF)) - 173
+
+
+@micropython.viper
+def put(y, i: int, neg: int, m: int, e: int):
+    """y[i] = the float32 bits of (-1)**neg * m * 2**e (ptr32), for
+    0 < m < 2**24 given exactly (a subnormal result must be exact too:
+    the bits shifted out are zero); infinity above the float32 range."""
+    one: int = 1
+    H23: int = one << 23
+    L: int = int(nbits(m))
+    top: int = e + L - 1  # exponent of the leading bit
+    r: int = 0
+    if top > 127:
+        r = 0xFF * H23
+    elif top >= -126:
+        r = ((top + 127) << 23) | ((m << (24 - L)) & (H23 - 1))
+    else:
+        k: int = e + 149
+        if k >= 0:
+            r = m << k
+        else:
+            r = m >> (0 - k)
+    if neg:
+        r = r | (one << 31)
+    ptr32(y)[i] = r
+
+
+@micropython.viper
+def round_put(y, i: int, neg: int, hi: int, lo: int, w: int, e: int):
+    """y[i] = the float32 bits of (-1)**neg * F * 2**e with F = hi * 2**w
+    + lo (0 <= hi, lo < 2**30, lo < 2**w, w <= 29, F > 0) rounded to 24
+    significant bits, to nearest, ties to even (IEEE 754's rounding to
+    float32 of a value in the normal range: no subnormal result, put()
+    gives infinity above the range)."""
+    one: int = 1
+    L: int = int(nbits(lo))
+    if hi:
+        L = int(nbits(hi)) + w
+    m: int = (hi << w) | lo
+    if L > 24:
+        d: int = L - 24
+        g: int = 0
+        st: int = 0
+        if d <= w:
+            m = (hi << (w - d)) | (lo >> d)
+            g = (lo >> (d - 1)) & 1
+            st = lo & ((one << (d - 1)) - 1)
+        else:
+            m = hi >> (d - w)
+            g = (hi >> (d - w - 1)) & 1
+            st = lo | (hi & ((one << (d - w - 1)) - 1))
+        if g and (st or (m & 1)):
+            m += 1
+            if m == one << 24:
+                m = m >> 1
+                d += 1
+        e += d
+    put(y, i, neg, m, e)
+
+
+@micropython.viper
+def sqrt_word(y, i: int):
+    """y[i] = sqrtf(y[i]) for a positive, finite, non-zero float32 word
+    (ptr32: y 4-byte aligned), correctly rounded as IEEE 754 asks (x86's
+    sqrtss, which std::sqrt(float) compiles to in TFLM's elementwise.cc
+    SqrtEval and reference/pooling.h L2Pool). Zeros, infinities, NaNs and
+    negative numbers are the caller's (their results differ by kernel).
+
+    The root of m * 2**26 (m the 24-bit significand, its exponent made
+    even) is formed digit by digit to 25 or 26 bits plus a remainder, and
+    rounded once."""
+    one: int = 1
+    H23: int = one << 23
+    m: int = int(unpack_m(y, i))
+    ex: int = int(unpack_e(y, i))
+    if ex & 1:  # make the exponent even
+        m = m << 1
+        ex -= 1
+    # q = floor(sqrt(m * 2**26)), rem the remainder: 26 bit pairs, the
+    # top 13 from m
+    q: int = 0
+    rem: int = 0
+    k: int = 25
+    while k >= 0:
+        pair: int = 0
+        if k >= 13:
+            pair = (m >> (2 * (k - 13))) & 3
+        rem = (rem << 2) | pair
+        t: int = (q << 2) | 1
+        if rem >= t:
+            rem -= t
+            q = (q << 1) | 1
+        else:
+            q = q << 1
+        k -= 1
+    drop: int = 1
+    if q >= one << 25:
+        drop = 2
+    rb: int = (q >> (drop - 1)) & 1
+    sticky: int = rem | (q & ((one << (drop - 1)) - 1))
+    mant: int = q >> drop
+    he: int = ((ex + 400) >> 1) - 200  # ex / 2
+    r: int = ((he + drop + 137) << 23) + (mant - H23)
+    if rb and (sticky or (mant & 1)):
+        r += 1
+    ptr32(y)[i] = r

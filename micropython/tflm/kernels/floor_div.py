@@ -31,6 +31,7 @@ from micropython import const
 
 from ..errors import PrepareError, raise_made
 from . import broadcast
+from .f32_math import put, round_put, unpack_e, unpack_m
 
 _FLOAT32 = const(0)
 _FLOOR_DIV = const(90)
@@ -116,36 +117,6 @@ def has_zero(x, n: int) -> int:
 
 
 @micropython.viper
-def put(buf, i: int, neg: int, m: int, e: int):
-    """buf[i] = the float32 bits of (-1)**neg * m * 2**e, for 0 < m <
-    2**24 given exactly (a subnormal result must be exact too: the bits
-    shifted out are zero); infinity above the float32 range."""
-    pb = ptr32(buf)
-    one: int = 1
-    H23: int = one << 23
-    L: int = 0
-    t: int = m
-    while t:
-        L += 1
-        t = t >> 1
-    top: int = e + L - 1  # exponent of the leading bit
-    r: int = 0
-    if top > 127:
-        r = 0xFF * H23
-    elif top >= -126:
-        r = ((top + 127) << 23) | ((m << (24 - L)) & (H23 - 1))
-    else:
-        k: int = e + 149
-        if k >= 0:
-            r = m << k
-        else:
-            r = m >> (0 - k)
-    if neg:
-        r = r | (one << 31)
-    pb[i] = r
-
-
-@micropython.viper
 def floor_div(a, b, n: int):
     """a[i] = (float)floor((double)a[i] / (double)b[i]) for i < n,
     float32 words (b[i] not zero: the caller checked)."""
@@ -155,11 +126,9 @@ def floor_div(a, b, n: int):
     S: int = one << 31
     MAG: int = S - 1
     H23: int = one << 23
-    M23: int = H23 - 1
     INF: int = 0xFF * H23
     QUIET: int = one << 22
     H25: int = one << 25
-    H24: int = one << 24
     i: int = 0
     while i < n:
         u: int = pa[i]
@@ -180,24 +149,10 @@ def floor_div(a, b, n: int):
             pa[i] = S if s else 0
         else:
             # a = ma * 2**ea, b = mb * 2**eb with 24-bit significands
-            ma: int = ua & M23
-            ea: int = (ua >> 23) - 150
-            if ua < H23:
-                ea = -149
-                while ma < H23:
-                    ma = ma << 1
-                    ea -= 1
-            else:
-                ma = ma | H23
-            mb: int = ub & M23
-            eb: int = (ub >> 23) - 150
-            if ub < H23:
-                eb = -149
-                while mb < H23:
-                    mb = mb << 1
-                    eb -= 1
-            else:
-                mb = mb | H23
+            ma: int = int(unpack_m(a, i))
+            ea: int = int(unpack_e(a, i))
+            mb: int = int(unpack_m(b, i))
+            eb: int = int(unpack_e(b, i))
             # q = r / mb in [1, 2) times 2**k
             r: int = ma
             k: int = ea - eb
@@ -256,43 +211,7 @@ def floor_div(a, b, n: int):
             if fh == 0 and fl == 0:
                 pa[i] = 0  # floor of a positive quotient below 1
             else:
-                # round F to 24 bits
-                L: int = 0
-                t: int = fh
-                while t:
-                    L += 1
-                    t = t >> 1
-                if fh:
-                    L += 25
-                else:
-                    t = fl
-                    while t:
-                        L += 1
-                        t = t >> 1
-                m: int = fl
-                if L > 24:
-                    d: int = L - 24
-                    g: int = 0
-                    st: int = 0
-                    if d < 25:
-                        m = (fh << (25 - d)) | (fl >> d)
-                        g = (fl >> (d - 1)) & 1
-                        st = fl & ((one << (d - 1)) - 1)
-                    elif d == 25:
-                        m = fh
-                        g = (fl >> 24) & 1
-                        st = fl & (H24 - 1)
-                    else:
-                        m = fh >> (d - 25)
-                        g = (fh >> (d - 26)) & 1
-                        st = fl | (fh & ((one << (d - 26)) - 1))
-                    if g and (st or (m & 1)):
-                        m += 1
-                        if m == H24:
-                            m = H23
-                            d += 1
-                    sh += d
-                put(a, i, s, m, sh)
+                round_put(a, i, s, fh, fl, 25, sh)
         i += 1
 
 
@@ -306,10 +225,8 @@ def floor_mod(a, b, n: int):
     S: int = one << 31
     MAG: int = S - 1
     H23: int = one << 23
-    M23: int = H23 - 1
     INF: int = 0xFF * H23
     QUIET: int = one << 22
-    H24: int = one << 24
     i: int = 0
     while i < n:
         u: int = pa[i]
@@ -333,24 +250,10 @@ def floor_mod(a, b, n: int):
             if sa != sb:
                 pa[i] = v  # a + (-+inf)
         else:
-            ma: int = ua & M23
-            ea: int = (ua >> 23) - 150
-            if ua < H23:
-                ea = -149
-                while ma < H23:
-                    ma = ma << 1
-                    ea -= 1
-            else:
-                ma = ma | H23
-            mb: int = ub & M23
-            eb: int = (ub >> 23) - 150
-            if ub < H23:
-                eb = -149
-                while mb < H23:
-                    mb = mb << 1
-                    eb -= 1
-            else:
-                mb = mb | H23
+            ma: int = int(unpack_m(a, i))
+            ea: int = int(unpack_e(a, i))
+            mb: int = int(unpack_m(b, i))
+            eb: int = int(unpack_e(b, i))
             if ua >= ub:
                 # |a| mod |b| = rem * 2**eb, exact
                 rem: int = ma
@@ -381,25 +284,8 @@ def floor_mod(a, b, n: int):
                     stk: int = 0
                     if (ma << 4) & ((one << t) - 1):
                         stk = 1
-                    dd: int = x - y - stk
-                    L: int = 0
-                    tt: int = dd
-                    while tt:
-                        L += 1
-                        tt = tt >> 1
-                    if L <= 24:  # cancelled (t = 1, nothing shifted out)
-                        put(a, i, sb, dd, eb - 4)
-                        i += 1
-                        continue
-                    dr: int = L - 24
-                    m: int = dd >> dr
-                    g: int = (dd >> (dr - 1)) & 1
-                    if g and (stk or (dd & ((one << (dr - 1)) - 1)) or
-                              (m & 1)):
-                        m += 1
-                        if m == H24:
-                            m = H23
-                            dr += 1
-                    put(a, i, sb, m, eb - 4 + dr)
+                    # dd, and stk as a sticky bit below it (0 when
+                    # nothing was shifted out: t = 1 cancels exactly)
+                    round_put(a, i, sb, x - y - stk, stk, 1, eb - 5)
             # else |a| < |b|, same signs: fmod is a itself
         i += 1

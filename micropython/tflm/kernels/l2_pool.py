@@ -12,9 +12,9 @@ clipped to the input (padding as padding.h, as the other pools) and
 
 with count the in-bounds taps. Bit-exact: the sums run in f32.dot (the
 input as both operands), the division in f32.vdiv, and sqrtf, which IEEE
-754 rounds correctly, in _sqrt_clamp (a digit-by-digit integer square
-root with 26-bit remainders: word-size independent); then TFLM's
-ActivationFunctionWithMinMax (NaN passes).
+754 rounds correctly, in _sqrt_clamp (f32_math.sqrt_word, SQRT's too:
+word-size independent); then TFLM's ActivationFunctionWithMinMax (NaN
+passes).
 """
 
 from array import array
@@ -25,6 +25,7 @@ from micropython import const
 from ..errors import PrepareError
 from . import f32
 from .f32 import dot, vdiv
+from .f32_math import sqrt_word
 
 _POOL2D_OPTIONS = const(5)
 _POOL2D_FILTER_HEIGHT = const(4)
@@ -67,10 +68,8 @@ def _sqrt_clamp(y, o: int, n: int, q):
     py = ptr32(y)
     pq = ptr32(q)
     one: int = 1
-    H23: int = one << 23
-    M23: int = H23 - 1
     MAG: int = (one << 31) - 1
-    INF: int = 0xFF * H23
+    INF: int = 0xFF * (one << 23)
     clo: int = pq[0]
     chi: int = pq[1]
     kl: int = clo & MAG
@@ -85,48 +84,8 @@ def _sqrt_clamp(y, o: int, n: int, q):
         w: int = py[i]
         a: int = w & MAG
         if a != 0 and a < INF and not ((w >> 31) & 1):
-            eb: int = a >> 23
-            m: int = a & M23
-            e: int = eb - 150
-            if eb:
-                m |= H23
-            else:
-                e = 0 - 149
-                while m < H23:
-                    m = m << 1
-                    e -= 1
-            if e & 1:
-                m = m << 1
-                e -= 1
-            # r = isqrt(m * 2**26), 2 bits of the radicand at a time
-            r: int = 0
-            rem: int = 0
-            k: int = 25
-            while k >= 0:
-                pair: int = 0
-                if k >= 13:
-                    pair = (m >> (2 * (k - 13))) & 3
-                rem = (rem << 2) | pair
-                t: int = (r << 2) | 1
-                if rem >= t:
-                    rem -= t
-                    r = (r << 1) | 1
-                else:
-                    r = r << 1
-                k -= 1
-            sh: int = 1
-            if r >= (one << 25):
-                sh = 2
-            g: int = (r >> (sh - 1)) & 1
-            sticky: int = rem | (r & ((one << (sh - 1)) - 1))
-            r = r >> sh
-            ex: int = ((e - 26) >> 1) + sh + 150
-            if g and (sticky or (r & 1)):
-                r += 1
-                if r >= (one << 24):
-                    r = r >> 1
-                    ex += 1
-            w = (ex << 23) | (r & M23)
+            sqrt_word(y, i)  # correctly rounded
+            w = py[i]
         # clamp: min(max(x, lo), hi) by order keys; NaN passes
         a = w & MAG
         if a <= INF:
