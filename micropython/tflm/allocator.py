@@ -312,14 +312,14 @@ def _claim(it, start, end, src):
     while k < len(_OWNERS):
         e = _OWNERS[k]
         if e[0] < end and start < e[1]:
-            e[2][0] += 1
+            e[2][0] = 1
             del _OWNERS[k]
         else:
             k += 1
     st = array("i", [0])
     _OWNERS.append([start, end, st])
     # the InvokeError made now: invoke() raises it under heap_lock too
-    it._held = [st, 0, InvokeError(
+    it._held = [st, InvokeError(
         "another Interpreter was built on this one's arena= buffer, or the "
         "bytearray changed size: build this one again to use it"),
         src, 0 if src is None else len(src)]
@@ -442,39 +442,36 @@ def _import_kernels(it, m):
         it._imported = before - after
 
 
-def _kernel(op):
-    """The kernel (module, or a registered custom op's object) of
-    operator op, which _resolve found."""
+def _kernel(op, load=True):
+    """The kernel of operator op (TFLM's op resolver): a registered
+    Python custom op's object, or a kernel module (imported); with
+    load=False True where there is one, nothing imported. None when
+    there is none."""
     if op.custom_code is not None:
         from .custom import find
         mod = find(op.custom_code)
         if mod is not None:
             return mod
+        if not load:  # a built-in one (TFLM's Signal ops)?
+            return kernels.custom_module_name(op.custom_code) is not None \
+                or None
         return kernels.find(op.code, op.custom_code)
+    if not load:
+        return kernels.module_name(op.code) is not None or None
     return kernels.find(op.code)
 
 
 def _resolve(it, load=True):
-    """The kernel of each operator (TFLM's op resolver): modules, or with
-    load=False True for each, nothing imported. UnsupportedOpError
-    naming every operator without one."""
+    """_kernel(op, load) of each operator; UnsupportedOpError naming
+    every operator without one."""
     mods, missing = [], []
     hint = ""
     for op in it._model.operators:
-        if op.custom_code is None:
-            mod = kernels.find(op.code) if load else \
-                kernels.module_name(op.code) is not None or None
-        else:  # a Python kernel from tflm.register_op (custom.py)
-            from .custom import find
-            mod = find(op.custom_code)
-            if mod is None:  # a built-in one (TFLM's Signal ops)
-                mod = kernels.find(op.code, op.custom_code) if load else \
-                    kernels.custom_module_name(op.custom_code) is not None \
-                    or None
-            if mod is None:
-                hint = "; register custom ops with tflm.register_op"
+        mod = _kernel(op, load)
         if mod is None:
             missing.append(op.label())
+            if op.custom_code is not None:
+                hint = "; register custom ops with tflm.register_op"
         mods.append(mod)
     if missing:
         raise UnsupportedOpError("no kernel for " + ", ".join(missing)

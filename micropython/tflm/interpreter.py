@@ -67,12 +67,11 @@ def _bind(t, w, model_mv, head):
     return t
 
 
-# arena= buffers in use: [start, end, stamp] of each, stamp an
-# array('i', [n]) that the last Interpreter built there holds with its n;
-# a newer buffer that overlaps bumps n (invoke() of the older one then
-# raises) and takes the entry's place (allocator._claim). An entry
-# outlives its interpreter (a few words) until a buffer that overlaps it
-# is used.
+# arena= buffers in use: [start, end, taken] of each, taken an
+# array('i', [0]) that the last Interpreter built there holds; a newer
+# buffer that overlaps sets it to 1 (the older interpreter then raises)
+# and takes the entry's place (allocator._claim). An entry outlives its
+# interpreter (a few words) until a buffer that overlaps it is used.
 _OWNERS = []
 
 
@@ -202,9 +201,9 @@ class Interpreter:
             # invoke() refuses to run once it changed (its bytes may have
             # moved).
             self._source = self._source_len = None
-            # arena=: [the buffer's stamp (its _OWNERS entry's array),
-            # this interpreter's stamp, the InvokeError once another
-            # took the buffer, the bytearray given (or None), its length]
+            # arena=: [its _OWNERS entry's taken array, the InvokeError
+            # once another took the buffer, the bytearray given (or
+            # None), its length]
             # (one attribute: each costs every interpreter RAM)
             self._held = None
             self.path = model if isinstance(model, str) else None
@@ -278,9 +277,9 @@ class Interpreter:
         allocated here, under heap_lock too) once another Interpreter
         took the buffer or the bytearray changed size."""
         h = getattr(self, "_held", None)
-        if h is not None and (h[0][0] != h[1] or (
-                h[3] is not None and len(h[3]) != h[4])):
-            raise h[2]
+        if h is not None and (h[0][0] or (
+                h[2] is not None and len(h[2]) != h[3])):
+            raise h[1]
 
     def input(self, i=0):
         """Input tensor i (a model.Tensor: set(), data, shape, ...).
