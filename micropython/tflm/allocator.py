@@ -22,18 +22,16 @@ tail.
 """
 
 import gc
-import sys
 from array import array
 
-import micropython
 from micropython import const
 
 from . import kernels, quant  # noqa: F401 (quant: the kernels' prepare)
 from .context import KernelContext
 from .heap import pack, zeros
-from .errors import (ArenaError, FormatError, InvokeError, TFLMError,
-                     UnsupportedOpError, out_of_memory)
-from .interpreter import _OWNERS, _bind, _drop
+from .errors import (ArenaError, FormatError, TFLMError, UnsupportedOpError,
+                     out_of_memory)
+from .interpreter import _bind, _drop
 from .model import Model
 
 _MIN_SCRATCH = const(32)
@@ -142,8 +140,8 @@ def _get(m, i, io, views, where, head):
 def build(it, model, arena_size, had, user=None):
     """Construct Interpreter `it` from `model` (a path or a buffer; the
     arguments are checked): read, parse, verify, plan, prepare. user:
-    None, or the arena= buffer (_user_arena checks it), which then holds
-    the arena (_place). Sets
+    None, or the arena= buffer (static_arena.check checks it), which then holds
+    the arena (static_arena.place). Sets
     it.ram to the heap that construction kept (the code of the kernel
     modules it imported not counted). had: the CONSTRUCTION modules
     imported before (interpreter._drop); verify and planner, which the
@@ -151,10 +149,11 @@ def build(it, model, arena_size, had, user=None):
     allocated (the real pass's small objects take their blocks). Raises
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
-    src = None  # an arena= bytearray: invoke() checks its length (_claim)
+    src = None  # an arena= bytearray: invoke() checks its length
     if user is not None:  # TypeError for a bad one, as documented
+        from .static_arena import check
         src = user if isinstance(user, bytearray) else None
-        user = _user_arena(user)
+        user = check(user)
     try:
         # imported now, next to this module, rather than amid the sizing
         # pass's objects; only sys.modules keeps them until _build drops
@@ -224,10 +223,11 @@ def _build(it, buf, arena_size, had, user, src):
     kept_where = zeros("i", m.n_tensors)
     what = "allocating the arena (its largest tensor alone)"
     skip = 0
-    if user is not None:  # aligned, claimed (see _place)
-        user, skip = _align(it, user, src)
+    if user is not None:  # aligned, claimed (static_arena.place)
+        from .static_arena import align
+        user, skip = align(it, user, src)
     if user is not None and len(user) >= big:
-        dummy = user  # whatever it holds is overwritten in _place
+        dummy = user  # whatever it holds is overwritten in static_arena.place
     else:
         free = _free()
         if free is not None and free < big:
@@ -260,7 +260,8 @@ def _build(it, buf, arena_size, had, user, src):
     it.arena_size = head
     if user is not None:
         it._stage = "placing the arena"
-        _place(it, user, head, tail, words, skip)
+        from .static_arena import place
+        place(it, user, head, tail, words, skip)
         it._stage = "preparing"
         _prepare(it, mods, head, tail, kept_where)
         return
@@ -280,152 +281,6 @@ def _build(it, buf, arena_size, had, user, src):
         raise _arena_oom(need, head)
     it._stage = "preparing"
     _prepare(it, mods, head, tail, kept_where)
-
-def _user_arena(buf):
-    """memoryview of the arena= buffer buf; TypeError unless buf is a
-    writable buffer of bytes that read as 0..255 (a bytearray, a
-    memoryview of one, array('B'))."""
-    try:
-        mv = memoryview(buf)
-        mv[0:0] = b""  # read-only: TypeError
-        if len(mv):
-            if len(bytes(mv[:1])) != 1:  # an array('i') or the like
-                raise TypeError
-            v = mv[0]
-            mv[0] = 255
-            ok = mv[0] == 255  # not array('b')
-            mv[0] = v
-            if not ok:
-                raise TypeError
-    except (TypeError, ValueError, OverflowError):
-        raise TypeError("arena must be a writable buffer of bytes (a "
-                        "bytearray, or a memoryview of one), not %s"
-                        % type(buf).__name__)
-    return mv
-
-
-def _claim(it, start, end, src):
-    """Make interpreter it the owner of the arena= bytes at addresses
-    [start, end) (see interpreter._OWNERS); src: the bytearray given, or
-    None (it._held)."""
-    k = 0
-    while k < len(_OWNERS):
-        e = _OWNERS[k]
-        if e[0] < end and start < e[1]:
-            e[2][0] = 1
-            del _OWNERS[k]
-        else:
-            k += 1
-    st = array("i", [0])
-    _OWNERS.append([start, end, st])
-    # the InvokeError made now: invoke() raises it under heap_lock too
-    it._held = [st, InvokeError(
-        "another Interpreter was built on this one's arena= buffer, or the "
-        "bytearray changed size: build this one again to use it"),
-        src, 0 if src is None else len(src)]
-
-
-@micropython.viper
-def _address(b) -> uint:
-    """The address of buffer b's first byte."""
-    return uint(ptr8(b))
-
-
-@micropython.viper
-def _as_words(a: uint, w: int, n: int) -> int:
-    """Make the memoryview object at address a (a bytes view of a
-    writable buffer, whose offset into its buffer is a multiple of 4)
-    a view of n int32 words ('i') of the same bytes, in place; w: bytes
-    of a machine word. 0 on success; else nothing is changed and a
-    negative number says which check failed. MicroPython's memoryview
-    has no cast(): this rewrites the fields of its mp_obj_array_t
-    (py/objarray.h): after the type pointer, one machine word with the
-    typecode (low 8 bits, 0x80: writable) and the offset into the
-    buffer, counted in items (the other bits), then the length in
-    items. _words_view checks the result before anything uses it."""
-    p = ptr8(a)
-    tc = p[w]
-    if tc != 0x81 and tc != 0xC2:  # writable bytearray / 'B' view
-        return -1
-    k = w + 4
-    while k < 3 * w:  # the offset and the length below 2**24 bytes
-        if k != 2 * w and k != 2 * w + 1 and k != 2 * w + 2 and p[k]:
-            return -2
-        k += 1
-    if p[w + 1] & 3:
-        return -3
-    off = (p[w + 1] | (p[w + 2] << 8) | (p[w + 3] << 16)) >> 2
-    p[w] = 0x80 | 105  # 'i', writable
-    p[w + 1] = off & 0xFF
-    p[w + 2] = (off >> 8) & 0xFF
-    p[w + 3] = (off >> 16) & 0xFF
-    p[2 * w] = n & 0xFF
-    p[2 * w + 1] = (n >> 8) & 0xFF
-    p[2 * w + 2] = (n >> 16) & 0xFF
-    return 0
-
-
-def _words_view(mv, n):
-    """A view of n int32 words ('i') over the first 4 * n bytes of mv (a
-    writable bytes memoryview, word-aligned), as KernelContext.persistent
-    needs for the tail's words (indexed by prepare and by some evals);
-    None where this port's memoryview is not laid out as _as_words
-    expects (the words then go to an array of their own). The bytes
-    must be zeros; they are again on return."""
-    v = mv[:4 * n]
-    w = 8 if sys.maxsize > 0x7FFFFFFF else 4
-    if n <= 0 or n >= 1 << 22 or _as_words(id(v), w, n):
-        return None
-    try:  # does it read and write the words it should?
-        mv[4 * n - 4] = 0x78
-        mv[4 * n - 1] = 0x12
-        ok = len(v) == n and v[n - 1] == 0x12000078
-        v[n - 1] = -1
-        ok = ok and mv[4 * n - 1] == 0xFF and len(mv) == 4 * n
-        v[n - 1] = 0
-    except Exception:
-        ok = False
-    mv[4 * n - 4:4 * n] = b"\0\0\0\0"
-    return v if ok else None
-
-
-def _align(it, mv, src):
-    """(the arena= buffer mv (a writable bytes memoryview) from its
-    first 16-byte aligned byte, the bytes skipped before it), and it
-    made the buffer's owner (interpreter._OWNERS: an earlier interpreter
-    on it stops working, as its bytes are used from now on)."""
-    a = _address(mv)
-    skip = -a & 15
-    if len(mv):  # (an empty one fails in _place: nothing to claim)
-        _claim(it, a, a + len(mv), src)
-    return mv[skip:], skip
-
-
-def _place(it, mv, head, tail, words, skip):
-    """Lay the arena out in the aligned arena= buffer mv (_align): the
-    head, the tail's bytes and its int32 words (TFLM's tensor_arena: the
-    head's planned buffers, then the persistent tail), all set to zeros.
-    ArenaError when mv is too small (skip: the bytes _align skipped, for
-    the message)."""
-    need = head + tail + 4 * words
-    if len(mv) < need:
-        raise ArenaError(
-            "arena= buffer of %d bytes is too small: the model needs %d "
-            "(%d head + %d tail)%s" % (
-                len(mv) + skip, need + skip, head, need - head,
-                ", %d of them to align its start" % skip if skip else ""))
-    z = bytes(256)
-    for o in range(0, need - 255, 256):
-        mv[o:o + 256] = z
-    o = need - (need & 255)
-    mv[o:need] = z[:need - o]
-    it.arena = mv[:head + tail]
-    it._words = None
-    if words:
-        it._words = _words_view(mv[head + tail:need], words)
-    if it._words is None:
-        it._words = zeros("i", words)
-
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each

@@ -35,7 +35,7 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.reshape_prep", "tflm.kernels.pooling_prep",
                 "tflm.kernels.softmax_prep",
                 "tflm.kernels.softmax16_prep",
-                "tflm.kernels.broadcast_prep")
+                "tflm.kernels.broadcast_prep", "tflm.static_arena")
 # The model parser and the op resolver (model.py with flatbuf.py, and the
 # kernels package's registry): construction uses them, and `import tflm`
 # imports them (above) so that they lie low in the heap, before any
@@ -70,7 +70,7 @@ def _bind(t, w, model_mv, head):
 # arena= buffers in use: [start, end, taken] of each, taken an
 # array('i', [0]) that the last Interpreter built there holds; a newer
 # buffer that overlaps sets it to 1 (the older interpreter then raises)
-# and takes the entry's place (allocator._claim). An entry outlives its
+# and takes the entry's place (static_arena._claim). An entry outlives its
 # interpreter (a few words) until a buffer that overlaps it is used.
 _OWNERS = []
 
