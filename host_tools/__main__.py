@@ -7,6 +7,7 @@ from . import boards, build, cli_run, demo, deploy, romfs
 from . import bench, bench_device, plan_tool
 from . import fuzz
 from .conformance import runner as conformance
+from . import compile as compile_tool
 from . import dedupe, docs, fit, flash_image, inspect_tool
 
 
@@ -37,6 +38,7 @@ def parser():
     conformance.add_parser(sub)
     inspect_tool.add_parser(sub)
     dedupe.add_parser(sub)
+    compile_tool.add_parser(sub)
     fit.add_parser(sub)
     flash_image.add_parser(sub)
     bench_device.add_parser(sub)
@@ -84,6 +86,8 @@ def _dispatch(args):
         return conformance.main(args)
     if args.cmd == "inspect":
         return inspect_tool.main(args)
+    if args.cmd == "compile":
+        return compile_tool.main(args)
     if args.cmd == "dedupe":
         return dedupe.main(args)
     if args.cmd == "fit":

@@ -41,8 +41,10 @@ import tflm  # noqa: E402,F401 (imported to measure what it keeps)
 # that need them (listed in names), the others (conv_util) with every
 # construction
 C = tflm.interpreter.CONSTRUCTION
-# (tflm.static_arena: only a construction with arena= imports it)
-built = [n for n in C if n != "tflm.static_arena" and (
+# (tflm.static_arena: only a construction with arena= imports it;
+# tflm.compiled: only one of a compiled model)
+only = ("tflm.static_arena", "tflm.compiled")
+built = [n for n in C if n not in only and (
     n in names
     or ":" + n.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " ")]
 names = [n for n in names if n not in C]

@@ -154,6 +154,13 @@ def summary(interp):
             is not None else "", size,
             "read into RAM" if interp.model_in_ram else "used in place",
             interp.copied_bytes)]
+    c = getattr(interp, "compiled", None)
+    if c is True:
+        lines.append("  built from its compiled block (host_tools compile)%s"
+                     % (", the tail read in place from the model's bytes"
+                        if getattr(interp, "tail_in_model", False) else ""))
+    elif c is not None:
+        lines.append("  compiled block not used: %s" % c)
     for i, t in enumerate(interp.inputs):
         lines.append(_tensor_line("input", i, t))
     for i, t in enumerate(interp.outputs):

@@ -67,19 +67,20 @@ def _address(b) -> uint:
 
 @micropython.viper
 def _as_words(a: uint, w: int, n: int) -> int:
-    """Make the memoryview object at address a (a bytes view of a
-    writable buffer, whose offset into its buffer is a multiple of 4)
-    a view of n int32 words ('i') of the same bytes, in place; w: bytes
-    of a machine word. 0 on success; else nothing is changed and a
-    negative number says which check failed. MicroPython's memoryview
-    has no cast(): this rewrites the fields of its mp_obj_array_t
-    (py/objarray.h): after the type pointer, one machine word with the
-    typecode (low 8 bits, 0x80: writable) and the offset into the
-    buffer, counted in items (the other bits), then the length in
-    items. _words_view checks the result before anything uses it."""
+    """Make the memoryview object at address a (a bytes view, writable
+    or not, whose offset into its buffer is a multiple of 4) a view of n
+    int32 words ('i') of the same bytes, in place, as writable as it
+    was; w: bytes of a machine word. 0 on success; else nothing is
+    changed and a negative number says which check failed.
+    MicroPython's memoryview has no cast(): this rewrites the fields of
+    its mp_obj_array_t (py/objarray.h): after the type pointer, one
+    machine word with the typecode (low 8 bits, 0x80: writable) and the
+    offset into the buffer, counted in items (the other bits), then the
+    length in items. _words_view and words_in_place check the result
+    before anything uses it."""
     p = ptr8(a)
     tc = p[w]
-    if tc != 0x81 and tc != 0xC2:  # writable bytearray / 'B' view
+    if (tc & 0x7F) != 1 and (tc & 0x7F) != 0x42:  # bytearray / 'B' view
         return -1
     k = w + 4
     while k < 3 * w:  # the offset and the length below 2**24 bytes
@@ -89,7 +90,7 @@ def _as_words(a: uint, w: int, n: int) -> int:
     if p[w + 1] & 3:
         return -3
     off = (p[w + 1] | (p[w + 2] << 8) | (p[w + 3] << 16)) >> 2
-    p[w] = 0x80 | 105  # 'i', writable
+    p[w] = (tc & 0x80) | 105  # 'i', writable as it was
     p[w + 1] = off & 0xFF
     p[w + 2] = (off >> 8) & 0xFF
     p[w + 3] = (off >> 16) & 0xFF
@@ -121,6 +122,29 @@ def _words_view(mv, n):
         ok = False
     mv[4 * n - 4:4 * n] = b"\0\0\0\0"
     return v if ok else None
+
+
+def words_in_place(mv, n):
+    """A view of n int32 words ('i') over the first 4 * n bytes of mv (a
+    bytes memoryview, read-only or not: the model's bytes), or None
+    where that cannot be made: its first byte not at an address that is
+    a multiple of 4 (a Cortex-M0+ faults on unaligned word loads), or
+    this port's memoryview not laid out as _as_words expects (checked:
+    the view must read the words the bytes hold). Nothing is written."""
+    v = mv[:4 * n]
+    w = 8 if sys.maxsize > 0x7FFFFFFF else 4
+    if n <= 0 or n >= 1 << 22 or len(v) != 4 * n or _address(v) & 3 \
+            or _as_words(id(v), w, n):
+        return None
+    try:
+        for k in (0, n - 1):
+            b = mv[4 * k:4 * k + 4]
+            if v[k] != (b[0] | b[1] << 8 | b[2] << 16) + (
+                    (b[3] ^ 0x80) - 0x80) * 0x1000000:
+                return None
+        return v if len(v) == n else None
+    except Exception:
+        return None
 
 
 def align(it, mv, src):

@@ -1,0 +1,187 @@
+"""`python -m host_tools compile MODEL -o OUT [--arch ARCH]`: a model
+compiled for a board.
+
+Runs an Interpreter's construction (parse, verify, plan, every kernel's
+prepare) on the MicroPython unix port, for the target's word size and
+machine code, and writes what it made into the model as TFLite metadata
+(Model.metadata "tflm_compiled", its bytes in a Buffer, 16-byte aligned
+in the file): the format is described in micropython/tflm/compiled.py.
+The result is still a valid .tflite that TFLM runs unchanged. On the
+board, Interpreter(OUT) builds from the block: no parser checks, no
+planner, no prepare (tflm/compiled.py).
+
+ARCH: the board's native arch (armv6m, armv7m, armv7em, armv7emsp,
+armv7emdp: 32-bit, Thumb code; x86: the 32-bit unix port; x64: the
+64-bit unix port; xtensa, xtensawin, rv32imc: 32-bit). Default armv6m.
+A block is bound to the model's bytes (a hash the board checks) and to
+the package's version: compile again after changing either (romfs
+and deploy do it when they copy the model).
+The model is rewritten with the official flatbuffers object API
+(tflite_micro's schema_py_generated), every buffer 16-byte aligned; a
+block already in it is replaced.
+"""
+
+import json
+import os
+import tempfile
+
+from tflite_micro.tensorflow.lite.micro.python import \
+    schema_py_generated as s
+
+from . import ROOT
+from .dedupe import _AlignedBufferT, _data, _pack, parse
+from .unix_port import DeviceError, run_script
+
+NAME = "tflm_compiled"
+SCRIPT = os.path.join(ROOT, "host_tools", "mp_compile.py")
+PACKAGE = os.path.join(ROOT, "micropython")
+THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
+ARCHES = THUMB_ARCHES + ("x86", "x64", "xtensa", "xtensawin", "rv32imc")
+
+
+class CompileError(ValueError):
+    """The model cannot be compiled (construction failed on the host, or
+    a kernel's state holds something a block cannot carry)."""
+
+
+def target(arch):
+    """(word size, thumb) of arch; ValueError for an unknown one."""
+    if arch not in ARCHES:
+        raise ValueError("unknown arch %r: one of %s" % (arch,
+                                                       ", ".join(ARCHES)))
+    return (8 if arch == "x64" else 4), (1 if arch in THUMB_ARCHES else 0)
+
+
+def fnv30(data, start, end, h):
+    """tflm.compiled._hash on the host: h folded with data[start:end]."""
+    for b in data[start:end]:
+        h = ((h ^ b) * 0x01000193) & 0x3FFFFFFF
+    return h
+
+
+def _with_block(m, nbytes):
+    """Model bytes of schema ModelT m with a zeroed block of nbytes."""
+    old_bufs, old_md = m.buffers, m.metadata
+    bufs = [_AlignedBufferT(data=_data(b)) if _data(b) is not None else b
+            for b in (m.buffers or [])]
+    bufs.append(_AlignedBufferT(data=bytes(nbytes)))
+    m.buffers = bufs
+    md = s.MetadataT()
+    md.name = NAME
+    md.buffer = len(bufs) - 1
+    m.metadata = list(m.metadata or []) + [md]
+    try:
+        return _pack(m)
+    finally:
+        m.buffers, m.metadata = old_bufs, old_md
+
+
+def _strip(m):
+    """Remove an earlier block (its metadata entry, and its buffer when
+    it is the last one and nothing else uses it)."""
+    mds = [md for md in (m.metadata or []) if _name(md) == NAME]
+    for md in mds:
+        m.metadata.remove(md)
+        b = md.buffer
+        used = any(t.buffer == b for sg in m.subgraphs or []
+                   for t in sg.tensors or []) or \
+            any(x.buffer == b for x in m.metadata)
+        if b == len(m.buffers) - 1 and not used:
+            m.buffers.pop()
+    if m.metadata == []:
+        m.metadata = None
+
+
+def _name(md):
+    n = md.name
+    return n.decode() if isinstance(n, bytes) else n
+
+
+def _run(raw, word, thumb, tmp):
+    path = os.path.join(tmp, "model.tflite")
+    out = os.path.join(tmp, "block.bin")
+    with open(path, "wb") as f:
+        f.write(raw)
+    r = run_script(SCRIPT, [PACKAGE, path, out, str(word), str(thumb)])
+    line = (r.stdout.strip().splitlines() or [""])[-1]
+    try:
+        res = json.loads(line)
+    except ValueError:
+        raise DeviceError("compiling on the unix port failed:\n%s%s"
+                          % (r.stdout, r.stderr))
+    if "error" in res:
+        raise CompileError(res["error"])
+    with open(out, "rb") as f:
+        return res, f.read()
+
+
+def compile_model(raw, arch="armv6m"):
+    """(compiled model bytes, info) for .tflite bytes raw. info: head,
+    tail (bytes, words included), arena (head + tail: the bytes arena=
+    needs), block (its bytes), arch, tail_read_only (no kernel state in
+    the tail: the board reads it in place where the model's bytes are
+    word-aligned, and arena= needs the head only). Raises ValueError
+    for bytes that are not a readable model or an unknown arch,
+    CompileError when construction fails or the result cannot be
+    carried by a block."""
+    word, thumb = target(arch)
+    m = parse(raw)
+    _strip(m)
+    with tempfile.TemporaryDirectory() as tmp:
+        size = 0
+        for _ in range(4):  # the block's size does not depend on offsets
+            packed = _with_block(m, size)
+            res, blob = _run(packed, word, thumb, tmp)
+            if len(blob) == size:
+                break
+            size = len(blob)
+        else:
+            raise CompileError("the block's size does not settle")
+    from tflm.flatbuf import FlatBuffer
+    from tflm.model import metadata
+    pos, n = metadata(FlatBuffer(packed), NAME)
+    out = bytearray(packed)
+    out[pos:pos + n] = blob
+    mh = fnv30(out, 0, pos, 0x2345)
+    mh = fnv30(out, pos + n, len(out), mh)
+    bh = fnv30(out, pos, pos + 16, 0x2345)
+    bh = fnv30(out, pos + 24, pos + n, bh)
+    out[pos + 16:pos + 24] = mh.to_bytes(4, "little") + \
+        bh.to_bytes(4, "little")
+    tail = res["tail"] + 4 * res["words"]
+    return bytes(out), {"head": res["head"], "tail": tail,
+                        "arena": res["head"] + tail, "block": n,
+                        "arch": arch,
+                        "tail_read_only": bool(res["tail_read_only"])}
+
+
+def add_parser(sub):
+    p = sub.add_parser("compile", help="compile a model for a board: "
+                       "construction done on the host, stored in the "
+                       "model (tflm/compiled.py)")
+    p.add_argument("model")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--arch", default="armv6m", choices=ARCHES,
+                   help="the board's native arch (default armv6m)")
+    return p
+
+
+def main(args):
+    with open(args.model, "rb") as f:
+        raw = f.read()
+    try:
+        out, info = compile_model(raw, args.arch)
+    except (ValueError, DeviceError) as e:
+        print("error: %s" % e)
+        return 1
+    with open(args.output, "wb") as f:
+        f.write(out)
+    print("%s: %d bytes (block %d) for %s" % (args.output, len(out),
+                                             info["block"], args.arch))
+    print("arena: %d bytes (head %d + tail %d)" % (
+        info["arena"], info["head"], info["tail"]))
+    if info["tail_read_only"] and info["tail"]:
+        print("the tail stays in the model's bytes where they are "
+              "word-aligned (ROMFS, flash): arena: %d bytes then"
+              % info["head"])
+    return 0

@@ -1,0 +1,285 @@
+# Runs on the MicroPython unix port (host_tools/compile.py starts it): builds
+# an Interpreter on a model and writes what construction made as a compiled
+# block (tflm/compiled.py describes the format), hashes left 0.
+# argv: package dir, model path, output path, word size (4 or 8), thumb
+# (0 or 1).
+# With a word size other than this port's, the kernels prepare for that
+# word size (kernels.WORD) and the interpreter is never invoked here.
+# Prints one JSON line: {"head", "tail", "words", "bytes"} or {"error"}.
+import gc
+import json
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import uctypes  # noqa: E402
+
+import tflm  # noqa: E402
+from tflm import compiled, kernels  # noqa: E402
+
+WORD = int(sys.argv[4])
+THUMB = int(sys.argv[5])
+HOST_WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
+kernels.WORD = WORD  # before any kernel module imports it
+# the model holds a placeholder block: construct it the plain way
+from tflm import allocator  # noqa: E402
+
+allocator._compiled = lambda *args: False
+
+C = compiled
+SIZES = {"\x01": 1, "b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4}
+TWINS = set(p.split(":")[0] for p in C.TWINS.split())
+
+
+class NotCompilable(Exception):
+    pass
+
+
+def typecode(v):
+    """The typecode of array or memoryview v (mp_obj_array_t's)."""
+    return chr(uctypes.bytearray_at(id(v) + HOST_WORD, 1)[0] & 0x7F)
+
+
+def names():
+    """id -> "module:name" of every function and table of tflm's modules
+    (a viper twin's only where no other module has it)."""
+    out = {}
+    mods = sorted(n for n in sys.modules if n.startswith("tflm."))
+    # twins first: any other module's name for the same object wins
+    mods.sort(key=lambda n: 0 if n[13:] in TWINS else 1)
+    for mn in mods:
+        m = sys.modules[mn]
+        for k in dir(m):
+            if k.startswith("__"):
+                continue
+            v = getattr(m, k)
+            t = type(v).__name__
+            if t in ("function", "bound_method", "array", "bytes",
+                     "bytearray") or callable(v) and t != "type":
+                out[id(v)] = mn + ":" + k
+    return out
+
+
+def main():
+    path = sys.argv[2]
+    it = tflm.Interpreter(path)
+    gc.collect()
+    head_a = uctypes.addressof(it.arena)
+    regions = [(head_a, it.arena_size),
+               (head_a + it.arena_size, len(it.arena) - it.arena_size),
+               (uctypes.addressof(it._words) if len(it._words) else 0,
+                4 * len(it._words)),
+               (uctypes.addressof(it._buf), len(it._buf))]
+    refs = names()
+    strings = [tflm.__version__]
+    messages = []
+    sindex = {}
+
+    def string(s):
+        if s not in sindex:
+            sindex[s] = len(strings)
+            strings.append(s)
+        return sindex[s]
+
+    # first pass: what is shared (a view key or an object's id seen twice)
+    seen = {}
+
+    def key(x):
+        if type(x).__name__ == "memoryview":
+            return view_key(x)
+        if isinstance(x, (list, tuple, bytearray)) or \
+                type(x).__name__ == "array":
+            return ("id", id(x))
+        return None
+
+    def view_key(v):
+        tc = typecode(v)
+        n = len(v) * SIZES.get(tc, 0)
+        if not n and len(v):
+            raise NotCompilable("a view of typecode %r" % tc)
+        a = uctypes.addressof(v) if len(v) else 0
+        for r, (start, size) in enumerate(regions):
+            if size and start <= a and a + n <= start + size:
+                if (r == C.R_WORDS) != (tc == "i"):
+                    raise NotCompilable("a %r view of region %d" % (tc, r))
+                return (r, a - start, n)
+        if not len(v):
+            return (C.R_MODEL, 0, 0)
+        raise NotCompilable("a view of %d bytes outside the arena and the "
+                            "model" % n)
+
+    def count(x):
+        if id(x) in refs and not isinstance(x, (int, tuple)):
+            return
+        k = key(x)
+        if k is not None:
+            seen[k] = seen.get(k, 0) + 1
+            if seen[k] > 1:
+                return
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                count(y)
+
+    steps = it._steps
+    states = list(it._states or [])
+    variables = list(it._variables or [])
+    ops = list(it._prof_ops)
+    top = [list(steps), ops, states, variables]
+    for x in top:
+        count(x)
+    shared = {}
+    out = []
+
+    def w(v):
+        out.append(v)
+
+    def emit(x):
+        if x is None:
+            w(C.T_NONE)
+            return
+        if x is True or x is False:
+            w(C.T_TRUE if x else C.T_FALSE)
+            return
+        if isinstance(x, int):
+            if -0x80000000 <= x < 0x80000000:
+                w(C.T_INT)
+                w(x)
+            else:
+                if not -(1 << 63) <= x < 1 << 63:
+                    raise NotCompilable("an int of %d bits" % x.bit_length())
+                w(C.T_BIG)
+                w(x & 0xFFFFFFFF)
+                w(x >> 32)
+            return
+        if id(x) in refs and not isinstance(x, tuple):
+            w(C.T_REF)
+            w(string(refs[id(x)]))
+            return
+        k = key(x)
+        if k is not None and seen.get(k, 0) > 1:
+            if k in shared:
+                w(C.T_SAME)
+                w(shared[k])
+                return
+            shared[k] = len(shared)
+            w(C.T_MEMO)
+            w(shared[k])
+        t = type(x).__name__
+        if isinstance(x, (list, tuple)):
+            w(C.T_TUPLE if isinstance(x, tuple) else C.T_LIST)
+            w(len(x))
+            for y in x:
+                emit(y)
+        elif t == "memoryview":
+            r, off, n = view_key(x)
+            w(C.T_VIEW)
+            w(r)
+            w(off)
+            w(n)
+        elif t == "array" or isinstance(x, bytearray):
+            tc = "B" if isinstance(x, bytearray) else typecode(x)
+            if tc not in SIZES:
+                raise NotCompilable("an array of typecode %r" % tc)
+            if isinstance(x, bytearray):
+                w(C.T_BYTEARRAY)
+            else:
+                w(C.T_ARRAY)
+                w(ord(tc))
+            w(len(x))
+            raw = bytes(x) + bytes(-len(bytes(x)) & 3)
+            for j in range(0, len(raw), 4):
+                w(int.from_bytes(raw[j:j + 4], "little"))
+        elif isinstance(x, tflm.InvokeError):
+            w(C.T_ERROR)
+            if messages and messages[-1] is None:
+                w(string(x.args[0]))
+            else:
+                messages.append(x.args[0])
+                w(0)
+        else:
+            raise NotCompilable("a %s in a kernel's state" % t)
+
+    # the references first (strings 1 .. nrefs), then the messages: a
+    # first pass registers the references only
+    for x in top:
+        emit(x)
+    nrefs = len(strings) - 1
+    for m in messages:
+        string(m)
+    messages.append(None)  # the second pass looks the messages up
+    out.clear()
+    shared.clear()
+    for x in top:
+        emit(x)
+    objs = out
+
+    # the head must hold only zeros but the variables (their reset
+    # value), as a fresh arena: eval may rely on nothing prepare wrote
+    # there
+    head = memoryview(it.arena)[:it.arena_size]
+    var = bytearray(it.arena_size)
+    for v, fill in variables:
+        a = uctypes.addressof(v) - head_a
+        for j in range(len(v)):
+            var[a + j] = 1
+    for j in range(it.arena_size):
+        if head[j] and not var[j]:
+            raise NotCompilable("prepare wrote into the head (byte %d)" % j)
+
+    tail = bytes(memoryview(it.arena)[it.arena_size:])
+    tail += bytes(-len(tail) & 3)
+    words = bytes(it._words) if len(it._words) else b""
+
+    sblob = bytearray()
+    for s in strings:
+        b = s.encode()
+        sblob += len(b).to_bytes(4, "little") + b + bytes(-len(b) & 3)
+    hdr = [0] * C.HEADER
+    off_strings = 4 * C.HEADER
+    off_tail = off_strings + len(sblob)
+    off_objs = off_tail + len(tail) + len(words)
+    where = list(it._where)
+    body = b"".join((x & 0xFFFFFFFF).to_bytes(4, "little")
+                    for x in where + objs)
+    total = off_objs + len(body)
+    hdr[0] = C.MAGIC
+    hdr[1] = C.FORMAT
+    hdr[2] = WORD
+    hdr[3] = THUMB
+    hdr[6] = total
+    hdr[7] = it.arena_size
+    hdr[8] = len(tail)
+    hdr[9] = len(it._words)
+    hdr[10] = len(where)
+    hdr[11] = it.copied_bytes
+    hdr[12] = it.persistent_size
+    hdr[13] = 0
+    hdr[14] = len(strings)
+    hdr[15] = off_strings
+    hdr[16] = off_tail
+    hdr[17] = off_objs
+    hdr[18] = nrefs
+    # no state (interp.reset()'s views) in the tail: eval writes nothing
+    # there (KernelContext.persistent / keep: filled by prepare only)
+    ro = 1
+    for v in states:
+        r, _, _ = view_key(v)
+        if r in (C.R_TAIL, C.R_WORDS):
+            ro = 0
+    hdr[19] = ro
+    blob = b"".join(x.to_bytes(4, "little") for x in hdr) + sblob + tail \
+        + words + body
+    assert len(blob) == total
+    with open(sys.argv[3], "wb") as f:
+        f.write(blob)
+    print(json.dumps({"head": it.arena_size, "tail": len(tail),
+                      "words": len(it._words), "bytes": total,
+                      "persistent": it.persistent_size,
+                      "tail_read_only": ro}))
+
+
+try:
+    main()
+except NotCompilable as e:
+    print(json.dumps({"error": "not compilable: %s" % e.args[0]}))
+except tflm.TFLMError as e:
+    print(json.dumps({"error": "%s: %s" % (type(e).__name__, e.args[0])}))

@@ -1,0 +1,298 @@
+"""Models compiled on the host (python -m host_tools compile; issue 34,
+part 2): the block in the model's metadata rebuilds the interpreter
+without the parser's checks, the planner or prepare (tflm/compiled.py).
+
+Outputs equal those of the same model built the plain way (itself
+compared with TFLM elsewhere) across invokes and reset(); TFLM runs the
+compiled file unchanged; a damaged block or model is a FormatError that
+says which; a block for another package version or port falls back to
+plain construction and says why.
+"""
+
+import json
+import re
+import struct
+
+import numpy as np
+import pytest
+
+from conftest import run_mp, shared, unix_arch
+from host_tools import compile as comp
+from host_tools.oracle import Reference
+
+MODELS = [
+    "person_detect/person_detect.tflite",
+    "tiny_kws_ref_int8/kws_ref_model.tflite",
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite",
+    "micro_speech_quantized/micro_speech_quantized.tflite",
+    "audio_preprocessor_int8/audio_preprocessor_int8.tflite",
+    "magic_wand/magic_wand.tflite",
+    "tiny_ad01_int8/ad01_int8.tflite",
+    "hello_world_int8/hello_world_int8.tflite",
+    "hello_world_float/hello_world_float.tflite",
+    "test_conv_model/test_conv_model.tflite",
+    "network_tester_model/network_model.tflite",
+    "add_model_int8/add_model.tflite",
+]
+
+# For each (plain, compiled) pair: seeded random inputs, two invokes, a
+# reset(), one more invoke (models with state: audio_preprocessor), the
+# compiled one also on an arena= buffer; prints per pair whether all
+# outputs agree and what the interpreters report.
+SAME = """
+import gc, json, random
+import tflm
+buf = bytearray(BUF)
+res = {}
+def outputs(it):
+    random.seed(3)
+    got = []
+    for r in range(3):
+        if r == 2:
+            it.reset()
+            random.seed(3)
+        for t in it.inputs:
+            d = t.data
+            for k in range(len(d)):
+                d[k] = random.getrandbits(8)
+        it.invoke()
+        got.append([bytes(o.data) for o in it.outputs])
+    return got
+for plain, compiled in PAIRS:
+    a = tflm.Interpreter(plain)
+    oa = outputs(a)
+    info = [a.arena_size, a.persistent_size, a.copied_bytes]
+    a = None
+    gc.collect()
+    with open(compiled, "rb") as f:
+        raw = f.read()
+    b = tflm.Interpreter(raw)
+    ob = outputs(b)
+    r = {"compiled": b.compiled, "same": oa == ob,
+         "same_info": info == [b.arena_size, b.persistent_size,
+                               b.copied_bytes],
+         "print": repr(b), "in_place": b.tail_in_model,
+         "words": len(b._words), "tail": len(b.arena) - b.arena_size}
+    b = None
+    gc.collect()
+    # eval wrote nothing into the model's bytes (the tail read in
+    # place): its hash still matches
+    r["again"] = tflm.Interpreter(raw).compiled
+    gc.collect()
+    c = tflm.Interpreter(compiled, arena=buf)
+    r["static"] = c.compiled is True and outputs(c) == oa
+    c = None
+    gc.collect()
+    res[plain] = r
+print(json.dumps(res))
+"""
+
+
+@pytest.fixture(scope="module")
+def arch():
+    return unix_arch()
+
+
+def _compile(tmp_path, rel, arch):
+    src = shared(*rel.split("/"))
+    with open(src, "rb") as f:
+        out, info = comp.compile_model(f.read(), arch)
+    p = tmp_path / (rel.split("/")[-1] + ".c.tflite")
+    p.write_bytes(out)
+    return src, str(p), info
+
+
+def test_outputs_equal_plain(tmp_path, arch):
+    pairs, infos = [], {}
+    for rel in MODELS:
+        src, p, info = _compile(tmp_path, rel, arch)
+        pairs.append((src, p))
+        infos[src] = info
+    out = run_mp("PAIRS = %r\nBUF = 80000\n" % pairs + SAME, tmp_path,
+                 heap="16M", timeout=600)
+    res = json.loads(out.splitlines()[-1])
+    for src, _ in pairs:
+        r = res[src]
+        assert r["compiled"] is True, (src, r["compiled"])
+        assert r["same"], src
+        assert r["same_info"], src
+        assert r["static"], src
+        assert "compiled" in r["print"], r["print"]
+        assert r["again"] is True, src
+        # the tail stays in the model where no kernel keeps state there
+        # (audio_preprocessor's Signal ops do)
+        stateful = "audio_preprocessor" in src
+        assert r["in_place"] is not stateful, src
+        if r["in_place"]:
+            assert r["tail"] == 0, src
+            assert "read in place" in r["print"]
+
+
+def test_tflm_runs_the_compiled_file(tmp_path, arch):
+    """The block is metadata: TFLM's outputs on the compiled file are
+    those on the original."""
+    rng = np.random.default_rng(5)
+    for rel in MODELS[3:5] + MODELS[6:8]:
+        src, p, _ = _compile(tmp_path, rel, arch)
+        a, b = Reference(src), Reference(p)
+        for _ in range(2):
+            xs = []
+            for i in range(a.n_in):
+                d = a.input_details(i)
+                xs.append(rng.integers(-128, 128, size=d["shape"])
+                          .astype(d["dtype"]))
+            for x, y in zip(a.run(xs), b.run(xs)):
+                assert np.array_equal(x, y), rel
+
+
+def test_arena_line_is_enough(tmp_path, arch, capsys):
+    """`host_tools compile` prints the arena= size: a buffer of exactly
+    that many bytes holds the model, a smaller arena_size is an
+    ArenaError with that figure."""
+    src = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    out = tmp_path / "kws.tflite"
+    from host_tools.__main__ import main
+    assert main(["compile", src, "-o", str(out), "--arch", arch]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    n, head, tail = map(int, re.match(
+        r"arena: (\d+) bytes \(head (\d+) \+ tail (\d+)\)",
+        lines[1]).groups())
+    assert n == head + tail
+    # KWS keeps no state in the tail: it stays in the model's bytes
+    assert lines[2].endswith("arena: %d bytes then" % head)
+    code = """
+import tflm
+from tflm.errors import ArenaError
+buf = bytearray(N + 16)
+import uctypes
+k = -uctypes.addressof(buf) % 16
+it = tflm.Interpreter(P, arena=memoryview(buf)[k:k + N])
+print(it.compiled, it.arena_size, it.persistent_size)
+try:
+    tflm.Interpreter(P, arena_size=H - 4)
+except ArenaError as e:
+    print("ArenaError", e)
+"""
+    res = run_mp("N = %d\nH = %d\nP = %r\n" % (n, head, str(out)) + code,
+                 tmp_path)
+    first, second = res.strip().splitlines()[-2:]
+    assert first == "True %d %d" % (head, tail)
+    assert "needs %d (%d head + 0 tail)" % (head, head) in second
+
+
+# ---- damaged blocks and models ----------------------------------------
+
+def _block(raw):
+    """(position, header words) of the block in compiled model bytes."""
+    from tflm.flatbuf import FlatBuffer
+    from tflm.model import metadata
+    pos, n = metadata(FlatBuffer(bytes(raw)), comp.NAME)
+    return pos, list(struct.unpack_from("<%di" % 19, raw, pos))
+
+
+def _rehash(raw):
+    """Set the block's two hashes for its (edited) bytes."""
+    pos, h = _block(raw)
+    n = h[6]
+    mh = comp.fnv30(raw, 0, pos, 0x2345)
+    mh = comp.fnv30(raw, pos + n, len(raw), mh)
+    bh = comp.fnv30(raw, pos, pos + 16, 0x2345)
+    bh = comp.fnv30(raw, pos + 24, pos + n, bh)
+    struct.pack_into("<II", raw, pos + 16, mh, bh)
+    return raw
+
+
+def _strings(raw):
+    """[(position, length)] of the block's strings."""
+    pos, h = _block(raw)
+    at, out = pos + h[15], []
+    for _ in range(h[14]):
+        k = struct.unpack_from("<i", raw, at)[0]
+        out.append((at + 4, k))
+        at += 4 + (k + 3 & ~3)
+    return out
+
+
+CASES = """
+import json
+import tflm
+res = []
+for p in PATHS:
+    try:
+        it = tflm.Interpreter(p)
+        it.invoke()
+        res.append(["built", it.compiled])
+    except Exception as e:
+        res.append([type(e).__name__, str(e)])
+print(json.dumps(res))
+"""
+
+
+def test_damaged_blocks(tmp_path, arch):
+    """Each damage is named; a block for another package or port is not
+    used (plain construction, interp.compiled says why)."""
+    rel = "micro_speech_quantized/micro_speech_quantized.tflite"
+    src, p, _ = _compile(tmp_path, rel, arch)
+    good = bytearray(open(p, "rb").read())
+    pos, h = _block(good)
+    cases = {}
+
+    def case(name, raw):
+        q = tmp_path / (name + ".tflite")
+        q.write_bytes(bytes(raw))
+        cases[name] = str(q)
+
+    raw = bytearray(good)
+    raw[200] ^= 1  # a byte of the model, outside the block
+    case("model_byte", raw)
+    raw = bytearray(good)
+    raw[pos + h[16] + 5] ^= 1  # a byte of the tail image
+    case("block_byte", raw)
+    raw = bytearray(good)
+    s0, k = _strings(raw)[0]  # the package version
+    raw[s0:s0 + k] = b"9" * k
+    case("version", _rehash(raw))
+    raw = bytearray(good)
+    struct.pack_into("<i", raw, pos + 8, 8 if h[2] == 4 else 4)
+    case("word", _rehash(raw))
+    raw = bytearray(good)
+    struct.pack_into("<i", raw, pos + 4, 99)
+    case("format", _rehash(raw))
+    raw = bytearray(good)
+    struct.pack_into("<i", raw, pos + 28, 16)  # head: views fall outside
+    case("head", _rehash(raw))
+    raw = bytearray(good)
+    struct.pack_into("<i", raw, pos + h[17] + 4 * h[10], 99)
+    case("tag", _rehash(raw))
+    raw = bytearray(good)
+    s1, k = _strings(raw)[1]  # a reference: "tflm.kernels...:name"
+    raw[s1:s1 + 5] = b"sys.x"
+    case("ref_outside", _rehash(raw))
+    raw = bytearray(good)
+    raw[s1:s1 + 13] = b"tflm.nosuchmo"
+    case("ref_missing", _rehash(raw))
+    raw = bytearray(good)
+    struct.pack_into("<i", raw, pos + 68, h[17] + 8)  # stream cut short
+    case("stream", _rehash(raw))
+    names = list(cases)
+    out = run_mp("PATHS = %r\n" % [cases[n] for n in names] + CASES,
+                 tmp_path)
+    res = dict(zip(names, json.loads(out.splitlines()[-1])))
+    assert res["model_byte"][0] == "FormatError", res["model_byte"]
+    assert "not the ones it was compiled with" in res["model_byte"][1]
+    assert res["block_byte"] == ["FormatError", "tflm_compiled: the block's "
+                                 "bytes are damaged (hash)"]
+    assert res["version"][0] == "built"
+    assert "compiled by tflm 999" in res["version"][1]
+    assert res["word"][0] == "built"
+    assert "compiled for %d-bit" % (64 if h[2] == 4 else 32) in res["word"][1]
+    assert res["format"][0] == "built"
+    assert "format 99" in res["format"][1]
+    assert res["head"][0] == "FormatError"
+    assert "outside region 0" in res["head"][1]
+    assert res["tag"][0] == "FormatError" and "tag 99" in res["tag"][1]
+    assert res["ref_outside"][0] == "FormatError"
+    assert "sys.x" in res["ref_outside"][1]
+    assert res["ref_missing"][0] == "FormatError"
+    assert "tflm.nosuchmo" in res["ref_missing"][1]
+    assert res["stream"][0] == "FormatError"
