@@ -138,7 +138,7 @@ def compile_model(raw, arch="armv6m"):
         else:
             raise CompileError("the block's size does not settle")
     from tflm.flatbuf import FlatBuffer
-    from tflm.model import metadata
+    from tflm.source import metadata
     pos, n = metadata(FlatBuffer(packed), NAME)
     out = bytearray(packed)
     out[pos:pos + n] = blob

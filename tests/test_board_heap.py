@@ -236,14 +236,15 @@ def test_lazy_imports_are_declared():
 # construction: what the construction modules take while imported (the
 # emulated M0 showed that they are most of what construction needs
 # beyond what is kept: ResNet-8 needs 11.7 KB more than it keeps there),
-# 64-bit / 32-bit, about 2% above today's.
+# 64-bit / 32-bit, about 2% above today's (construct.py and source.py,
+# which pick the compiled or the plain construction, among them).
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         "x64": 29500, "x86": 16900, "armv6m": (208, 11800),
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},
-        "construction": {"x64": 20100, "x86": 11900}},
+        "construction": {"x64": 20500, "x86": 12100}},
 }
 
 

@@ -28,11 +28,13 @@ from micropython import const
 
 from . import kernels, quant  # noqa: F401 (quant: the kernels' prepare)
 from .context import KernelContext
-from .heap import _copy, pack, zeros
-from .errors import (ArenaError, FormatError, TFLMError, UnsupportedOpError,
+from .heap import pack, zeros
+from .errors import (ArenaError, TFLMError, UnsupportedOpError,
                      out_of_memory)
 from .interpreter import _bind, _drop
 from .model import Model
+from .source import (arena_oom as _arena_oom, block, free as _free,
+                     open_model as _open_model, oom as _oom)
 
 _MIN_SCRATCH = const(32)
 # Scratch requests per operator that _where has room for before the
@@ -40,74 +42,9 @@ _MIN_SCRATCH = const(32)
 _REQUESTS_PER_OP = const(2)
 
 
-def _free():
-    """Free heap bytes after a collection (MicroPython), else None."""
-    gc.collect()
-    f = getattr(gc, "mem_free", None)
-    return f() if f is not None else None
-
-
-def _oom(what, need):
-    """ArenaError: `what` needs `need` bytes, more than the heap has."""
-    free = _free()
-    return ArenaError("%s needs %d bytes: %s" % (
-        what, need, "out of memory" if free is None else
-        "%d bytes free%s" % (free, "" if free < need else
-                             ", but not in one block")))
-
-
 def _scrub(a, b, c):
     """Nothing: calling it overwrites the caller's dead value-stack slots
     (see Interpreter._build)."""
-
-
-def _arena_oom(need, head):
-    """ArenaError: the need-byte arena (head bytes of head) does not fit."""
-    return _oom("allocating the %d-byte arena (%d head + %d tail)"
-                % (need, head, need - head), need)
-
-
-def _open_model(model, read=True):
-    """(buffer, in_ram) for a path or buffer-protocol object.
-
-    A path on a filesystem that maps files (vfs.VfsRom) is used in place
-    through memoryview(file); otherwise the file is read into RAM, into
-    one bytearray of the file's size (no growing read), or with
-    read=False (None, False) is returned. Raises ArenaError when the
-    heap has no block that large.
-    """
-    if not isinstance(model, str):
-        return memoryview(model), False
-    try:
-        f = open(model, "rb")
-        import os
-        if os.stat(model)[0] & 0x4000:  # S_IFDIR: the unix port opens it
-            f.close()
-            raise OSError(21, "is a directory")  # EISDIR
-    except OSError as e:  # MicroPython's says only "[Errno 2] ENOENT"
-        why = " (%s)" % e.args[1] if len(e.args) > 1 else ""
-        raise OSError(e.args[0], "cannot open the model file %r%s"
-                      % (model, why))
-    try:
-        try:
-            return memoryview(f), False
-        except TypeError:
-            if not read:
-                return None, False
-        n = f.seek(0, 2)
-        f.seek(0)
-        free = _free()
-        if free is not None and free < n:
-            raise _oom("reading %s into RAM" % model, n)
-        try:
-            buf = bytearray(n)
-        except MemoryError:
-            raise _oom("reading %s into RAM" % model, n)
-        if f.readinto(buf) != n:
-            raise FormatError("%s: short read" % model)
-        return buf, True
-    finally:
-        f.close()
 
 
 def _sizing_tensor(m, i, where, dummy):
@@ -139,11 +76,13 @@ def _get(m, i, io, views, where, head):
     return t
 
 
-def build(it, model, arena_size, had, user=None):
+def build(it, model, arena_size, had, user=None, src=None):
     """Construct Interpreter `it` from `model` (a path or a buffer; the
-    arguments are checked): read, parse, verify, plan, prepare. user:
-    None, or the arena= buffer (static_arena.check checks it), which then holds
-    the arena (static_arena.place). Sets
+    arguments are checked): read, parse, verify, plan, prepare (or, for
+    a compiled model read into RAM here, compiled.build). user: None, or
+    the arena= buffer (a memoryview from static_arena.check; src: the
+    bytearray given, or None), which then holds the arena
+    (static_arena.place). Sets
     it.ram to the heap that construction kept (the code of the kernel
     modules it imported not counted). had: the CONSTRUCTION modules
     imported before (interpreter._drop); verify and planner, which the
@@ -151,20 +90,7 @@ def build(it, model, arena_size, had, user=None):
     allocated (the real pass's small objects take their blocks). Raises
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
-    src = None  # an arena= bytearray: invoke() checks its length
-    if user is not None:  # TypeError for a bad one, as documented
-        from .static_arena import check
-        src = user if isinstance(user, bytearray) else None
-        user = check(user)
     try:
-        # A compiled model (tflm/compiled.py) in place (a buffer, a
-        # ROMFS file) is built from its block before anything else.
-        free0 = _free()
-        it._stage = "reading the model"
-        buf, it.model_in_ram = _open_model(model, False)
-        if buf is not None and _compiled(it, buf, arena_size, user, src):
-            it.ram = free0 - _free() - it._imported
-            return
         # imported now, next to this module, rather than amid the sizing
         # pass's objects; only sys.modules keeps them until _build drops
         # them
@@ -173,11 +99,16 @@ def build(it, model, arena_size, had, user=None):
         from .kernels import conv_util  # the kernels' prepare helpers
         del planner, verify, conv_util
         free0 = _free()
-        if buf is None:  # a file read into RAM
-            it._stage = "reading the model"
-            buf, it.model_in_ram = _open_model(model)
-            if _compiled(it, buf, arena_size, user, src):
-                it.ram = free0 - _free() - it._imported
+        it._stage = "reading the model"
+        buf, it.model_in_ram = _open_model(model)
+        # a compiled model read into RAM (the interpreter tried those in
+        # place: it.compiled is then set)
+        if getattr(it, "_compiled", None) is None and \
+                block(buf) is not None:
+            f = _free()  # its code is not the model's (it.ram)
+            from .compiled import build as built
+            it._imported = f - _free()
+            if built(it, buf, arena_size, user, src, free0):
                 return
         it._stage = "parsing the model"
         _build(it, buf, arena_size, had, user, src)
@@ -295,130 +226,6 @@ def _build(it, buf, arena_size, had, user, src):
         raise _arena_oom(need, head)
     it._stage = "preparing"
     _prepare(it, mods, head, tail, kept_where)
-
-def _compiled(it, buf, arena_size, user, src):
-    """Build it from the compiled block in model bytes buf
-    (tflm/compiled.py): True when done; False when buf has no block, or
-    one this port does not use (it.compiled then says why: plain
-    construction follows). Raises FormatError for a damaged block,
-    ArenaError as _build."""
-    from .flatbuf import FlatBuffer
-    from .model import metadata
-    fb = FlatBuffer(buf)
-    try:
-        at = metadata(fb, "tflm_compiled")  # compiled.NAME
-    except TFLMError:  # not a model: plain construction says so
-        return False
-    if at is None:
-        return False
-    it._stage = "reading the compiled block"
-    before = _free()  # the code imported is not the model's (it.ram)
-    from .compiled import Block, load
-    from .kernels import THUMB, WORD
-    blk = Block(fb, at[0], at[1])
-    why = blk.check(WORD, int(THUMB))
-    if why is not None:
-        it.compiled = why
-        return False
-    h = blk.h
-    head, tail, words = h[7], h[8], h[9]
-    t0, w0 = blk.tail_image()
-    # A tail that eval only reads (h[19]) stays in the model's bytes
-    # (flash), its words viewed in place where they are word-aligned in
-    # memory: the arena is then the head alone.
-    wv = None
-    if h[19] and words:
-        from .static_arena import words_in_place
-        wv = words_in_place(fb.mv[w0:w0 + 4 * words], words)
-    in_place = h[19] and (wv is not None or not words)
-    if in_place:
-        tail = words = 0
-    need = head + tail + 4 * words
-    if arena_size is not None and arena_size < need:
-        raise ArenaError("arena of %d bytes is too small: the model "
-                         "needs %d (%d head + %d tail)"
-                         % (arena_size, need, head, need - head))
-    # the kernels' code first, lowest (as _import_kernels)
-    it._stage = "importing kernels"
-    import sys
-    for name in blk.modules():
-        if name not in sys.modules:
-            load(name)
-            pack()
-    if before is not None:
-        it._imported = before - _free()
-    it._model = m = Model(buf, check=False, verified=True)
-    it._buf = buf
-    it.arena_size = head
-    if user is not None:
-        from .static_arena import align, place
-        it._stage = "placing the arena"
-        user, skip = align(it, user, src)
-        place(it, user, head, tail, words, skip)
-    else:
-        it._stage = "allocating the arena"
-        free = _free()
-        if free is not None and free < need:
-            raise _arena_oom(need, head)
-        try:
-            it.arena = bytearray(head + tail)
-            it._words = zeros("i", words)
-        except MemoryError:
-            it.arena = it._words = None
-            raise _arena_oom(need, head)
-    it._stage = "rebuilding the steps"
-    mv = memoryview(it.arena)
-    hv = mv[:head]
-    if in_place:
-        tv = fb.mv[t0:t0 + h[8]]
-        if wv is not None:
-            it._words = wv
-        wv = memoryview(it._words)
-    else:
-        mv[head:head + tail] = fb.mv[t0:t0 + tail]
-        if words:
-            _copy(it._words, fb.mv[w0:w0 + 4 * words], 4 * words)
-        tv, wv = mv[head:head + tail], memoryview(it._words)
-    it.tail_in_model = bool(in_place)
-    where, steps, ops, states, variables = blk.objects((hv, tv, wv, fb.mv))
-    n = len(steps) // 2
-    if len(steps) & 1 or len(ops) != n or len(where) != m.n_tensors:
-        raise FormatError("compiled block: %d steps, %d operators, %d "
-                          "tensors" % (len(steps), len(ops), len(where)))
-    for k in range(n):
-        if not callable(steps[2 * k]) or not \
-                0 <= ops[k] < m.n_operators:
-            raise FormatError("compiled block: step %d" % k)
-    for v in variables:
-        if not isinstance(v, tuple) or len(v) != 2:
-            raise FormatError("compiled block: a variable")
-        d, fill = v
-        for j in range(len(d)):
-            d[j] = fill
-    it._where = where = array("i", where)
-    io = {}
-    for i in m.inputs + m.outputs:
-        if i not in io:
-            t = m.tensor(i)
-            w = where[i]
-            if w >= 0 and w + t.nbytes > head or w <= -2 and \
-                    -2 - w + t.nbytes > len(fb.mv) or w == -1:
-                raise FormatError("compiled block: tensor %d's place" % i)
-            io[i] = _bind(t, w, fb.mv, hv)
-    it.inputs = [io[i] for i in m.inputs]
-    it.outputs = [io[i] for i in m.outputs]
-    it._states = states or None
-    it._variables = variables or None
-    it.copied_bytes = h[11]
-    it.persistent_size = h[12]
-    it._prof_ops = array("i", ops)
-    it._prof_us = array("i", range(n + 1))
-    it._profiled = False
-    it._steps = steps
-    it.compiled = True
-    it._model = None
-    return True
-
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each

@@ -59,6 +59,8 @@ def attribute(interp, name):
         return model(interp)
     if name == "tensors":
         return tensors(interp)
+    if name == "compiled":  # compiled.build sets _compiled
+        return getattr(interp, "_compiled", None)
     f = _METHODS.get(name)
     if f is None:
         raise AttributeError(name)

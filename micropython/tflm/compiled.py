@@ -44,11 +44,14 @@ tags or names are out of range raises FormatError naming what is wrong.
 """
 
 import sys
+from array import array
 
 import micropython
 from micropython import const
 
-from .errors import FormatError
+from .errors import ArenaError, FormatError, TFLMError, out_of_memory
+from .heap import _copy, pack, zeros
+from .source import block, free
 
 NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
@@ -177,7 +180,7 @@ class Block:
             strs.append(str(bytes(fb.mv[a:a + k]), "utf-8"))
             self.at += (k + 3) & ~3
         self.strings = strs
-        v = self._string(h[13])
+        v = _string(self.strings, h[13])
         if v != _version():
             return "compiled by tflm %s, this is %s" % (v, _version())
         if h[2] != word:
@@ -192,11 +195,6 @@ class Block:
                               % (NAME, h[8], h[9], h[16], h[17]))
         return None
 
-    def _string(self, k):
-        if not 0 <= k < len(self.strings):
-            raise FormatError("%s: string %d of %d" % (
-                NAME, k, len(self.strings)))
-        return self.strings[k]
 
     def modules(self):
         """The module names the block's references name, once each, in
@@ -215,99 +213,284 @@ class Block:
         return self.pos + h[16], self.pos + h[16] + h[8]
 
     def objects(self, regions):
-        """Read the object stream: (where, steps, step ops, states,
-        variables). regions: the head, tail bytes, words ('i') and model
-        memoryviews that views refer to."""
-        self.at = self.h[17]
-        self.regions = regions
+        """Read the object stream: [where (an array('i')), steps, step
+        ops, states, variables]. regions: the head, tail bytes, words
+        ('i') and model memoryviews that views refer to. One loop with
+        a stack of the containers being read (a call per object costs a
+        board more than the object)."""
+        at, n = self.h[17], self.n
+        # the stream's words copied once (any address: byte loads), so
+        # that each is read by index
+        w = zeros("i", (n - at) // 4)
+        _copy(w, self.fb.mv[self.pos + at:self.pos + n], 4 * len(w))
         nt = self.h[10]
-        where = [self.word() for _ in range(nt)]
-        self.memo = {}
-        out = [self._obj(0) for _ in range(4)]
+        if nt > len(w):
+            raise FormatError("%s: cut short at byte %d" % (NAME, at))
+        where = array("i", w[:nt])
+        try:
+            out = _decode(w, nt, regions, self.strings)
+        except IndexError:
+            raise FormatError("%s: cut short" % NAME)
         for x in out:
             if not isinstance(x, list):
                 raise FormatError("%s: the object stream's lists" % NAME)
         return [where] + out
 
-    def _obj(self, depth):
-        if depth > _MAX_DEPTH:
-            raise FormatError("%s: objects nested too deep" % NAME)
-        tag = self.word()
-        if tag == T_NONE:
-            return None
-        if tag == T_INT:
-            return self.word()
-        if tag == T_BIG:
-            lo = self.word()
-            return (self.word() << 32) + (lo & 0x3FFFFFFF) + (
-                (lo >> 30 & 3) << 30)
-        if tag == T_TUPLE or tag == T_LIST:
-            n = self.word()
-            if n < 0 or n > self.n:
-                raise FormatError("%s: %d items" % (NAME, n))
-            x = [self._obj(depth + 1) for _ in range(n)]
-            return tuple(x) if tag == T_TUPLE else x
-        if tag == T_REF:
-            return _ref(self._string(self.word()))
-        if tag == T_VIEW:
-            return self._view()
-        if tag == T_ARRAY or tag == T_BYTEARRAY:
-            return self._array(tag)
-        if tag == T_TRUE or tag == T_FALSE:
-            return tag == T_TRUE
-        if tag == T_ERROR:
-            from .errors import InvokeError
-            return InvokeError(self._string(self.word()))
+
+def _decode(w, at, regions, strings):
+    """The 4 objects of the stream in words w from index at (see the
+    module doc and objects())."""
+    memo = {}
+    out = []
+    stack = [[out, 4, T_LIST, -1]]  # items, left to read, tag, memo key
+    key = -1  # memo key of the next object (T_MEMO)
+    while True:
+        f = stack[-1]
+        if f[1] == 0:  # a container is complete
+            stack.pop()
+            x = tuple(f[0]) if f[2] == T_TUPLE else f[0]
+            if f[3] >= 0:
+                memo[f[3]] = x
+            if not stack:
+                return out
+            f = stack[-1]
+            f[0].append(x)
+            f[1] -= 1
+            continue
+        tag = w[at]
+        at += 1
         if tag == T_MEMO:
-            k = self.word()
-            x = self._obj(depth)
-            self.memo[k] = x
-            return x
-        if tag == T_SAME:
-            k = self.word()
-            if k not in self.memo:
+            key = w[at]
+            at += 1
+            continue
+        k = key
+        key = -1
+        if tag == T_TUPLE or tag == T_LIST:
+            n = w[at]
+            at += 1
+            if n < 0 or n > len(w) or len(stack) > _MAX_DEPTH:
+                raise FormatError("%s: %d items at depth %d" % (
+                    NAME, n, len(stack)))
+            stack.append([[], n, tag, k])
+            continue
+        if tag == T_VIEW:
+            r, off, n = w[at], w[at + 1], w[at + 2]
+            at += 3
+            if not 0 <= r <= R_MODEL:
+                raise FormatError("%s: view of region %d" % (NAME, r))
+            base = regions[r]
+            size = 4 if r == R_WORDS else 1
+            if off < 0 or n < 0 or off % size or n % size or \
+                    off + n > size * len(base):
+                raise FormatError("%s: view of %d bytes at %d, outside "
+                                  "region %d" % (NAME, n, off, r))
+            x = base[off // size:(off + n) // size]
+        elif tag == T_INT:
+            x = w[at]
+            at += 1
+        elif tag == T_REF:
+            x = _ref(_string(strings, w[at]))
+            at += 1
+        elif tag == T_NONE:
+            x = None
+        elif tag == T_SAME:
+            x = memo.get(w[at], memo)
+            at += 1
+            if x is memo:
                 raise FormatError("%s: shared object %d not yet made"
-                                  % (NAME, k))
-            return self.memo[k]
-        raise FormatError("%s: unknown tag %d at byte %d"
-                          % (NAME, tag, self.at - 4))
+                                  % (NAME, w[at - 1]))
+        elif tag == T_BIG:
+            lo = w[at]
+            x = (w[at + 1] << 32) + (lo & 0x3FFFFFFF) + ((lo >> 30 & 3) << 30)
+            at += 2
+        elif tag == T_ARRAY or tag == T_BYTEARRAY:
+            tc = "B" if tag == T_BYTEARRAY else chr(w[at] & 0x7F)
+            at += tag == T_ARRAY
+            n = w[at]
+            at += 1
+            size = {"b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4}.get(tc, 0)
+            nw = (n * size + 3) // 4  # words
+            if not size or n < 0 or at + nw > len(w):
+                raise FormatError("%s: array %r of %d items" % (NAME, tc, n))
+            x = bytearray(n) if tag == T_BYTEARRAY else \
+                array(tc, bytes(n * size))
+            _copy(x, memoryview(w)[at:at + nw], n * size)
+            at += nw
+        elif tag == T_TRUE or tag == T_FALSE:
+            x = tag == T_TRUE
+        elif tag == T_ERROR:
+            from .errors import InvokeError
+            x = InvokeError(_string(strings, w[at]))
+            at += 1
+        else:
+            raise FormatError("%s: unknown tag %d" % (NAME, tag))
+        if k >= 0:
+            memo[k] = x
+        f[0].append(x)
+        f[1] -= 1
 
-    def _view(self):
-        r, off, n = self.word(), self.word(), self.word()
-        if not 0 <= r <= R_MODEL:
-            raise FormatError("%s: view of region %d" % (NAME, r))
-        base = self.regions[r]
-        size = 4 if r == R_WORDS else 1
-        if off < 0 or n < 0 or off % size or n % size or \
-                off + n > size * len(base):
-            raise FormatError("%s: view of %d bytes at %d, outside region "
-                              "%d" % (NAME, n, off, r))
-        return base[off // size:(off + n) // size]
 
-    def _array(self, tag):
-        from array import array
+def _string(strings, k):
+    if not 0 <= k < len(strings):
+        raise FormatError("%s: string %d of %d" % (NAME, k, len(strings)))
+    return strings[k]
 
-        from .heap import _copy
-        tc = "B" if tag == T_BYTEARRAY else chr(self.word() & 0x7F)
-        n = self.word()
-        size = {"b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4}.get(tc, 0)
-        if not size or n < 0 or self.at + n * size > self.n:
-            raise FormatError("%s: array %r of %d items" % (NAME, tc, n))
-        a = bytearray(n) if tag == T_BYTEARRAY else array(tc, bytes(n * size))
-        _copy(a, self.fb.mv[self.pos + self.at:], n * size)
-        self.at += (n * size + 3) & ~3
-        return a
+
+def build(it, buf, arena_size, user, src, free0=None, at=None):
+    """Build Interpreter it from the compiled block in model bytes buf
+    (a memoryview or bytearray: the model in place, or read into RAM):
+    True when done; False when buf has no block, or one this package or
+    port does not use (it.compiled then says why: plain construction,
+    allocator.build, follows). user, src: the arena= buffer as
+    allocator.build takes them; arena_size: as Interpreter's. Sets what
+    allocator.build sets (it.ram from free0: the free heap before the
+    model was read, else now); at: source.block(buf) if known. Raises
+    FormatError for a damaged block,
+    ArenaError as allocator.build; any other exception becomes a
+    TFLMError (verify.internal_error)."""
+    try:
+        if free0 is None:
+            free0 = free()
+        if not _build(it, buf, arena_size, user, src, at):
+            return False
+        have = free()  # _build's objects gone
+        it.ram = (it.arena_size + it.persistent_size if have is None
+                  else free0 - have - it._imported)
+        return True
+    except TFLMError:
+        raise
+    except MemoryError:
+        raise out_of_memory(it._stage)
+    except Exception as e:  # last line of defence, as allocator.build
+        from . import verify
+        raise verify.internal_error(e, it._stage)
+
+
+def _build(it, buf, arena_size, user, src, at):
+    from .flatbuf import FlatBuffer
+    from .kernels import THUMB, WORD
+    if at is None:
+        at = block(buf)
+    if at is None:
+        return False
+    it._stage = "reading the compiled block"
+    fb = FlatBuffer(buf)
+    blk = Block(fb, at[0], at[1])
+    why = blk.check(WORD, int(THUMB))
+    if why is not None:
+        it._compiled = why
+        return False
+    h = blk.h
+    head, tail, words = h[7], h[8], h[9]
+    t0, w0 = blk.tail_image()
+    # A tail that eval only reads (h[19]) stays in the model's bytes
+    # (flash), its words viewed in place where they are word-aligned in
+    # memory: the arena is then the head alone.
+    wv = None
+    if h[19] and words:
+        from .static_arena import words_in_place
+        wv = words_in_place(fb.mv[w0:w0 + 4 * words], words)
+    in_place = h[19] and (wv is not None or not words)
+    if in_place:
+        tail = words = 0
+    need = head + tail + 4 * words
+    if arena_size is not None and arena_size < need:
+        raise ArenaError("arena of %d bytes is too small: the model "
+                         "needs %d (%d head + %d tail)"
+                         % (arena_size, need, head, need - head))
+    # the kernels' code first, lowest (as allocator._import_kernels)
+    it._stage = "importing kernels"
+    before = free()
+    for name in blk.modules():
+        if name not in sys.modules:
+            load(name)
+            pack()
+    if before is not None:
+        it._imported += before - free()
+    from .model import Model
+    it._model = m = Model(buf, check=False, verified=True)
+    it._buf = buf
+    it.arena_size = head
+    if user is not None:
+        from .static_arena import align, place
+        it._stage = "placing the arena"
+        user, skip = align(it, user, src)
+        place(it, user, head, tail, words, skip)
+    else:
+        from .source import arena_oom
+        it._stage = "allocating the arena"
+        have = free()
+        if have is not None and have < need:
+            raise arena_oom(need, head)
+        try:
+            it.arena = bytearray(head + tail)
+            it._words = zeros("i", words)
+        except MemoryError:
+            it.arena = it._words = None
+            raise arena_oom(need, head)
+    it._stage = "rebuilding the steps"
+    mv = memoryview(it.arena)
+    hv = mv[:head]
+    if in_place:
+        tv = fb.mv[t0:t0 + h[8]]
+        if wv is not None:
+            it._words = wv
+        wv = memoryview(it._words)
+    else:
+        mv[head:head + tail] = fb.mv[t0:t0 + tail]
+        if words:
+            _copy(it._words, fb.mv[w0:w0 + 4 * words], 4 * words)
+        tv, wv = mv[head:head + tail], memoryview(it._words)
+    where, steps, ops, states, variables = blk.objects((hv, tv, wv, fb.mv))
+    blk = None
+    n = len(steps) // 2
+    if len(steps) & 1 or len(ops) != n or len(where) != m.n_tensors:
+        raise FormatError("compiled block: %d steps, %d operators, %d "
+                          "tensors" % (len(steps), len(ops), len(where)))
+    for k in range(n):
+        if not callable(steps[2 * k]) or not \
+                0 <= ops[k] < m.n_operators:
+            raise FormatError("compiled block: step %d" % k)
+    for v in variables:
+        if not isinstance(v, tuple) or len(v) != 2:
+            raise FormatError("compiled block: a variable")
+        d, fill = v
+        for j in range(len(d)):
+            d[j] = fill
+    it._where = where
+    from .interpreter import _bind
+    io = {}
+    for i in m.inputs + m.outputs:
+        if i not in io:
+            t = m.tensor(i)
+            w = where[i]
+            if w >= 0 and w + t.nbytes > head or w <= -2 and \
+                    -2 - w + t.nbytes > len(fb.mv) or w == -1:
+                raise FormatError("compiled block: tensor %d's place" % i)
+            io[i] = _bind(t, w, fb.mv, hv)
+    it.inputs = [io[i] for i in m.inputs]
+    it.outputs = [io[i] for i in m.outputs]
+    it._states = states or None
+    it._variables = variables or None
+    it.copied_bytes = h[11]
+    it.persistent_size = h[12]
+    it._prof_ops = array("i", ops)
+    it._prof_us = array("i", range(n + 1))
+    it._profiled = False
+    it._steps = steps
+    it._compiled = True
+    it._model = None
+    return True
+
 
 
 def _module(name):
     """The module a block's name means on this port (Thumb twins)."""
     from .kernels import THUMB
     if THUMB and name.startswith("tflm.kernels."):
-        short = name[13:]
-        for pair in TWINS.split():
-            a, b = pair.split(":")
-            if a == short:
-                return "tflm.kernels." + b
+        k = TWINS.find(name[13:] + ":")
+        if k == 0 or k > 0 and TWINS[k - 1] == " ":
+            return "tflm.kernels." + TWINS[k:].split(" ", 1)[0].split(":")[1]
     return name
 
 

@@ -36,7 +36,7 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.softmax_prep",
                 "tflm.kernels.softmax16_prep",
                 "tflm.kernels.broadcast_prep", "tflm.static_arena",
-                "tflm.compiled")
+                "tflm.compiled", "tflm.source", "tflm.construct")
 # The model parser and the op resolver (model.py with flatbuf.py, and the
 # kernels package's registry): construction uses them, and `import tflm`
 # imports them (above) so that they lie low in the heap, before any
@@ -196,11 +196,6 @@ class Interpreter:
             self._where = self.inputs = self.outputs = None
             self._prof_ops = self._prof_us = None
             self._profiled = self.model_in_ram = False
-            # True: built from a compiled block (tflm/compiled.py); a
-            # str: why the model's block was not used; None: no block
-            self.compiled = None
-            # compiled: the tail is read in place from the model's bytes
-            self.tail_in_model = False
             self.copied_bytes = self.persistent_size = self.arena_size = 0
             self._n_requests = self.ram = self._imported = 0
             # A resizable buffer given as the model, and its length:
@@ -244,7 +239,7 @@ class Interpreter:
                 had |= 1 << k
         try:
             try:
-                from .allocator import build
+                from .construct import build
             except MemoryError:
                 _drop(had, parse=True)  # room for the message
                 raise out_of_memory("loading the construction modules")

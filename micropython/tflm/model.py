@@ -22,11 +22,7 @@ _INT8 = const(9)
 # than its output (kernels._LAZY's letter s)
 SMALL = 256
 SMALL_FLAG = const(128)
-_BUFFER_DATA = const(0)
-_METADATA_BUFFER = const(1)
-_METADATA_NAME = const(0)
 _MODEL_BUFFERS = const(4)
-_MODEL_METADATA = const(6)
 _MODEL_OPERATOR_CODES = const(1)
 _MODEL_SUBGRAPHS = const(2)
 _MODEL_VERSION = const(0)
@@ -82,27 +78,6 @@ class Operator:
     def __repr__(self):
         return "<Operator %d %s in=%s out=%s>" % (self.index, self.name,
                                                   self.inputs, self.outputs)
-
-
-def metadata(fb, name):
-    """(byte position, bytes) of the data of the Model.metadata entry
-    named name (str) in FlatBuffer fb, or None when there is none (as
-    TFLM finds "OfflineMemoryAllocation": micro_allocator.cc). Reads are
-    bounds-checked (FormatError); ModelError for an entry whose buffer
-    index is out of range."""
-    root = fb.root()
-    start, n = root.vector(_MODEL_METADATA, 4)
-    for k in range(n):
-        md = root.table_at(start, k)
-        if md.string(_METADATA_NAME) != name:
-            continue
-        b = md.u32(_METADATA_BUFFER)
-        bstart, nb = root.vector(_MODEL_BUFFERS, 4)
-        if b >= nb:
-            raise ModelError("metadata %r uses buffer %d of %d"
-                             % (name, b, nb))
-        return root.table_at(bstart, b).vector(_BUFFER_DATA, 1)
-    return None
 
 
 def _small(fb, shapes):

@@ -154,11 +154,11 @@ def summary(interp):
             is not None else "", size,
             "read into RAM" if interp.model_in_ram else "used in place",
             interp.copied_bytes)]
-    c = getattr(interp, "compiled", None)
+    c = getattr(interp, "_compiled", None)
     if c is True:
         lines.append("  built from its compiled block (host_tools compile)%s"
                      % (", the tail read in place from the model's bytes"
-                        if getattr(interp, "tail_in_model", False) else ""))
+                        if tail_in_model(interp) else ""))
     elif c is not None:
         lines.append("  compiled block not used: %s" % c)
     for i, t in enumerate(interp.inputs):
@@ -168,3 +168,10 @@ def summary(interp):
     model.release()  # the interpreter keeps no parsed operators
     return "\n".join(lines) + ">"
 
+
+def tail_in_model(interp):
+    """True where a compiled model's tail is read in place from the
+    model's bytes (compiled.build): the arena then holds the head only."""
+    return getattr(interp, "_compiled", None) is True and \
+        interp.persistent_size > 0 and \
+        len(interp.arena) == interp.arena_size
