@@ -107,6 +107,7 @@ OPS = {
     "ZEROS_LIKE": ("int8, int32, int64, float32", ""),
     "REDUCE_MIN": ("int8, float32",
                    "constant axes; int8: the same quantization in and out"),
+    "REDUCE_ALL": ("bool", "constant axes"),
     "GATHER_ND": ("int8, float32; int32 indices",
                   "an index out of range: InvokeError, output untouched"),
     "EMBEDDING_LOOKUP": ("int8, float32, int8 -> float32 (hybrid)",
@@ -145,7 +146,8 @@ OPS = {
                              "TFLM"),
     # quantization
     "QUANTIZE": ("float32 -> int8; int8 -> int8, uint8, int16; uint8 -> "
-                 "int8; int16 -> int8, int16, int32", ""),
+                 "int8; int16 -> int8, int16, int32; int32 -> int8, int16",
+                 ""),
     "DEQUANTIZE": ("int8, uint8, int16 -> float32", ""),
     # state across invokes
     "SVDF": ("int8 (int16 or int8 state), float32",

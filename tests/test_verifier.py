@@ -691,16 +691,22 @@ def test_a_bias_scale_that_tflm_never_reads_is_accepted(tmp_path,
     assert errs == [None, None, None], errs
 
 
-def test_a_bad_bias_scale_is_refused_where_tflm_reads_it():
+def test_a_bad_bias_scale_is_refused_where_tflm_reads_it(tmp_path):
     """FULLY_CONNECTED compares its bias scale with input * filter scale
-    (GetQuantizedConvolutionMultipler): a negative one is refused there,
-    as TFLM refuses it, and so is a bias tensor whose scale another
-    operator reads too (here: it is also the model's output)."""
+    (GetQuantizedConvolutionMultipler): a negative one far from it is
+    refused there by the kernel, as TFLM refuses it (the verifier lets a
+    FULLY_CONNECTED bias scale be negative, as a converter writes it for
+    a negative weight scale: input * weight scale), and so is a bias
+    tensor whose scale another operator reads too (here: it is also the
+    model's output)."""
+    import test_kernels_misc as km
+
     def neg(mt):
         mt.subgraphs[0].tensors[2].quantization.scale = [-0.125]
     raw = edit(fc_model(), neg)
-    with pytest.raises(ModelError, match="bias"):
-        Model(raw)
+    Model(raw)  # the verifier accepts it
+    errs = km.run_cases([(raw, km.inputs_i8([1, 4]))], tmp_path)
+    assert errs[0].startswith("PrepareError") and "bias" in errs[0], errs
     m = conv_model()
     m.outputs = [3, 2]
 

@@ -84,6 +84,25 @@ def _filter_scales(rng, n, per_channel):
     return rand.scales(rng, n)
 
 
+def signed_scales(rng, fs, p=0.25, negative=True):
+    """Per-channel filter scales fs, now and then (probability p, when
+    there are 2 or more) with channels of scale zero or negative, as TFLM
+    accepts them (a public ImageNet MCUNet has a channel of scale
+    -1.98e-08): the multiplier of such a channel is (0, 0) or negative.
+    Everything else about the case (output scale, bias scales) is chosen
+    from fs as it was. negative=False: zeros only (the 16x8 kernels
+    refuse a negative multiplier)."""
+    if len(fs) < 2 or rng.random() >= p:
+        return fs
+    fs = list(fs)
+    n = len(fs)
+    for i in rng.sample(range(n), rng.randint(1, n)):
+        r = rng.random()
+        fs[i] = (0.0 if r < 0.25 or not negative else
+                 -1.98e-08 if r < 0.35 else -0.0 if r < 0.4 else -fs[i])
+    return fs
+
+
 def _out_scale(rng, typical):
     """An output scale: near typical 60% of the time, else random."""
     if rng.random() < 0.6:
@@ -207,6 +226,8 @@ def gen_conv(rng, size):
     k = kh * kw * cin // groups
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(k))
+    # (the 16x8 kernels refuse a negative multiplier)
+    fs = signed_scales(rng, fs, negative=not int16)
     act = "int16" if int16 else "int8"
     x = T([n, h, w, cin], act, scale=in_s, zero_point=in_z)
     f = T(fshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
@@ -260,6 +281,8 @@ def gen_depthwise(rng, size):
     fs = _filter_scales(rng, cout, rng.random() < 0.75)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(kh * kw))
+    # (the 16x8 kernels refuse a negative multiplier)
+    fs = signed_scales(rng, fs, negative=not int16)
     act = "int16" if int16 else "int8"
     x = T([n, h, w, c], act, scale=in_s, zero_point=in_z)
     f = T(fshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
@@ -310,6 +333,7 @@ def gen_fc(rng, size):
     fs = _filter_scales(rng, units, rng.random() < 0.3)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(depth))
+    fs = signed_scales(rng, fs)
     x = T(in_shape, scale=in_s, zero_point=in_z)
     wt = T(wshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
            data=_weights(rng, wshape), quantized_dimension=0)
@@ -338,6 +362,7 @@ def _fc16(rng, in_shape, wshape, out_shape, opts, has_bias):
     fs = _filter_scales(rng, units, rng.random() < 0.3)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(depth))
+    fs = signed_scales(rng, fs, negative=False)  # zero units now and then
     x = T(in_shape, "int16", scale=in_s, zero_point=zp())
     wt = T(wshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
            data=_weights(rng, wshape), quantized_dimension=0)
@@ -524,10 +549,15 @@ def gen_quantize(rng, size):
     int8 -> int8 requantization (equal scales too), int8 -> uint8,
     uint8 -> int8, and the 16x8 ones: int16 -> int8, int8 -> int16,
     int16 -> int16, int16 -> int32 (int16 zero point 0 mostly, as
-    converters write it)."""
+    converters write it); int32 -> int16 (a SEANet layer's) and int32 ->
+    int8, with inputs of every magnitude (zero point 0 mostly, else any
+    int32: the difference wraps as C's)."""
     shape = rand.shape(rng, size, 0 if rng.random() < 0.05 else 1, 4)
     kind = rng.choice(("f32", "f32", "i8", "i8", "i8u8", "u8i8", "i16i8",
-                       "i8i16", "i16i16", "i16i32"))
+                       "i8i16", "i16i16", "i16i32", "i32i16", "i32i16",
+                       "i32i8"))
+    if kind.startswith("i32"):
+        return _quantize_i32(rng, shape, kind[3:])
     if "16" in kind:
         dt = ["int16" if kind.startswith("i16") else "int8",
               "int16" if kind.endswith("i16") else
@@ -557,6 +587,32 @@ def gen_quantize(rng, size):
     else:
         y = T(shape, scale=so, zero_point=rand.zero_point(rng))
     return opgen.single_op("QUANTIZE", [x], [y])
+
+
+def _quantize_i32(rng, shape, out):
+    """QUANTIZE int32 -> int16 / int8 (Requantize): an output scale 2**0
+    to 2**24 times the input's (now and then below it), int32 inputs
+    whose magnitudes span 2**0 .. 2**31 (so outputs land in range and
+    beyond), zero points 0 mostly."""
+    g = _np(rng)
+    in_s = rand.scale(rng)
+    ratio = 2.0 ** (rng.uniform(-2, 24) if rng.random() < 0.9 else
+                    rng.uniform(-30, 30))
+    out_s = _clip(in_s * ratio)
+    in_z = 0 if rng.random() < 0.7 else rng.randint(-(1 << 31), (1 << 31) - 1)
+    lim = 32767 if out == "i16" else 127
+    out_z = 0 if rng.random() < 0.6 else rng.randint(-lim - 1, lim)
+    x = T(shape, "int32", scale=in_s, zero_point=in_z)
+    y = T(shape, "int16" if out == "i16" else "int8", scale=out_s,
+          zero_point=out_z)
+    n = int(np.prod(shape, dtype=np.int64))
+    bits = g.integers(0, 32, n)
+    vals = g.integers(-(1 << 31), 1 << 31, n, dtype=np.int64) >> bits
+    edges = [0, 1, -1, (1 << 31) - 1, -(1 << 31)]
+    vals[:min(n, len(edges))] = edges[:n]
+    vals = (vals + in_z + (1 << 31)) % (1 << 32) - (1 << 31)  # near zp
+    raw = opgen.single_op("QUANTIZE", [x], [y])
+    return raw, [vals.astype(np.int32).reshape(shape)]
 
 
 def _quantize_inputs(rng, shape, s, z):

@@ -1,7 +1,8 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
 SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN,
-BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D, ELU (see the package
-docstring for the interface; each generator's docstring says what it covers).
+REDUCE_ALL, BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D, ELU (see the
+package docstring for the interface; each generator's docstring says what
+it covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
 to 5) with size-1 dimensions; every type TFLM's kernel takes; int8
@@ -291,6 +292,25 @@ def gen_reduce_min(rng, size):
                             {"keep_dims": keep}), [gr._random(rng, x)])
 
 
+def gen_reduce_all(rng, size):
+    """REDUCE_ALL: bool, rank 0-4 (a scalar: its axes are ignored),
+    random axes with repeats and negative ones, keep_dims both ways;
+    inputs mostly true (so that some outputs are true), all true or all
+    false now and then."""
+    from host_tools.conformance import gen_reduce as gr
+    shape = rand.shape(rng, size, 0 if rng.random() < 0.05 else 1, 4)
+    axes = gr._axes(rng, len(shape)) if shape else [0]
+    keep = rng.random() < 0.5
+    out = gr._reduced_shape(shape, axes, keep) if shape else []
+    g = np.random.default_rng(rng.getrandbits(32))
+    p = rng.choice((0.0, 0.02, 0.1, 0.4, 1.0))
+    vals = g.random(size=shape) >= p
+    axis = T([len(axes)], "int32", data=axes)
+    return (opgen.single_op("REDUCE_ALL", [T(shape, "bool"), axis],
+                            [T(out, "bool")], {"keep_dims": keep}),
+            [np.asarray(vals, bool)])
+
+
 
 
 # --- BROADCAST_ARGS -----------------------------------------------------
@@ -435,6 +455,7 @@ GENERATORS = {
     "EMBEDDING_LOOKUP": gen_embedding_lookup,
     "CUMSUM": gen_cumsum,
     "REDUCE_MIN": gen_reduce_min,
+    "REDUCE_ALL": gen_reduce_all,
     "BROADCAST_ARGS": gen_broadcast_args,
     "DYNAMIC_UPDATE_SLICE": gen_dynamic_update_slice,
     "L2_POOL_2D": gen_l2_pool,

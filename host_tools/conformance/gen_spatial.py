@@ -14,6 +14,7 @@ import numpy as np
 
 from host_tools import opgen
 from host_tools.conformance import rand
+from host_tools.conformance.gen_core import signed_scales
 
 T = opgen.Tensor
 
@@ -112,6 +113,7 @@ def gen_transpose_conv(rng, size):
         out_s = rand.scale(rng)
     while not all(_multiplier_ok(in_s, f, out_s) for f in f_s):
         out_s = rand.scale(rng)
+    f_s = signed_scales(rng, f_s)  # zero or negative channels now and then
     x = T([b, h, w, ic], scale=in_s, zero_point=rand.zero_point(rng))
     filt = T([oc, kh, kw, ic], scale=f_s if per_channel else f_s[0],
              zero_point=0, quantized_dimension=0,
@@ -145,6 +147,7 @@ def _tconv16(rng, dims, padding, in_s, f_s, per_channel):
     # TFLM's int64 rounding needs a total shift 15 - shift >= 1
     while not all(2.0 ** -31 < in_s * f / out_s < 2.0 ** 13 for f in f_s):
         out_s = rand.scale(rng)
+    f_s = signed_scales(rng, f_s, negative=False)  # zero channels too
     x = T([b, h, w, ic], "int16", scale=in_s, zero_point=0)
     filt = T([oc, kh, kw, ic], scale=f_s if per_channel else f_s[0],
              zero_point=0, quantized_dimension=0,

@@ -20,6 +20,9 @@ from micropython import const
 
 # requant_i8b's fast path takes |x| <= _FAST (see there).
 _FAST = const(1 << 20)
+# Added to the shift of a channel whose multiplier is negative
+# (kernels/conv_util.py NEG_MARK): shifts are otherwise in [-31, 30].
+_NEG_MARK = const(64)
 
 
 @micropython.viper
@@ -40,7 +43,10 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
     shifts: array('b') (wide=0: the kernels keep shifts, all in
     [-31, 30], as bytes to save RAM) or array('i') (wide=1);
     out: writable bytes-like. Channels form the outer loop, so each
-    channel's multiplier and shift are decoded once per batch.
+    channel's multiplier and shift are decoded once per batch. A channel
+    whose shift is above 30 has a negative multiplier and the shift
+    + _NEG_MARK (a filter's negative scale, conv_util.quant_params):
+    _requant_neg computes it.
 
     Same bits as TFLM's int64 code (common.cc, double rounding) on 32- and
     64-bit ports: SaturatingRoundingDoublingHighMul(x, m) for m >= 0 is
@@ -68,12 +74,16 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
     M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
     c: int = i  # the first channel: callers pass 0 (see above)
     while c < nch:
-        m: int = pm[c]  # in [0, 2**31): no sign extension needed
+        m: int = pm[c]  # in [0, 2**31) here: no sign extension needed
         mh: int = m >> 16
         ml: int = m & 0xFFFF
         sh: int = (pb[c] ^ 0x80) - 0x80
         if wide:
             sh = (ps[c] ^ S) - S
+        if sh > 30:  # a negative multiplier (shift + _NEG_MARK)
+            _requant_neg(buf, mults, qp, out, c, n, nch, off, sh - _NEG_MARK)
+            c += 1
+            continue
         ls: int = 0
         e: int = 0
         if sh > 0:
@@ -144,3 +154,79 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
             o[off + i] = x
             i += nch
         c += 1
+
+
+@micropython.viper
+def _requant_neg(buf, mults, qp, out, c: int, n: int, nch: int, off: int,
+                 sh: int):
+    """requant_i8b's loop for channel c, whose multiplier m = mults[c] is
+    negative (TFLM's QuantizeMultiplier of a negative double: m in
+    [-2**31, -2**30]), shift sh. SaturatingRoundingDoublingHighMul(x, m)
+    is floor((x * m + 2**30) / 2**31) for any signs (gemmlowp's nudge
+    1 - 2**30 for a negative product, then C's division toward zero, is
+    that floor), which is (-x) * (-m) through requant_i8b's 16-bit limbs;
+    the two values without a negation in int32: x = -2**31 gives -m (or
+    2**31 - 1, the saturating case, for m = -2**31), m = -2**31 gives
+    -x. Then RoundingDivideByPOT, the int32 sum with the zero point and
+    the clamp as requant_i8b. Rare (one channel in a model, if any): no
+    fast path."""
+    p = ptr32(buf)
+    q = ptr32(qp)
+    o = ptr8(out)
+    one: int = 1
+    S: int = one << 31
+    R: int = one << 30
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
+    zp: int = (q[0] ^ S) - S
+    lo: int = (q[1] ^ S) - S
+    hi: int = (q[2] ^ S) - S
+    m: int = (ptr32(mults)[c] ^ S) - S
+    mp: int = 0 - m  # in (0, 2**31) unless m = -2**31
+    mh: int = mp >> 16
+    ml: int = mp & 0xFFFF
+    ls: int = 0
+    e: int = 0
+    if sh > 0:
+        ls = sh
+    else:
+        e = 0 - sh
+    mask: int = (one << e) - 1
+    half: int = mask >> 1
+    i: int = c
+    while i < n:
+        x: int = (p[i] ^ S) - S
+        if ls:
+            # x * 2**ls wrapped to int32, as C computes it
+            x = x << ls
+            x = ((((((x >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16)
+                 | (x & 0xFFFF))
+        if m == 0 - S:
+            if x == 0 - S:
+                x = S - 1  # the saturating case (wraps to it on 32-bit)
+            else:
+                x = 0 - x
+        elif x == 0 - S:
+            x = mp
+        else:
+            x = 0 - x
+            xh: int = x >> 16  # signed high limb, |xh| < 2**15
+            xl: int = x & 0xFFFF
+            t: int = (xl & 0xFF) * ml + R
+            t = (xl >> 8) * ml + (t >> 8)
+            hb: int = xh * ml
+            hc: int = xl * mh
+            t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
+            x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
+        # RoundingDivideByPOT(x, e); x >> 31 is -1 for negative x.
+        t = x & mask
+        if t > half - (x >> 31):
+            x = (x >> e) + 1
+        else:
+            x = x >> e
+        x = ((x + zp + S) & M) - S  # TFLM's int32 sum with the zero point
+        if x < lo:
+            x = lo
+        elif x > hi:
+            x = hi
+        o[off + i] = x
+        i += nch

@@ -4,7 +4,9 @@ Boards run MicroPython with single-precision floats, so nothing here uses
 float arithmetic: scales are taken apart into their float32 bit patterns and
 every double operation TFLM performs is reproduced with integers, rounding
 to 53 bits (nearest, ties to even) where C rounds. The results equal TFLM's
-on every port. A number is a pair (m, e) meaning m * 2**e, with m >= 0.
+on every port. A number is a pair (m, e) meaning m * 2**e, with m >= 0;
+a sign, where one is needed (a filter's negative scale), travels apart
+(from_f32_signed, quantize_multiplier's neg).
 
 Follows tensorflow/lite/kernels/internal/quantization_util.cc
 (QuantizeMultiplier) and tensorflow/lite/kernels/kernel_util.cc
@@ -99,6 +101,21 @@ def from_f32(x):
     return frac | 0x800000, exp - 150
 
 
+def from_f32_signed(x):
+    """(neg, (m, e)): the sign and exact magnitude of a float32 x (a
+    filter's scale, which TFLM lets be negative or zero; -0.0 is zero).
+
+    Raises ModelError for NaN or infinite values: TFLM's multiplier from
+    them is undefined (QuantizeMultiplier of a non-finite double).
+    """
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    if (bits >> 23) & 0xFF == 0xFF:
+        raise ModelError("scale %r is not finite: TFLM's multiplier from it "
+                         "is undefined" % x)
+    return bool(bits >> 31) and bool(bits & 0x7FFFFFFF), \
+        from_f32(struct.unpack("<f", struct.pack("<I", bits & 0x7FFFFFFF))[0])
+
+
 def mul(a, b, p=53):
     """a * b rounded to p bits (53: double, 24: float32)."""
     if not a[0] or not b[0]:
@@ -133,12 +150,18 @@ def cmp(a, b):
     return (x > y) - (x < y)
 
 
-def quantize_multiplier(d):
+def quantize_multiplier(d, neg=False):
     """TFLM QuantizeMultiplier: d = (m, e) -> (multiplier, shift).
 
     multiplier is an int32 in [2**30, 2**31) (or 0), shift in [-31, 30+]:
     d ~= multiplier * 2**(shift - 31). Ties round away from zero, as
     TfLiteRound does; multipliers below 2**-31 flush to (0, 0).
+
+    neg: the multiplier of -d, as TFLM computes it from a negative
+    double: frexp keeps the sign, TfLiteRound is symmetric, so the
+    multiplier is minus the positive one in (-2**31, -2**30], except that
+    a fraction rounding to -2**31 stays there with its shift (the halving
+    step only tests q_fixed == 2**31), before the flush below 2**-31.
     """
     m, e = d
     if not m:
@@ -149,12 +172,12 @@ def quantize_multiplier(d):
         q = (m + (1 << (n - 32))) >> (n - 31)
     else:
         q = m << (31 - n)
-    if q == 1 << 31:
+    if q == 1 << 31 and not neg:
         q >>= 1
         shift += 1
     if shift < -31:
         return 0, 0
-    return q, shift
+    return (-q if neg else q), shift
 
 
 def conv_multiplier(input_scale, filter_scale, output_scale):
@@ -164,6 +187,16 @@ def conv_multiplier(input_scale, filter_scale, output_scale):
     """
     prod = mul(from_f32(input_scale), from_f32(filter_scale))
     return quantize_multiplier(div(prod, from_f32(output_scale)))
+
+
+def conv_multiplier_signed(input_scale, filter_scale, output_scale):
+    """conv_multiplier for a filter scale of any sign (TFLM lets a
+    filter's scale be negative or zero: the multiplier then is negative,
+    or (0, 0)); input and output scales positive. Raises ModelError for
+    a NaN or infinite filter scale."""
+    neg, f = from_f32_signed(filter_scale)
+    prod = mul(from_f32(input_scale), f)
+    return quantize_multiplier(div(prod, from_f32(output_scale)), neg)
 
 
 def ratio_multiplier(num_scale, den_scale):

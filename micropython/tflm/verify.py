@@ -26,8 +26,10 @@ offset in the file where one applies:
    Buffer.offset / size place them after the flatbuffer; custom.py checks
    Operator.large_custom_options_offset / size the same way).
 4. check_model() (here, after parsing): quantization (finite positive
-   scales, as many zero points as scales, zero points within int32 as
-   TFLM stores them, per-channel counts matching quantized_dimension;
+   scales, finite of any sign in a CONV_2D / DEPTHWISE_CONV_2D /
+   FULLY_CONNECTED / TRANSPOSE_CONV filter; as many zero points as
+   scales, zero points within int32 as TFLM stores them, per-channel
+   counts matching quantized_dimension;
    not for a CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV bias, whose
    quantization TFLM never reads: _unread_quantization), operator
    outputs present (-1 is only for omitted optional inputs), no operator
@@ -273,10 +275,10 @@ def check_model(m):
 
     Raises ModelError naming the tensor or operator and its table offset.
     """
-    unread = _unread_quantization(m)
+    unread, filters = _unread_quantization(m)
     for t in m.tensors:
         if t.index not in unread:
-            check_quantization(t)
+            check_quantization(t, t.index in filters)
     for i in m.inputs:
         t = m.tensors[i]
         if t.is_const:
@@ -297,23 +299,41 @@ def _unread_quantization(m):
     the float32 kernels ignore quantization; a converter may leave any
     scale there (a negative one was seen in a model TFLM runs).
     FULLY_CONNECTED compares its bias scale with input * filter scale
-    (GetQuantizedConvolutionMultipler): its bias is checked."""
-    bias, other = set(), set(m.inputs + m.outputs)
+    (GetQuantizedConvolutionMultipler): its bias is checked.
+
+    Returns (that set, filters): filters is the set of the tensors used
+    only as the filter (input 1) of CONV_2D, DEPTHWISE_CONV_2D,
+    FULLY_CONNECTED and TRANSPOSE_CONV (or FULLY_CONNECTED's bias, whose
+    scale a converter makes input scale * filter scale), whose scales may
+    be zero or negative (check_quantization's signed): TFLM computes the
+    channel's multiplier from them, (0, 0) or negative (a public ImageNet
+    MCUNet has a weight channel of scale -1.98e-08), and so do those
+    kernels here (conv_util.quant_params)."""
+    bias, filt, other = set(), set(), set(m.inputs + m.outputs)
     for op in m.operators:
         c = op.code if op.custom_code is None else -1
         k = 2 if c == _CONV_2D or c == _DEPTHWISE_CONV_2D else \
             3 if c == _TRANSPOSE_CONV else -1
+        f = 1 if (c == _CONV_2D or c == _DEPTHWISE_CONV_2D or
+                  c == _FULLY_CONNECTED or c == _TRANSPOSE_CONV) else -1
+        fb = 2 if c == _FULLY_CONNECTED else -1
         for j, i in enumerate(op.inputs):
-            (bias if j == k else other).add(i)
+            (bias if j == k else filt if j == f or j == fb else
+             other).add(i)
         other.update(op.outputs)
-    return bias - other
+    return bias - other - filt, filt - other - bias
 
 
-def check_quantization(t):
-    """Scales finite and > 0, one zero point per scale, zero points
-    within the range of the tensor's type (int8, uint8, int16; int32 for
-    the others), per-channel counts equal the size of
-    quantized_dimension. Raises ModelError."""
+def check_quantization(t, signed=False):
+    """Scales finite and > 0 (signed: finite, of any sign, for a
+    convolution's filter: _unread_quantization), one zero point per
+    scale, zero points within the range of the tensor's type (int8,
+    uint8, int16; int32 for the others), per-channel counts equal the
+    size of quantized_dimension. Raises ModelError: for a NaN or
+    infinite scale TFLM's multiplier is undefined; a zero or negative
+    one elsewhere is not computed with here (TFLM divides by an
+    activation's scale, or fails a check, or computes something no
+    converter produces)."""
     ty = t.type
     lo, hi = ((-128, 127) if ty == _INT8 else
               (0, 255) if ty == _UINT8 else
@@ -335,8 +355,14 @@ def check_quantization(t):
             n = nz = -1
         for p in range(s0, s0 + 4 * n, 4):
             # finite and > 0: sign clear, exponent not all ones, not 0
+            # (signed: finite)
             b3 = b[p + 3]
-            if b3 & 0x80 or (b3 == 0x7F and b[p + 2] & 0x80) or \
+            if signed:
+                b3 &= 0x7F
+                if b3 == 0x7F and b[p + 2] & 0x80:
+                    n = nz = -1
+                    break
+            elif b3 & 0x80 or (b3 == 0x7F and b[p + 2] & 0x80) or \
                     not (b3 | b[p + 2] | b[p + 1] | b[p]):
                 n = nz = -1
                 break
@@ -360,9 +386,16 @@ def check_quantization(t):
         for s in scales:
             # s - s is NaN for inf and NaN (no float32-rounded FLT_MAX
             # literal needed: a board's float parser may round it to inf)
-            if not (s > 0.0 and s - s == 0.0):
+            if not s - s == 0.0:
                 raise ModelError("%s%s has quantization scale %r: scales "
-                                 "must be finite and positive"
+                                 "must be finite (TFLM's multiplier from a "
+                                 "NaN or infinite one is undefined)"
+                                 % (t.label(), _at(t), s))
+            if not (signed or s > 0.0):
+                raise ModelError("%s%s has quantization scale %r: scales "
+                                 "must be finite and positive (zero or "
+                                 "negative only in a convolution's or "
+                                 "FULLY_CONNECTED's filter)"
                                  % (t.label(), _at(t), s))
         if len(zps) != len(scales):
             raise ModelError("%s%s has %d quantization scales and %d zero "

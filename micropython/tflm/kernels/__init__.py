@@ -117,8 +117,8 @@ _KERNELS = (
     " 40:reduce 74:reduce 82:reduce 89:reduce 56:arg_minmax"
     # ARG_MIN GATHER SHAPE FILL
     " 79:arg_minmax 36:gather 77:fill 94:fill"
-    # ZEROS_LIKE
-    " 93:fill"
+    # ZEROS_LIKE REDUCE_ALL
+    " 93:fill 140:reduce"
     # [movement]
     # STRIDED_SLICE SLICE PACK UNPACK
     " 45:strided_slice 65:slice 83:pack 88:pack"

@@ -45,6 +45,11 @@ _INT8 = const(9)
 _PADDING_SAME = const(0)
 _PADDING_VALID = const(1)
 
+# Added to the shift byte of a channel whose multiplier is negative
+# (quant_params): outside every loop's fast path (fixedpoint.requant_i8b
+# takes it off again).
+NEG_MARK = 64
+
 # TFLM's ConvParams / DepthwiseParams / PaddingValues hold strides,
 # dilations, depth multiplier and padding as int16_t (kernels/internal/
 # types.h): larger values would be truncated there, so they are rejected.
@@ -162,7 +167,7 @@ def geometry(op, inp, filt, out, padding, sh, sw, dh, dw, out_ch):
 
 
 def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None,
-                 qmin=-128, qmax=127):
+                 qmin=-128, qmax=127, neg_ok=False):
     """PopulateConvolutionQuantizationParams for int8 (qmin, qmax: the
     output type's range, int16's for the 16x8 kernels).
 
@@ -175,6 +180,16 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None,
     [output zero point, activation min, activation max] for
     fixedpoint.requant_i8b.
     The filter zero point is ignored, as TFLM's int8 kernels ignore it.
+
+    A filter scale may be zero (multiplier (0, 0)) or negative, as in
+    TFLM: its multiplier is then negative (quant.quantize_multiplier's
+    neg) and, with neg_ok (the int8 kernels, whose requantization is
+    fixedpoint.requant_i8b), its shift byte holds shift + NEG_MARK, which
+    is outside [-31, 30]: the loops' fast paths (conv.py's pixels,
+    depthwise_conv.py) send such a channel to requant_i8b, which reads
+    the multiplier's sign. Without neg_ok (the 16x8 kernels) a negative
+    multiplier raises PrepareError. NaN or infinite filter scales raise
+    PrepareError (TFLM's multiplier is undefined for them).
     """
     from .. import quant
     n_sc, scale = filt.scale_reader()
@@ -214,14 +229,22 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None,
         for c in range(0 if sizing else n_ch):
             s = scale(c if n_sc > 1 else 0)
             if s != last:
-                # quant.conv_multiplier, with the input and output scales
-                # taken apart once
+                # quant.conv_multiplier_signed, with the input and output
+                # scales taken apart once
+                neg, fs = quant.from_f32_signed(s)
                 ms = quant.quantize_multiplier(quant.div(quant.mul(
-                    ia, quant.from_f32(s)), oa))
+                    ia, fs), oa), neg)
                 last = s
+                if ms[0] < 0 and not neg_ok:
+                    raise PrepareError(
+                        "%s: filter %s has a negative scale %r in channel "
+                        "%d: its negative multiplier is supported by the "
+                        "int8 kernels only" % (op.label(), filt.label(),
+                                               s, c))
             top = max(top, ms[1])
             if top <= 30:  # shifts are in [-31, 30]: they fit a byte
-                mults[c], shifts[c] = ms
+                mults[c] = ms[0]
+                shifts[c] = ms[1] + NEG_MARK if ms[0] < 0 else ms[1]
         lo, hi = quant.activation_range(act, out_s, out.zero_point, qmin,
                                         qmax)
     except ModelError as e:

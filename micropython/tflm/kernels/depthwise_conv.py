@@ -130,7 +130,7 @@ def prepare(op, ins, outs, ctx):
     ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
-                                                True, ctx)
+                                                True, ctx, neg_ok=True)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
     oh, ow = out.shape[1], out.shape[2]
     cap = min(_PLANE_MAX, max(_PLANE_MIN, (inp.nbytes + out.nbytes) >> 3))
@@ -376,6 +376,13 @@ def _dwp(st):
                             lim = _FAST  # (never exceeded)
                         elif ls == 0:
                             lim = _FAST
+                        if sh_ > 30:
+                            # a negative multiplier (conv_util.NEG_MARK):
+                            # every value but 0 (whose result is zp on
+                            # any path) goes through requant_i8b
+                            chk = 1
+                            lim = 0
+                            e = 0
                         kc: int = 256
                         sm: int = 0
                         se: int = 9 + e

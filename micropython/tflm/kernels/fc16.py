@@ -98,6 +98,12 @@ def prepare(op, ins, outs, ctx):
         wide = (op.opt_byte(_FULLY_CONNECTED_QUANTIZED_BIAS_TYPE, 0) != _INT32
                 if op.options_type == _FULLY_CONNECTED_OPTIONS else 1)
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
+    for u in range(len(mults)):
+        if mults[u] < 0:
+            raise PrepareError("%s: weights %s have a negative scale (unit "
+                               "%d): its negative multiplier is supported "
+                               "by the int8 kernel only" % (label, w.label(),
+                                                            u))
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point,
                                         -32768, 32767)

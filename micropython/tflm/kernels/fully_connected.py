@@ -141,8 +141,12 @@ def _shapes(op, x, w, bias, y):
 
 def _multipliers(op, x, w, bias, y, units):
     """(mults, shifts, per_channel): array('i') and array('b') (shifts
-    are in [-31, 30]), like TFLM's CalculateOpDataFullyConnected."""
+    are in [-31, 30], plus conv_util.NEG_MARK for a unit whose scale, and
+    multiplier, is negative), like TFLM's CalculateOpDataFullyConnected.
+    A zero unit scale gives (0, 0); a negative per-tensor scale is
+    refused as TFLM refuses it."""
     from .. import quant
+    from .conv_util import NEG_MARK
     label = op.label()
     scales = w.scales
     try:
@@ -153,10 +157,19 @@ def _multipliers(op, x, w, bias, y, units):
                 raise PrepareError("%s: weights %s have %d scales for shape "
                                    "%s" % (label, w.label(), len(scales),
                                            w.shape))
-            pairs = [quant.conv_multiplier(x.scale, s, y.scale)
+            # A unit's scale may be negative or zero, as in TFLM (a
+            # negative multiplier: its shift byte gets NEG_MARK)
+            pairs = [quant.conv_multiplier_signed(x.scale, s, y.scale)
                      for s in scales]
             per_channel = 1
         else:
+            if not w.scale >= 0.0:
+                # GetQuantizedConvolutionMultipler: TF_LITE_ENSURE(
+                # input_product_scale >= 0); NaN fails it too
+                raise PrepareError("%s: weights %s have the per-tensor "
+                                   "scale %r: TFLM requires input scale * "
+                                   "weights scale >= 0" % (label, w.label(),
+                                                           w.scale))
             _check_bias_scale(op, x, w, bias, y)
             # The oracle (PyPI tflite-micro) rounds (double)in * (double)w,
             # not the float32 product kernel_util.cc shows: fuzzing found
@@ -170,7 +183,7 @@ def _multipliers(op, x, w, bias, y, units):
             raise PrepareError("%s: requantization multiplier too large "
                                "(shift %d)" % (label, s))
     mults = array("i", [m for m, _ in pairs])
-    shifts = array("b", [s for _, s in pairs])
+    shifts = array("b", [s + NEG_MARK if m < 0 else s for m, s in pairs])
     return mults, shifts, per_channel
 
 
@@ -181,11 +194,14 @@ def _check_bias_scale(op, x, w, bias, y):
     if bias is None:
         return
     p = quant.mul(quant.from_f32(x.scale), quant.from_f32(w.scale))
-    b = quant.from_f32(bias.scale) if bias.scales else quant.ZERO
+    neg, b = quant.from_f32_signed(bias.scale) if bias.scales else \
+        (False, quant.ZERO)
     o = quant.from_f32(y.scale)
-    # Compare |p - b| * 50 <= o exactly, all as integers times 2**e.
+    # Compare |p - b| * 50 <= o exactly, all as integers times 2**e (the
+    # weights' scale is >= 0 here, the bias's of any sign).
     e = min(p[1], b[1], o[1])
-    diff = abs((p[0] << (p[1] - e)) - (b[0] << (b[1] - e)))
+    bv = b[0] << (b[1] - e)
+    diff = abs((p[0] << (p[1] - e)) - (-bv if neg else bv))
     if diff * 50 > o[0] << (o[1] - e):
         raise PrepareError("%s: bias %s scale %r does not match input scale "
                            "* weights scale" % (op.label(), bias.label(),

@@ -19,14 +19,15 @@ then INT32_MIN + zero_point wraps, so such inputs give 127 when the zero
 point is negative and -128 otherwise.
 
 int8 / uint8 -> int8 / uint8, int8 -> int16, int16 -> int8 / int16 /
-int32 (Requantize):
+int32, int32 -> int8 / int16 (Requantize):
     out = clamp(MultiplyByQuantizedMultiplier(val - in_zp, m, shift) + zp)
+(val - in_zp an int32 difference, which wraps for an int32 input)
 with QuantizeMultiplier((double)in_scale / (double)out_scale). An 8-bit
 input has only 256 values: prepare runs them through
 rescale.scale_i32 into a table of output bytes (or int16 pairs) and
-eval maps bytes. An int16 input is requantized in chunks of _CHUNK
-values through a work buffer (gather, scale_i32, store). int16 values
-are read and written as byte pairs (any alignment).
+eval maps bytes. An int16 or int32 input is requantized in chunks of
+_CHUNK values through a work buffer (gather, scale_i32, store). int16 and
+int32 values are read and written as bytes (any alignment).
 """
 
 import struct
@@ -279,6 +280,25 @@ def _gather16(x, off: int, n: int, buf, zp: int):
 
 
 @micropython.viper
+def _gather32(x, off: int, n: int, buf, zp: int):
+    """buf[i] = int32 x[off + i] - zp for i < n, wrapped to int32 as C's
+    int32 difference (x: little-endian words at any alignment)."""
+    px = ptr8(x)
+    pb = ptr32(buf)
+    one: int = 1
+    S: int = one << 31
+    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
+    i: int = 0
+    j: int = off * 4
+    while i < n:
+        v: int = (px[j] | (px[j + 1] << 8) | (px[j + 2] << 16)
+                  | (px[j + 3] << 24))
+        pb[i] = ((v - zp + S) & M) - S
+        i += 1
+        j += 4
+
+
+@micropython.viper
 def store_i16(buf, n: int, out, off: int, qp):
     """The int16 out[off + i] = clamp(buf[i] + zp, lo, hi) for i < n,
     written as little-endian byte pairs (any alignment); buf, qp as
@@ -337,11 +357,13 @@ def _check(op, ins, outs):
     x, y = ins[0], outs[0]
     ok = (x.type in (_FLOAT32, _UINT8) and y.type == _INT8
           or x.type == _INT8 and y.type in (_INT8, _UINT8, _INT16)
-          or x.type == _INT16 and y.type in (_INT8, _INT16, _INT32))
+          or x.type == _INT16 and y.type in (_INT8, _INT16, _INT32)
+          or x.type == _INT32 and y.type in (_INT8, _INT16))
     if not ok:
         raise PrepareError("%s: %s -> %s is not supported (float32 -> int8, "
                            "int8 -> int8 / uint8 / int16, uint8 -> int8, "
-                           "int16 -> int8 / int16 / int32 are)"
+                           "int16 -> int8 / int16 / int32, int32 -> int8 / "
+                           "int16 are)"
                            % (label, x.dtype, y.dtype))
     if len(y.scales) != 1:
         raise PrepareError("%s: output %s must have one scale (per-tensor)"
@@ -365,15 +387,15 @@ def prepare(op, ins, outs, ctx):
 
     ins / outs: one tensor each, same element count: float32 -> int8, or
     requantization int8 -> int8 / uint8 / int16, uint8 -> int8, int16 ->
-    int8 / int16 / int32. The output has one scale; zero points are in their
-    type's range. Raises PrepareError.
+    int8 / int16 / int32, int32 -> int8 / int16. The output has one scale;
+    zero points are in their type's range. Raises PrepareError.
     """
     x, y = _check(op, ins, outs)
     try:
         if x.type == _FLOAT32:
             th, lim = float_thresholds(y.scale, y.zero_point, ctx)
             return _eval_float, (x.data, y.data, y.size, th, lim)
-        if x.type == _INT16:
+        if x.type == _INT16 or x.type == _INT32:
             m, shift = _multiplier(x, y)
             lo, hi = _range(y)
             p = persistent(ctx, "i", 5)
@@ -382,7 +404,8 @@ def prepare(op, ins, outs, ctx):
             n = min(y.size, _CHUNK)
             return _eval_16, (x.data, y.data, y.size, ctx.work(n), n, p,
                               p[3:4], p[4:5], x.zero_point,
-                              y.itemsize, y.zero_point)
+                              y.itemsize, y.zero_point,
+                              _gather32 if x.type == _INT32 else _gather16)
         lut = requantize_table(x, y, ctx)
     except ModelError as e:
         raise PrepareError("%s: %s" % (op.label(), e))
@@ -407,11 +430,11 @@ def _eval_map16(state):
 
 
 def _eval_16(state):
-    xd, yd, n, buf, chunk, qp, m, shift, zp, wide, out_zp = state
+    xd, yd, n, buf, chunk, qp, m, shift, zp, wide, out_zp, gather = state
     i = 0
     while i < n:
         k = min(chunk, n - i)
-        _gather16(xd, i, k, buf, zp)
+        gather(xd, i, k, buf, zp)
         scale_i32(buf, k, m, shift, 0)
         if wide == 2:
             store_i16(buf, k, yd, i, qp)

@@ -1,4 +1,5 @@
-"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN: reductions over constant axes.
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL: reductions over constant
+axes.
 
 Follows tensorflow/lite/micro/kernels/reduce.cc, reduce_common.cc and
 tensorflow/lite/kernels/internal/reference/reduce.h:
@@ -22,6 +23,9 @@ tensorflow/lite/kernels/internal/reference/reduce.h:
   -FLT_MAX, the first of -0.0 / 0.0 stays); REDUCE_MIN (in < cur) ?
   in : cur from FLT_MAX (+inf inputs give FLT_MAX). TFLM's
   MinMaxReducerCompare in reduce_common.cc.
+- bool REDUCE_ALL (reduce.cc's PrepareAll / EvalAll: ReduceGeneric<bool>
+  from true with in && current): 1 where every reduced byte is non-zero,
+  else 0 (a byte other than 0 and 1 counts as true, as C++'s bool test).
 
 Eval walks the output in order: an odometer over the kept dimensions
 moves the input base, an odometer over the reduced ones (innermost run a
@@ -42,16 +46,19 @@ from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
 
 _FLOAT32 = const(0)
+_BOOL = const(6)
 _INT32 = const(2)
 _INT8 = const(9)
 _MEAN = const(40)
 _REDUCE_MAX = const(82)
 _REDUCE_MIN = const(89)
+_REDUCE_ALL = const(140)
 
 _REDUCER_OPTIONS = const(27)
 # reduced elements per output: int32 sums cannot wrap
 _MAX_COUNT = const(1 << 23)
-MODE_SUM8, MODE_MAX8, MODE_MAXF, MODE_MIN8, MODE_MINF = 0, 1, 2, 3, 4
+MODE_SUM8, MODE_MAX8, MODE_MAXF, MODE_MIN8, MODE_MINF, MODE_ALL = \
+    0, 1, 2, 3, 4, 5
 
 
 def _fail(op, msg):
@@ -119,7 +126,8 @@ def _walk(x, p, out, n: int, start: int, mode: int):
     mode MODE_SUM8: out[k] (array('i')) = int8 sum - p[4] (input_zp *
     count); MODE_MAX8: out[o] (int8 bytes) = max; MODE_MAXF: out[o]
     (float32 words) = float max; MODE_MIN8, MODE_MINF: the same with
-    min. start=1 restarts at output 0; the
+    min; MODE_ALL: out[o] (bool bytes) = 1 if every byte is non-zero,
+    else 0. start=1 restarts at output 0; the
     position is kept in p between calls (chunks).
     """
     px = ptr8(x)
@@ -159,6 +167,8 @@ def _walk(x, p, out, n: int, start: int, mode: int):
         km: int = 0 - (INF - 1)  # order key of -FLT_MAX
         if mode == 3:
             m = 127
+        elif mode == 5:
+            m = 1
         elif mode == 4:
             fm = INF - 1  # FLT_MAX
             km = INF - 1
@@ -182,6 +192,12 @@ def _walk(x, p, out, n: int, start: int, mode: int):
                     v = (px[i] ^ 0x80) - 0x80
                     if v < m:
                         m = v
+                    i += si
+                    j += 1
+            elif mode == 5:
+                while j < ni:
+                    if px[i] == 0:
+                        m = 0
                     i += si
                     j += 1
             elif mode == 4:
@@ -222,7 +238,7 @@ def _walk(x, p, out, n: int, start: int, mode: int):
                 break
         if mode == 0:
             po[o] = tot
-        elif mode == 1 or mode == 3:
+        elif mode == 1 or mode == 3 or mode == 5:
             pb[o] = m
         else:
             po[o] = fm
@@ -284,7 +300,11 @@ def _check(op, ins, outs):
     if x.type != y.type:
         _fail(op, "input %s is %s, output %s is %s" % (
             x.label(), x.dtype, y.label(), y.dtype))
-    if x.type not in (_INT8, _FLOAT32):
+    if op.code == _REDUCE_ALL:
+        if x.type != _BOOL:  # PrepareAllHelper: TF_LITE_ENSURE_TYPES_EQ
+            _fail(op, "input %s is %s; REDUCE_ALL takes bool"
+                  % (x.label(), x.dtype))
+    elif x.type not in (_INT8, _FLOAT32):
         _fail(op, "input %s is %s; int8 and float32 are supported"
               % (x.label(), x.dtype))
     return x, y
@@ -356,7 +376,7 @@ def _f32_plus_zero(st):
 
 def prepare(op, ins, outs, ctx):
     """MEAN / SUM (int8, float32), REDUCE_MAX and REDUCE_MIN (int8,
-    float32).
+    float32), REDUCE_ALL (bool).
 
     ins: [input (rank 0-8), axis: constant int32 (any count; negative
     and repeated axes allowed)]; outs: [output of the input's type with
@@ -386,6 +406,9 @@ def prepare(op, ins, outs, ctx):
     if y.size != total or not count:
         _fail(op, "output %s has %d elements, reducing %s over axes %s "
               "gives %d" % (y.label(), y.size, tuple(shape), axes, total))
+    if code == _REDUCE_ALL:
+        return _eval_max, (x.data, keep(ctx, plan(shape, axes)), y.data,
+                           total, MODE_ALL)
     if minmax:
         if x.type == _INT8 and (x.scale != y.scale or
                                 x.zero_point != y.zero_point):

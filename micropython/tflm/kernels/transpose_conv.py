@@ -153,7 +153,7 @@ def prepare(op, ins, outs, ctx):
     oc, kh, kw, _ = filt.shape
     _, oh, ow, _ = y.shape
     mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True,
-                                                ctx)
+                                                ctx, neg_ok=True)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
     conv_util.check_scratch(op, ctx, oc)
     ytab = _taps(oh, ph, sh, kh, h)
