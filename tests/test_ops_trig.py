@@ -47,8 +47,7 @@ def _float_values(g):
         g.integers(0, 1 << 32, 30000, dtype=np.uint64).astype(
             np.uint32).view(np.float32),
         np.clip(g.standard_normal(10000) * 10 ** g.uniform(-45, 38, 10000),
-                -3e38, 3e38
-         ).astype(np.float32)]).astype(np.float32)
+                -3e38, 3e38).astype(np.float32)]).astype(np.float32)
 
 
 EXACT = {"SIN": np.sin, "COS": np.cos, "ELU": np.expm1}

@@ -89,7 +89,8 @@ def velu(x, y, n: int, st):
                     lo += H23
                     h -= 1
                 _expk(h, lo, EXP_Q31, st)
-                k: int = (ps[0] ^ S31) - S31  # exp(x) = (st[1] 2**23 + st[2]) 2**(k - 46)
+                # exp(x) = (st[1] 2**23 + st[2]) 2**(k - 46)
+                k: int = (ps[0] ^ S31) - S31
                 s: int = 0 - k  # 1 .. 26
                 if k > 0:
                     s = 0

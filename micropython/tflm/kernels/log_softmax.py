@@ -273,8 +273,7 @@ def log_q5(v):
     q: int = ((((r - ssh) * 2) + S) & M) - S
     p[13] = q
     p[15] = r
-    _srdhm(v, 13, 13, 14)  # common_sq
-    sq: int = (p[14] ^ S) - S
+    _srdhm(v, 13, 13, 14)  # common_sq, kept in v[14]
     _srdhm(v, 13, 15, 15)  # q r
     qr: int = (p[15] ^ S) - S
     _srdhm(v, 13, 14, 15)  # q sq

@@ -36,6 +36,7 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
+from . import f32
 from .f32_math import horner30, mulhi30, round_put
 
 _FLOAT32 = const(0)
@@ -73,7 +74,6 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: input %s shape %s and output %s shape %s "
                            "differ" % (label, x.label(), x.shape, y.label(),
                                        y.shape))
-    from . import f32
     from ..heap import persistent
     w = persistent(ctx, "i", 16)
     return _eval, (f32.words(x, ctx), y.data, x.size,
@@ -102,7 +102,6 @@ def vsincos(x, y, n: int, cosine: int, tab, w):
     M23: int = H23 - 1
     INF: int = 0xFF * H23
     H29: int = one << 29
-    H30: int = one << 30
     PIO2: int = 843314857  # pi/2 in Q29
     i: int = 0
     while i < n:
