@@ -30,6 +30,10 @@ OPS = {
     "AVERAGE_POOL_2D": ("int8, int16, float32", ""),
     "MAX_POOL_2D": ("int8, int16, float32", ""),
     "L2_POOL_2D": ("float32", "square roots correctly rounded"),
+    "LOG_SOFTMAX": ("int8, float32",
+                    "last dimension; int8: output 16/256 and 127, "
+                    "at most 4095 values a row; float32: expf, logf within "
+                    "1 ulp each, outputs within 2 ulp of TFLM"),
     "SOFTMAX": ("int8 -> int8 or int16, int16, float32",
                 "int16 output: scale 1/65536, zero point -32768; int16 -> "
                 "int16 with TFLM's two 513-entry tables"),
@@ -72,6 +76,10 @@ OPS = {
     "SQUARE": ("float32", ""),
     "EXP": ("float32", "within 1 ulp of TFLM (the C library's expf)"),
     "LOG": ("float32", "within 1 ulp of TFLM (the C library's logf)"),
+    "SIN": ("float32", "within 1 ulp of TFLM (the C library's sinf; "
+            "Payne-Hanek reduction, any argument)"),
+    "COS": ("float32", "within 1 ulp of TFLM (the C library's cosf; "
+            "Payne-Hanek reduction, any argument)"),
     "MAXIMUM": ("int8, int32, float32", "broadcasting"),
     "MINIMUM": ("int8, int32, float32", "broadcasting"),
     "CAST": ("int8, int16, int32, uint32, float32, bool",
@@ -93,7 +101,9 @@ OPS = {
     "RSQRT": ("int8", "a 256-entry table built at prepare"),
     "PRELU": ("int8", "alpha broadcast"),
     "L2_NORMALIZATION": ("int8", "over the last dimension"),
-    "ELU": ("int8", "a 256-entry table; float32 refused (TFLM's expm1f)"),
+    "ELU": ("int8, float32",
+            "int8: a 256-entry table; float32 within 1 ulp of TFLM (the C "
+            "library's expm1f)"),
     # reductions and indexing
     "MEAN": ("int8, float32", "constant axes"),
     "SUM": ("int8, float32", "constant axes"),

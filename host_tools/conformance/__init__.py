@@ -20,6 +20,12 @@ rejects as unsupported (UnsupportedOpError, or a PrepareError whose
 message says "support": e.g. a float32-only kernel given int8) is
 counted as "unsupported" instead of failing.
 
+Optional: ULP, a dict {op name: n} for ops whose float32 results come
+from the C library's sinf / expm1f / ... in TFLM (within 1 ulp of the
+exact value, as ours): their float32 outputs pass when each element is
+within n ulps of TFLM's (NaNs, infinities and zeros identical); every
+other output is compared bit for bit.
+
 Running (runner.py; docs there):
 
     python -m host_tools conformance [-n N per op] [--seed S] [--ops A,B]

@@ -29,10 +29,12 @@ NP_TYPES = {opgen.DTYPES[k]: np.dtype(k).newbyteorder("<")
 
 class Generator:
     """One op's generator: name, gen function, module name, strict flag
-    (strict: our runtime must run every model; see __init__.py)."""
+    (strict: our runtime must run every model; see __init__.py) and ulp,
+    the float32 ulps an output may differ by (0: bit for bit)."""
 
-    def __init__(self, op, gen, module, strict):
+    def __init__(self, op, gen, module, strict, ulp=0):
         self.op, self.gen, self.module, self.strict = op, gen, module, strict
+        self.ulp = ulp
 
     def __repr__(self):
         return "<Generator %s (%s)>" % (self.op, self.module)
@@ -66,9 +68,11 @@ def discover(dirs=(), errors=None):
                 errors.append("%s: %s" % (name, traceback.format_exc()))
             continue
         strict = set(getattr(mod, "STRICT", ()))
+        ulps = dict(getattr(mod, "ULP", {}))
         for op, gen in gens.items():
             key = op if op not in found else "%s@%s" % (op, name)
-            found[key] = Generator(key, gen, name, op in strict)
+            found[key] = Generator(key, gen, name, op in strict,
+                                   ulps.get(op, 0))
     return found
 
 

@@ -1,8 +1,8 @@
 """Conformance generators: MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
 SELECT_V2, ADD_N, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, REDUCE_MIN,
-REDUCE_ALL, BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D, ELU (see the
-package docstring for the interface; each generator's docstring says what
-it covers).
+REDUCE_ALL, BROADCAST_ARGS, DYNAMIC_UPDATE_SLICE, L2_POOL_2D, ELU (int8,
+float32; see the package docstring for the interface; each generator's
+docstring says what it covers).
 
 Shapes have rank 1 to 4 (REVERSE_V2 up to 6, BROADCAST_TO's output up
 to 5) with size-1 dimensions; every type TFLM's kernel takes; int8
@@ -430,10 +430,28 @@ def gen_l2_pool(rng, size):
 # --- ELU ----------------------------------------------------------------
 
 def gen_elu(rng, size):
-    """ELU (int8; TFLM's float32 path uses expm1f, not supported here):
-    rank 1-4, random input and output scales and zero points (the
-    output's often near the input's, so the table is not all clamps)."""
+    """ELU: rank 1-4; int8 two times in three, with random input and
+    output scales and zero points (the output's often near the input's,
+    so the table is not all clamps); else float32 (TFLM: expm1f, ours
+    within 1 ulp: ULP), values over [-20, 5] and [-1, 0] scaled, tiny
+    and huge ones, signed zeros, infinities and NaNs."""
     shape = rand.shape(rng, size, 1, 4)
+    if rng.random() < 1 / 3:
+        g = np.random.default_rng(rng.getrandbits(32))
+        n = int(np.prod(shape))
+        k = g.integers(0, 6, n)
+        x = g.uniform(-20, 5, n)
+        x = np.where(k == 1, -g.random(n) * 10.0 ** g.uniform(-40, 0, n), x)
+        x = np.where(k == 2, g.uniform(-1, 0.1, n), x)
+        x = x.astype(np.float32)
+        sp = np.array([0x0, 0x80000000, 0x80000001, 0xFF800000, 0x7F800000,
+                       0x7FC00000, 0xFF800001, 0xC18C0000, 0xBF000000,
+                       0xCB000000], np.uint32).view(np.float32)
+        pick = k == 3
+        x[pick] = sp[g.integers(0, sp.size, int(pick.sum()))]
+        return (opgen.single_op("ELU", [T(shape, "float32")],
+                                [T(shape, "float32")]),
+                [x.reshape(shape)])
     qi = dict(scale=rand.scale(rng, 1e-3, 1.0),
               zero_point=rand.zero_point(rng))
     if rng.random() < 0.6:
@@ -464,3 +482,5 @@ GENERATORS = {
 
 # Our runtime must run every model these generators make.
 STRICT = tuple(GENERATORS)
+# float32 ELU: within 1 ulp of TFLM's expm1f (kernels/elu_f32.py)
+ULP = {"ELU": 1}

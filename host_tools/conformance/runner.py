@@ -87,6 +87,7 @@ class Case:
         self.status = None
         self.reason = ""
         self.strict = generator.strict
+        self.ulp = getattr(generator, "ulp", 0)
 
     @property
     def raw(self):
@@ -237,7 +238,7 @@ def classify(case):
         return
     r = dev["r"]
     if r == "ok":
-        diff = compare(ref, dev)
+        diff = compare(ref, dev, case.ulp)
         case.status = "pass" if diff is None else "fail"
         case.reason = diff or ""
         return
@@ -266,9 +267,24 @@ def classify(case):
         case.reason = "ours: %s" % dev.get("msg", r)
 
 
-def compare(ref, dev):
-    """None if every output matches byte for byte, else a description of
-    the first difference (elements that differ, first index, values)."""
+def ulp_apart(a, b):
+    """Elementwise ulps between float32 arrays a and b (int64; the
+    distance of their bit patterns in the order of the reals), with a
+    huge distance where one is NaN, infinite or zero and the other not
+    the same bits."""
+    ia = a.view(np.int32).astype(np.int64)
+    ib = b.view(np.int32).astype(np.int64)
+    ka = np.where(ia < 0, -(ia & 0x7FFFFFFF), ia)
+    kb = np.where(ib < 0, -(ib & 0x7FFFFFFF), ib)
+    d = np.abs(ka - kb)
+    special = ~np.isfinite(a) | ~np.isfinite(b) | (a == 0) | (b == 0)
+    return np.where(special & (ia != ib), 1 << 40, np.where(special, 0, d))
+
+
+def compare(ref, dev, ulp=0):
+    """None if every output matches byte for byte (float32 outputs: within
+    ulp ulps, ulp_apart), else a description of the first difference
+    (elements that differ, first index, values)."""
     ro, do = ref["out"], dev["out"]
     if len(ro) != len(do):
         return "ours has %d outputs, TFLM %d" % (len(do), len(ro))
@@ -286,6 +302,10 @@ def compare(ref, dev):
             ta, tb = np.frombuffer(ba, np.uint8), np.frombuffer(bb, np.uint8)
         if ta.dtype == bool or ta.dtype.kind not in "iuf":
             bad = np.nonzero(ta != tb)[0]
+        elif ulp and ta.dtype == np.float32:
+            bad = np.nonzero(ulp_apart(ta, tb) > ulp)[0]
+            if not bad.size:
+                continue
         else:  # bit patterns: -0.0 != 0.0, NaNs by payload
             u = "u%d" % ta.itemsize
             bad = np.nonzero(ta.view(u) != tb.view(u))[0]

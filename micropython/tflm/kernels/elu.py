@@ -1,4 +1,4 @@
-"""ELU (int8): x if x >= 0 else exp(x) - 1, through a 256-entry table.
+"""ELU (int8, float32): x if x >= 0 else exp(x) - 1, through a 256-entry table.
 
 Follows tensorflow/lite/micro/kernels/elu.cc (CalculateOpData,
 PopulateLookupTable, EvalUsingLookupTable): for each int8 value q, in
@@ -15,10 +15,10 @@ halving the argument below 2**-8, then squaring back), which glibc's
 expf (TFLM's on the host) matches but in rare ties-near cases. Eval is
 one table lookup per byte (lut.lookup).
 
-float32 ELU (TFLM: expm1f per element) is not supported here: no
-bit-exact expm1f yet; such a model gets a PrepareError. Also refused: a
+float32 ELU (TFLM: expm1f per element) is elu_f32.py's (imported by
+prepare for a float32 input only), within 1 ulp of TFLM. Refused: a
 table entry whose rescaled value overflows int32 (TFLM's float to int
-cast is undefined there) or float32.
+cast is undefined there) or float32; other types.
 """
 
 from micropython import const
@@ -26,6 +26,7 @@ from micropython import const
 from ..errors import ModelError, PrepareError
 from .lut import lookup
 
+_FLOAT32 = const(0)
 _INT8 = const(9)
 _P = const(110)  # fixed-point bits of the exp series
 
@@ -99,20 +100,22 @@ def _eval(st):
 def prepare(op, ins, outs, ctx):
     """ELU.
 
-    ins: [input int8, per-tensor quantized]; outs: [int8, same element
-    count]. Raises PrepareError naming the op and tensor otherwise (a
-    float32 ELU included, see the module docstring). Semantics: TFLM
-    kernels/elu.cc.
+    ins: [input int8, per-tensor quantized, or float32]; outs: [the same
+    type, same element count]. Raises PrepareError naming the op and
+    tensor otherwise. Semantics: TFLM kernels/elu.cc.
     """
     from . import check_int8
     from ..heap import keep
     if len(ins) != 1 or ins[0] is None or len(outs) != 1 or outs[0] is None:
         raise PrepareError("%s needs one input and one output" % op.label())
     x, y = ins[0], outs[0]
-    check_int8(op, (x, y), "int8 (float32 ELU: no bit-exact expm1f yet)")
     if x.size != y.size:
         raise PrepareError("%s: input %s and output %s sizes differ"
                            % (op.label(), x.label(), y.label()))
+    if x.type == _FLOAT32 and y.type == _FLOAT32:
+        from . import elu_f32
+        return elu_f32.prepare(op, x, y, ctx)
+    check_int8(op, (x, y), "int8, float32")
     try:
         tab = table(x, y)
     except ModelError as e:

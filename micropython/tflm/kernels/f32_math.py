@@ -25,8 +25,9 @@ Every product is split into limbs of at most 16 bits so no intermediate
 exceeds 31 bits (viper ints are 32 bits on boards).
 
 The float32 bit helpers below (unpack_m / unpack_e, nbits, put,
-round_put, sqrt_word) are shared by elementwise_f32 (SQRT, LOG),
-floor_div (FLOOR_DIV, FLOOR_MOD) and l2_pool (L2_POOL_2D), whose float32
+round_put, sqrt_word, mulhi30, horner30) are shared by elementwise_f32
+(SQRT, LOG), floor_div (FLOOR_DIV, FLOOR_MOD), l2_pool (L2_POOL_2D),
+trig (SIN, COS) and elu_f32 (ELU), whose float32
 operations are no hot paths: a call per element. A float32 bit pattern
 never crosses a call (above 2**30 it would be a heap int on a 32-bit
 port): the helpers read and write it in a buffer, and their int
@@ -449,3 +450,43 @@ def sqrt_word(y, i: int):
     if rb and (sticky or (mant & 1)):
         r += 1
     ptr32(y)[i] = r
+
+
+@micropython.viper
+def mulhi30(a: int, b: int) -> int:
+    """floor(a * b / 2**30), or one less (the low limbs' product is
+    truncated), for 0 <= a, b <= 2**30, from 15-bit limbs."""
+    ah: int = a >> 15
+    al: int = a & 0x7FFF
+    bh: int = b >> 15
+    bl: int = b & 0x7FFF
+    return ah * bh + ((ah * bl + al * bh + ((al * bl) >> 15)) >> 15)
+
+
+@micropython.viper
+def horner30(c, u: int) -> int:
+    """2**30 + sum c[k] u**(k+1) by Horner in Q30 (u in Q30, 0 <= u <
+    2**30; c ends with a 0 entry), clamped below 2**30."""
+    pc = ptr32(c)
+    one: int = 1
+    S: int = one << 31
+    k: int = 0
+    while pc[k + 1]:
+        k += 1
+    p: int = (pc[k] ^ S) - S
+    while k >= 0:
+        neg: int = 0
+        if p < 0:
+            neg = 1
+            p = 0 - p
+        t: int = int(mulhi30(p, u))
+        if neg:
+            t = 0 - t
+        k -= 1
+        if k >= 0:
+            p = ((pc[k] ^ S) - S) + t
+        else:
+            p = (one << 30) + t
+    if p >= one << 30:
+        p = (one << 30) - 1
+    return p

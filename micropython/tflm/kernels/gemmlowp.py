@@ -12,6 +12,7 @@ from micropython import const
 
 _INT32_MAX = const((1 << 31) - 1)
 _INT32_MIN = const(-(1 << 31))
+_SCALED_DIFF_INTEGER_BITS = const(5)
 
 
 def w32(x):
@@ -99,3 +100,27 @@ def exp_neg(a, ib):
     if ib > 5 and a < -(1 << (36 - ib)):
         result = 0
     return _INT32_MAX if a == 0 else result
+
+
+def beta_multiplier(op, beta, in_scale):
+    """PreprocessSoftmaxScaling(beta, in_scale, 5), exactly:
+    (multiplier, left_shift, diff_min) of SOFTMAX and LOG_SOFTMAX (op: for
+    the PrepareError raised when beta * in_scale * 2**26 <= 1)."""
+    from .. import quant
+    from ..errors import ModelError, PrepareError
+    try:
+        prod = quant.mul(quant.from_f32(beta), quant.from_f32(in_scale))
+    except ModelError as e:
+        raise PrepareError("%s: beta %r / input scale: %s"
+                           % (op.label(), beta, e))
+    real = quant.ldexp(prod, 31 - _SCALED_DIFF_INTEGER_BITS)
+    if quant.cmp(real, (_INT32_MAX, 0)) > 0:
+        real = (_INT32_MAX, 0)
+    if quant.cmp(real, (1, 0)) <= 0:  # QuantizeMultiplierGreaterThanOne
+        raise PrepareError("%s: beta * input scale %r * %r is too small"
+                           % (op.label(), beta, in_scale))
+    mult, shift = quant.quantize_multiplier(real)
+    # -CalculateInputRadius(5, shift, 31): floor(31 * 2**26 / 2**shift).
+    radius = (((1 << _SCALED_DIFF_INTEGER_BITS) - 1)
+              << (31 - _SCALED_DIFF_INTEGER_BITS)) >> shift
+    return mult, shift, -radius

@@ -338,3 +338,40 @@ def abs_table(in_zp, out_zp, rescale):
             v += out_zp
         return _clamp8(v)
     return _table(f)
+
+
+def log_x_ge1(x, ib_in, ib_out):
+    """log_x_for_x_greater_than_or_equal_to_1<ib_out>(FixedPoint<int32,
+    ib_in>::FromRaw(x)) of TFLM's internal/common.h (gemmlowp fixed
+    point, x > 0): the raw int32 of the result with ib_out integer bits.
+    Plain Python (the reference of log_softmax.log_q5, its viper twin)."""
+    acc = ib_out + 1
+    quarter = rdbpot(536870912, acc)  # Rescale<acc>(1/4)
+    sqrt_half = 1518500250
+    ssh = 1805811301  # sqrt(sqrt(1/2))
+
+    def clz(v):
+        return 32 - len(bin(v)) + 2 if v > 0 else 32 - (v < 0) * 32
+
+    def sat(v):
+        return max(-(1 << 31), min(_INT32_MAX, v))
+
+    ha = clz(x)
+    r_a = pot(srdhm(pot(x, ha - 1), sqrt_half), 1)
+    za_adj = sat(pot(ib_in - ha, 31 - acc) + quarter)
+    zb = srdhm(x, sqrt_half)
+    hb = clz(zb) - 1
+    r_b = pot(x, hb)
+    zb_adj = sat(pot(ib_in - hb, 31 - acc) - quarter)
+    r = min(r_a, r_b)
+    z = max(za_adj, zb_adj)
+    s = r + ssh
+    p = _tdiv(s + (1 if s >= 0 else -1), 2)  # RoundingHalfSum
+    q = w32(2 * w32(r - ssh))
+    sq = srdhm(q, q)
+    num = w32(srdhm(q, r) + srdhm(srdhm(q, sq), 117049297))
+    den = w32(srdhm(p, w32(w32(1057819769 + q) + srdhm(127690142, sq)))
+              + srdhm(638450708, q))
+    recip = pot(_newton(den), 1)  # one_over_one_plus_x_for_x_in_0_1
+    res = w32(srdhm(z, 1488522236) + srdhm(rdbpot(num, acc), recip))
+    return pot(res, acc - ib_out)

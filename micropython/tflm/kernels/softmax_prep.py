@@ -17,8 +17,6 @@ _INT8 = const(9)
 _SOFTMAX_OPTIONS = const(9)
 _SCALED_DIFF_INTEGER_BITS = const(5)
 _ACCUM_INTEGER_BITS = const(12)
-_INT32_MAX = const((1 << 31) - 1)
-_INT32_MIN = const(-(1 << 31))
 _ONE_OVER_256 = const(0x3B800000)  # float32 bits of 1 / 256
 _SOFTMAX_BETA = const(0)
 _FLOAT32 = const(0)
@@ -53,28 +51,6 @@ def _tables(mult, shift, diff_min, ctx=None):
         e_tab[d] = e
         r_tab[d] = _rdbpot(e, _ACCUM_INTEGER_BITS)
     return e_tab, r_tab
-
-
-def _beta_multiplier(op, beta, in_scale):
-    """PreprocessSoftmaxScaling(beta, in_scale, 5), exactly:
-    (multiplier, left_shift, diff_min)."""
-    from .. import quant
-    try:
-        prod = quant.mul(quant.from_f32(beta), quant.from_f32(in_scale))
-    except ModelError as e:
-        raise PrepareError("%s: beta %r / input scale: %s"
-                           % (op.label(), beta, e))
-    real = quant.ldexp(prod, 31 - _SCALED_DIFF_INTEGER_BITS)
-    if quant.cmp(real, (_INT32_MAX, 0)) > 0:
-        real = (_INT32_MAX, 0)
-    if quant.cmp(real, (1, 0)) <= 0:  # QuantizeMultiplierGreaterThanOne
-        raise PrepareError("%s: beta * input scale %r * %r is too small"
-                           % (op.label(), beta, in_scale))
-    mult, shift = quant.quantize_multiplier(real)
-    # -CalculateInputRadius(5, shift, 31): floor(31 * 2**26 / 2**shift).
-    radius = (((1 << _SCALED_DIFF_INTEGER_BITS) - 1)
-              << (31 - _SCALED_DIFF_INTEGER_BITS)) >> shift
-    return mult, shift, -radius
 
 
 def prepare(op, ins, outs, ctx):
@@ -127,7 +103,8 @@ def prepare(op, ins, outs, ctx):
                                "zero point -128" % (label, y.label()))
     beta = (op.opt_float(_SOFTMAX_BETA, 0.0)
             if op.options_type == _SOFTMAX_OPTIONS else 0.0)
-    mult, shift, diff_min = _beta_multiplier(op, beta, x.scale)
+    from .gemmlowp import beta_multiplier
+    mult, shift, diff_min = beta_multiplier(op, beta, x.scale)
     e_tab, r_tab = _tables(mult, shift, diff_min, ctx)
     depth = x.shape[-1]
     if wide and depth > 4095:
