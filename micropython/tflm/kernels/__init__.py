@@ -134,8 +134,8 @@ _KERNELS = (
     " 123:select_v2 106:add_n 107:gather_nd 7:embedding_lookup"
     # CUMSUM BROADCAST_ARGS DYNAMIC_UPDATE_SLICE L2_POOL_2D
     " 128:cumsum 145:broadcast_args 151:dynamic_update_slice 12:l2_pool"
-    # ELU
-    " 111:elu"
+    # ELU BATCH_MATMUL
+    " 111:elu 126:batch_matmul"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
@@ -215,6 +215,7 @@ _LAZY = (
     " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
     " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32 lstm:h:lstm_int8"
     " signal_fft:i:signal_fft32 signal_fft:f:signal_fft32 signal_fft32:f:f32"
+    " batch_matmul:f:bmm_f32 batch_matmul:h:bmm16"
 )
 
 
