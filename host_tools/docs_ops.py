@@ -24,6 +24,9 @@ OPS = {
                           "point 0"),
     "FULLY_CONNECTED": ("int8, 16x8, float32",
                         "the bias scale is checked against input x filter"),
+    "BATCH_MATMUL": ("int8, int16, float32",
+                     "ranks 2-5, broadcast batch dimensions, adj_x / adj_y; "
+                     "int16 zero points 0"),
     "TRANSPOSE_CONV": ("int8, 16x8",
                        "per-channel weights, optional bias; 16x8: zero points "
                        "0, an int64 or int16 bias or none"),

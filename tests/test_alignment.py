@@ -53,6 +53,7 @@ BYTEWISE[("EMBEDDING_LOOKUP", "int32")] = "ids read with ptr8"
 BYTEWISE[("EMBEDDING_LOOKUP", "float32")] = "rows copied byte by byte"
 for _dt in ("float32", "int16"):
     BYTEWISE[("SELECT_V2", _dt)] = "elements copied byte by byte"
+BYTEWISE[("BATCH_MATMUL", "int16")] = "operands read with ptr8"
 # the 16x8 kernels (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED with an
 # int16 input: CHECK names the op "... 16x8")
 for _op in ("CONV_2D", "FULLY_CONNECTED"):

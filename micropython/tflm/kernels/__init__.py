@@ -136,6 +136,8 @@ _KERNELS = (
     " 128:cumsum 145:broadcast_args 151:dynamic_update_slice 12:l2_pool"
     # ELU SIN COS LOG_SOFTMAX
     " 111:elu 66:trig 108:trig 50:log_softmax"
+    # BATCH_MATMUL
+    " 126:batch_matmul"
     # [spatial]
     # RESIZE_NEAREST_NEIGHBOR RESIZE_BILINEAR
     " 97:resize 23:resize"
@@ -216,6 +218,7 @@ _LAZY = (
     " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32 lstm:h:lstm_int8"
     " signal_fft:i:signal_fft32 signal_fft:f:signal_fft32 signal_fft32:f:f32"
     " elu:f:elu_f32 log_softmax:f:log_softmax_f32 log_softmax:*:gemmlowp"
+    " batch_matmul:f:bmm_f32 batch_matmul:h:bmm16"
 )
 
 
