@@ -182,4 +182,10 @@ OPS = {
         "uint32", "its noise estimate is state: interp.reset() clears it"),
     "SignalPCAN": ("uint32 (int16 table)", ""),
     "SignalFilterBankLog": ("uint32 -> int16", ""),
+    # TFLM's DETECTION_POSTPROCESS (CUSTOM, built in)
+    "TFLite_Detection_PostProcess": (
+        "float32",
+        "fast and regular NMS; TFLM's kernel dequantizes nothing (int8 / "
+        "uint8 refused); box sizes: exp to ~60 bits, then TFLM's double "
+        "rounding"),
 }

@@ -162,6 +162,8 @@ _CUSTOM_KERNELS = (
     " SignalFilterBank:signal_bank SignalFilterBankSquareRoot:signal_bank"
     " SignalFilterBankSpectralSubtraction:signal_bank"
     " SignalFilterBankLog:signal_bank SignalPCAN:signal_bank"
+    # TFLM's DETECTION_POSTPROCESS (SSD detectors' last op)
+    " TFLite_Detection_PostProcess:detection_postprocess"
 )
 
 # Operators whose output is a view of their first input (no copy).
