@@ -155,6 +155,31 @@ def compile_model(raw, arch="armv6m"):
                         "tail_read_only": bool(res["tail_read_only"])}
 
 
+def compile_file(path, arch, out_dir):
+    """(path, note) for deploying model file path to a board of arch:
+    out_dir/<its name>, compiled (romfs, flash-image and deploy do this
+    unless told not to), or path itself where it cannot be compiled
+    (note says why: the board then builds it the plain way). note is
+    one line for the user."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        out, info = compile_model(raw, arch)
+    except (ValueError, DeviceError) as e:
+        return path, "%s not compiled (%s): the board builds it the plain " \
+            "way" % (os.path.basename(path), str(e).splitlines()[0])
+    os.makedirs(out_dir, exist_ok=True)
+    dst = os.path.join(out_dir, os.path.basename(path))
+    with open(dst, "wb") as f:
+        f.write(out)
+    note = "%s compiled for %s: arena %d bytes (head %d + tail %d)" % (
+        os.path.basename(path), arch, info["arena"], info["head"],
+        info["tail"])
+    if info["tail_read_only"] and info["tail"]:
+        note += ", %d with the model in place (ROMFS, flash)" % info["head"]
+    return dst, note
+
+
 def add_parser(sub):
     p = sub.add_parser("compile", help="compile a model for a board: "
                        "construction done on the host, stored in the "

@@ -165,6 +165,9 @@ def add_parser(sub):
                    "flash after the firmware, as a UF2 file to write")
     p.add_argument("--firmware", help="with --flash-model: the firmware's "
                    ".uf2 file, or the address where it ends (0x...)")
+    p.add_argument("--no-compile", dest="compile", action="store_false",
+                   help="copy the model as it is (default: compiled for "
+                        "the board, host_tools compile)")
     p.add_argument("--build-dir", default=BUILD_DIR)
     return p
 
@@ -206,6 +209,13 @@ def main(args):
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 1
+    if args.model and getattr(args, "compile", False):
+        from .compile import compile_file
+        args.name = args.name or (os.path.basename(args.model)
+                                  if not args.flash_model else None)
+        args.model, note = compile_file(args.model, arch,
+                                        os.path.join(out_dir, "compiled"))
+        print("# " + note)
     image = None
     if args.romfs:
         image = build_romfs(board, args.model, args.name, out_dir)

@@ -244,6 +244,9 @@ def add_parser(sub):
                         "board: import tflm.flashimage as f; "
                         "hex(f.layout()[0]))")
     p.add_argument("-o", "--output", required=True, help="UF2 file to write")
+    p.add_argument("--no-compile", dest="compile", action="store_false",
+                   help="store the models as they are (default: compiled "
+                        "for the board's arch, host_tools compile)")
     return p
 
 
@@ -266,13 +269,34 @@ def parse_models(specs):
     return out
 
 
+def _compiled(models, arch):
+    """[(name, bytes)] models, each compiled for arch where it can be
+    (host_tools.compile); prints a line per model."""
+    from .compile import CompileError, compile_model
+    from .unix_port import DeviceError
+    out = []
+    for name, data in models:
+        try:
+            data, info = compile_model(data, arch)
+            print("# %s compiled for %s: arena %d bytes (head %d + tail %d)"
+                  % (name, arch, info["arena"], info["head"], info["tail"]))
+        except (CompileError, ValueError, DeviceError) as e:
+            print("# %s not compiled (%s): the board builds it the plain "
+                  "way" % (name, str(e).splitlines()[0]))
+        out.append((name, data))
+    return out
+
+
 def main(args):
     from .boards import get_board
     board = get_board(args.board)
     try:
         fw_end = (firmware_end(args.firmware, board) if args.firmware
                   else args.firmware_end)
-        data, note = build(board, parse_models(args.models), fw_end)
+        models = parse_models(args.models)
+        if getattr(args, "compile", False):
+            models = _compiled(models, board["march"])
+        data, note = build(board, models, fw_end)
     except FlashImageError as e:
         print("error: %s" % e, file=sys.stderr)
         return 2

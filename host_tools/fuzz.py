@@ -3,7 +3,9 @@
     python -m host_tools fuzz --n 2000 --seed 1
 
 Takes every shared model (../shared/models, and the demo model
-host_tools/data/digits_cnn_int8.tflite), small models weighted more, and
+host_tools/data/digits_cnn_int8.tflite), small models weighted more, some
+of them also compiled for the unix port (COMPILED_SEEDS: their block's
+header re-hashed after an edit, or any byte of them mutated), and
 applies seeded mutations: bit flips, byte sets, truncations, corrupted
 uoffsets, vector lengths, vtable entries and soffsets, tensor / buffer /
 opcode indices, shape dimensions, scales, option fields, and swapped
@@ -69,6 +71,21 @@ SEEDS = (
     ("audio_preprocessor_int8/audio_preprocessor_int8.tflite", 1),
     ("malformed/valid_small.tflite", 1),
     ("malformed/int32_max_dim.tflite", 1),
+)
+
+
+# Seed models also given as compiled for the unix port under test
+# (host_tools compile: a tflm_compiled block in their metadata), and
+# their weights: the generic mutations hit the block too (its hashes
+# must catch them), and "block" mutations edit its header words or the
+# first words of its object stream and set the hashes again (the loader's
+# own checks must catch them: a FormatError, a fallback to the plain
+# construction, or the same outputs as TFLM's).
+COMPILED_SEEDS = (
+    (DEMO, 3),
+    ("hello_world_int8/hello_world_int8.tflite", 3),
+    ("micro_speech_quantized/micro_speech_quantized.tflite", 3),
+    ("audio_preprocessor_int8/audio_preprocessor_int8.tflite", 1),
 )
 
 
@@ -618,11 +635,92 @@ def base_inputs(path, work, rng, tag):
     return files
 
 
-def make_cases(n, seed, work, seeds=SEEDS):
-    """n mutated models spread over the seed models by weight."""
+def _compiled_seeds(seeds, work):
+    """[(path, weight)] of the seeds compiled for the unix port's arch
+    (written into work); none where compiling fails."""
+    from .compile import compile_file
+    from .romfs import arch_of
+    from .unix_port import micropython_bin
+    try:
+        proc = subprocess.run([micropython_bin(), "-c", "import sys; print("
+                               "sys.implementation._mpy)"],
+                              capture_output=True, text=True, timeout=60)
+        arch = arch_of(int(proc.stdout))
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return []
+    out = []
+    for k, (rel, w) in enumerate(seeds):
+        p = seed_path(rel)
+        if not os.path.exists(p):
+            continue
+        dst, _ = compile_file(p, arch, os.path.join(work, "compiled%d" % k))
+        if dst != p:
+            out.append((dst, w))
+            COMPILED_FROM[dst] = (p, arch)
+    return out
+
+
+# compiled seed path -> (its source model, arch): save() writes recipes
+# of their mutants against the source (load_corpus_file compiles it again:
+# the compiler's output is deterministic)
+COMPILED_FROM = {}
+
+
+def block_of(raw):
+    """(position, bytes) of a tflm_compiled block in model bytes, or
+    None."""
+    from tflm.source import metadata
+    try:
+        return metadata(FlatBuffer(bytes(raw)), "tflm_compiled")
+    except TFLMError:
+        return None
+
+
+def rehash(raw, pos, n):
+    """[(position, bytes)]: the block's two hashes for bytes raw
+    (host_tools.compile: the model outside the block, the block but its
+    hash words)."""
+    from .compile import fnv30
+    mh = fnv30(raw, 0, pos, 0x2345)
+    mh = fnv30(raw, pos + n, len(raw), mh)
+    bh = fnv30(raw, pos, pos + 16, 0x2345)
+    bh = fnv30(raw, pos + 24, pos + n, bh)
+    return [(pos + 16, mh.to_bytes(4, "little") + bh.to_bytes(4, "little"))]
+
+
+def _m_block(raw, rng):
+    """A header word of the block (or the object stream's first words)
+    set to a telling value, the hashes set again: (edits, None, what),
+    or None for a model without a block."""
+    at = block_of(raw)
+    if at is None:
+        return None
+    pos, n = at
+    stream = int.from_bytes(raw[pos + 68:pos + 72], "little")
+    nt = int.from_bytes(raw[pos + 40:pos + 44], "little")
+    words = list(range(20)) + [(stream + 4 * (nt + j)) // 4
+                               for j in range(3)]
+    k = rng.choice(words)
+    if 4 * k + 4 > n or k in (4, 5):
+        return None
+    old = int.from_bytes(raw[pos + 4 * k:pos + 4 * k + 4], "little",
+                         signed=True)
+    v = rng.choice((0, 1, 2, -1, old + 1, old - 1, old + 4, old - 4,
+                    2 * old, n, n + 4, 99, 0x7FFFFFFF, -0x80000000))
+    edit = (pos + 4 * k, _u32(v))
+    b = bytearray(raw)
+    b[edit[0]:edit[0] + 4] = edit[1]
+    return [edit] + rehash(b, pos, n), None, "block word %d %d -> %d" % (
+        k, old, v)
+
+
+def make_cases(n, seed, work, seeds=SEEDS, compiled=COMPILED_SEEDS):
+    """n mutated models spread over the seed models (and the compiled
+    ones: _compiled_seeds) by weight."""
     rng = random.Random(seed)
     avail = [(seed_path(r), w) for r, w in seeds
              if os.path.exists(seed_path(r))]
+    avail += _compiled_seeds(compiled, work)
     bases = {}
     for tag, (p, _) in enumerate(avail):
         with open(p, "rb") as f:
@@ -633,7 +731,11 @@ def make_cases(n, seed, work, seeds=SEEDS):
     for k in range(n):
         p = rng.choice(pool)
         raw, lay, ins = bases[p]
-        edits, trunc, what = mutations(raw, lay, rng)
+        m = _m_block(raw, rng) if rng.random() < 0.5 else None
+        if m is not None:
+            edits, trunc, what = m
+        else:
+            edits, trunc, what = mutations(raw, lay, rng)
         path = os.path.join(work, "m%05d.tflite" % k)
         with open(path, "wb") as f:
             f.write(apply(raw, edits, trunc))
@@ -671,18 +773,20 @@ def save(c, corpus, reason):
         raw = f.read()
     # Mutants of shared or repo models are stored as recipes (base + byte
     # edits): copies of ../shared files are never committed.
-    in_repo = c.base.startswith(ROOT + os.sep)
-    in_shared = c.base.startswith(SHARED)
+    base, arch = COMPILED_FROM.get(c.base, (c.base, None))
+    in_repo = base.startswith(ROOT + os.sep)
+    in_shared = base.startswith(SHARED)
     if len(raw) <= CORPUS_MAX_BYTES and not in_repo and not in_shared:
         name = stem + ".tflite"
         with open(os.path.join(corpus, name), "wb") as f:
             f.write(raw)
     else:
-        base = os.path.relpath(c.base, SHARED) if c.base.startswith(
-            SHARED) else os.path.relpath(c.base, ROOT)
+        rel = os.path.relpath(base, SHARED) if in_shared else \
+            os.path.relpath(base, ROOT)
         name = stem + ".json"
         with open(os.path.join(corpus, name), "w") as f:
-            json.dump({"base": base, "in_shared": c.base.startswith(SHARED),
+            json.dump({"base": rel, "in_shared": in_shared,
+                       "compiled": arch,
                        "edits": [[p, d.hex()] for p, d in c.edits],
                        "truncate": c.trunc, "what": c.what,
                        "reason": reason[:300]}, f, indent=1)
@@ -702,6 +806,9 @@ def load_corpus_file(path):
         return None
     with open(base, "rb") as f:
         raw = f.read()
+    if r.get("compiled"):  # a mutant of the model compiled for that arch
+        from .compile import compile_model
+        raw = compile_model(raw, r["compiled"])[0]
     return apply(raw, [(p, bytes.fromhex(d)) for p, d in r["edits"]],
                  r["truncate"])
 

@@ -106,12 +106,25 @@ def main():
                 return (r, a - start, n)
         if not len(v):
             return (C.R_MODEL, 0, 0)
-        raise NotCompilable("a view of %d bytes outside the arena and the "
-                            "model" % n)
+        # a view of an array on the heap (a kernel keeps its views, e.g.
+        # FULLY_CONNECTED's per-chunk multipliers): the array, from its
+        # first item (mp_obj_array_t's items pointer) to the end of the
+        # last view of it, becomes a heap region of the block
+        items = int.from_bytes(uctypes.bytearray_at(
+            id(v) + 3 * HOST_WORD, HOST_WORD), "little")
+        h = heaps.get(items)
+        if h is None:
+            h = heaps[items] = [len(heaps), tc, 0]
+        if h[1] != tc:
+            raise NotCompilable("views %r and %r of one array" % (h[1], tc))
+        h[2] = max(h[2], a + n - items)
+        return (len(regions) + h[0], a - items, n)
 
     def count(x):
         if id(x) in refs and not isinstance(x, (int, tuple)):
             return
+        if type(x).__name__ == "array" or isinstance(x, bytearray):
+            arrays.append(x)
         k = key(x)
         if k is not None:
             seen[k] = seen.get(k, 0) + 1
@@ -121,6 +134,8 @@ def main():
             for y in x:
                 count(y)
 
+    heaps = {}  # items address -> [index, typecode, bytes]
+    arrays = []  # the arrays of the states (each is emitted as a copy)
     steps = it._steps
     states = list(it._states or [])
     variables = list(it._variables or [])
@@ -128,6 +143,17 @@ def main():
     top = [list(steps), ops, states, variables]
     for x in top:
         count(x)
+    # the heap regions (views of arrays on the heap) come first: the
+    # views of the rest refer to them
+    for x in arrays:
+        if len(x) and uctypes.addressof(x) in heaps:
+            raise NotCompilable("an array of a state and a view of it")
+    heap_list = [None] * len(heaps)
+    for items, (k, tc, n) in heaps.items():
+        a = __import__("array").array(tc, bytes(uctypes.bytearray_at(
+            items, n)))
+        heap_list[k] = a
+    top = [heap_list] + top
     shared = {}
     out = []
 

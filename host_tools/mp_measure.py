@@ -23,8 +23,11 @@ r["kernels"] = c - b
 # built; imported here, it stays): part of the peak, not of what is kept
 for name in tflm.interpreter.CONSTRUCTION:
     # the kernels' helpers that kernels._LAZY declares (of any type) came
-    # with the kernel modules that use them, if the model needs them
-    if ":" + name.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " ":
+    # with the kernel modules that use them, if the model needs them;
+    # tflm.compiled builds compiled models only, without the plain
+    # construction's modules
+    if ":" + name.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " " \
+            and name != "tflm.compiled":
         __import__(name)
 gc.collect()
 r["construction"] = gc.mem_alloc() - c

@@ -433,14 +433,40 @@ def test_deploy_dry_run_filesystem(tmp_path):
     mp = cmds[0][0]
     assert os.path.basename(mp) == "mpremote"
     pkg = os.path.join(str(tmp_path), "pico", "tflm")
+    # the model copied is the one compiled for the Pico (armv6m: 32-bit
+    # words, Thumb code), under its own name
+    compiled = os.path.join(str(tmp_path), "pico", "compiled",
+                            "hello_world_int8.tflite")
     assert cmds == [
         [mp, "connect", "/dev/ttyACM0", "rm", "-r", ":tflm"],
         [mp, "connect", "/dev/ttyACM0", "cp", "-r", pkg, ":"],
-        [mp, "connect", "/dev/ttyACM0", "cp", model,
+        [mp, "connect", "/dev/ttyACM0", "cp", compiled,
          ":hello_world_int8.tflite"]]
+    assert _block_target(compiled) == (4, 1)
+    assert "hello_world_int8.tflite compiled for armv6m" in proc.stdout
+    proc = dry_run("--board", "pico", "--port", "/dev/ttyACM0", "--model",
+                   model, "--build-dir", str(tmp_path), "--no-compile")
+    assert proc.returncode == 0, proc.stderr
     assert os.path.exists(os.path.join(pkg, "interpreter.mpy"))
     assert "-march=armv6m" in proc.stdout
     assert "tflm.Interpreter('hello_world_int8.tflite')" in proc.stdout
+    assert mpremote_lines(proc.stdout)[-1][-2:] == [
+        model, ":hello_world_int8.tflite"]
+
+
+def _block_target(path):
+    """(word size, thumb) of the compiled block in a model file, or None
+    without one."""
+    import struct
+
+    from tflm.flatbuf import FlatBuffer
+    from tflm.source import metadata
+    with open(path, "rb") as f:
+        raw = f.read()
+    at = metadata(FlatBuffer(raw), "tflm_compiled")
+    if at is None:
+        return None
+    return struct.unpack_from("<ii", raw, at[0] + 8)
 
 
 def test_deploy_dry_run_romfs(tmp_path):
@@ -456,6 +482,13 @@ def test_deploy_dry_run_romfs(tmp_path):
                     [mp, "connect", "COM3", "soft-reset"]]
     with open(img, "rb") as f:
         assert f.read(3) == b"\xd2\xcd\x31"  # a ROMFS image
+    # the model in it is compiled for the board (its bytes end the
+    # image's model entry: the same as compile_model's for armv7emdp)
+    from host_tools import compile as comp
+    with open(model, "rb") as f:
+        want = comp.compile_model(f.read(), "armv7emdp")[0]
+    with open(img, "rb") as f:
+        assert want in f.read()
     assert "/rom/person_detect.tflite" in proc.stdout
     assert "-march=armv7emdp" in proc.stdout
 

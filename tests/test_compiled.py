@@ -10,13 +10,14 @@ plain construction and says why.
 """
 
 import json
+import os
 import re
 import struct
 
 import numpy as np
 import pytest
 
-from conftest import run_mp, shared, unix_arch
+from conftest import ROOT, run_mp, shared, unix_arch
 from host_tools import compile as comp
 from host_tools.oracle import Reference
 
@@ -95,8 +96,13 @@ def arch():
     return unix_arch()
 
 
+DEMO = os.path.join(ROOT, "host_tools", "data", "digits_cnn_int8.tflite")
+
+
 def _compile(tmp_path, rel, arch):
-    src = shared(*rel.split("/"))
+    # (the demo model: its FULLY_CONNECTED keeps views of heap arrays,
+    # the block's heap regions)
+    src = DEMO if rel == "demo" else shared(*rel.split("/"))
     with open(src, "rb") as f:
         out, info = comp.compile_model(f.read(), arch)
     p = tmp_path / (rel.split("/")[-1] + ".c.tflite")
@@ -106,7 +112,7 @@ def _compile(tmp_path, rel, arch):
 
 def test_outputs_equal_plain(tmp_path, arch):
     pairs, infos = [], {}
-    for rel in MODELS:
+    for rel in MODELS + ["demo"]:
         src, p, info = _compile(tmp_path, rel, arch)
         pairs.append((src, p))
         infos[src] = info
@@ -189,7 +195,7 @@ def _block(raw):
     from tflm.flatbuf import FlatBuffer
     from tflm.source import metadata
     pos, n = metadata(FlatBuffer(bytes(raw)), comp.NAME)
-    return pos, list(struct.unpack_from("<%di" % 19, raw, pos))
+    return pos, list(struct.unpack_from("<%di" % 20, raw, pos))
 
 
 def _rehash(raw):
@@ -298,3 +304,22 @@ def test_damaged_blocks(tmp_path, arch):
     assert res["ref_missing"][0] == "FormatError"
     assert "tflm.nosuchmo" in res["ref_missing"][1]
     assert res["stream"][0] == "FormatError"
+
+
+def test_state_in_a_read_only_tail_is_refused(tmp_path, arch):
+    """A block that says its tail is read-only (header word 19) while a
+    kernel keeps state there (the audio preprocessor's Signal ops) is a
+    FormatError: eval would write into the model's bytes (flash)."""
+    rel = "audio_preprocessor_int8/audio_preprocessor_int8.tflite"
+    _, p, info = _compile(tmp_path, rel, arch)
+    assert not info["tail_read_only"]
+    raw = bytearray(open(p, "rb").read())
+    pos, h = _block(raw)
+    assert h[19] == 0
+    struct.pack_into("<i", raw, pos + 4 * 19, 1)
+    q = tmp_path / "ro.tflite"
+    q.write_bytes(bytes(_rehash(raw)))
+    out = run_mp("PATHS = %r\n" % [str(q)] + CASES, tmp_path)
+    res = json.loads(out.splitlines()[-1])
+    assert res == [["FormatError", "tflm_compiled: a kernel's state in the "
+                    "tail it reads in place"]]

@@ -29,9 +29,11 @@ The block (little-endian int32 words, at any address in the model):
   tail may then be read in place, from the model's bytes);
   strings: per string its length, then its bytes, padded to 4;
   tail image: the tail's bytes (padded to 4), then its words;
-  objects: where[0:tensors], then a list of the steps (eval function,
-  state, ...), the list of the operator index of each step, the list
-  of states (interp.reset() zeroes them) and the list of variables.
+  objects: where[0:tensors], then a list of arrays (the heap regions:
+  arrays on the heap that the kernels keep views of, regions 4, 5,
+  ...), a list of the steps (eval function, state, ...), the list of
+  the operator index of each step, the list of states (interp.reset()
+  zeroes them) and the list of variables.
 An object is a tag word and its fields (see the _T_ constants);
 T_MEMO k stores the object that follows as shared object k,
 T_SAME k refers to it again.
@@ -228,7 +230,7 @@ class Block:
             raise FormatError("%s: cut short at byte %d" % (NAME, at))
         where = array("i", w[:nt])
         try:
-            out = _decode(w, nt, regions, self.strings)
+            out = _decode(w, nt, list(regions), self.strings)
         except IndexError:
             raise FormatError("%s: cut short" % NAME)
         for x in out:
@@ -238,12 +240,15 @@ class Block:
 
 
 def _decode(w, at, regions, strings):
-    """The 4 objects of the stream in words w from index at (see the
-    module doc and objects())."""
+    """The 5 objects of the stream in words w from index at (see the
+    module doc and objects()): the first, a list of arrays, extends
+    regions (a list) with a view of each, the heap regions that the
+    views of the others may refer to."""
     memo = {}
     out = []
-    stack = [[out, 4, T_LIST, -1]]  # items, left to read, tag, memo key
+    stack = [[out, 5, T_LIST, -1]]  # items, left to read, tag, memo key
     key = -1  # memo key of the next object (T_MEMO)
+    sizes = [1, 1, 4, 1]  # bytes per item of each region
     while True:
         f = stack[-1]
         if f[1] == 0:  # a container is complete
@@ -252,10 +257,18 @@ def _decode(w, at, regions, strings):
             if f[3] >= 0:
                 memo[f[3]] = x
             if not stack:
-                return out
+                return out[1:]
             f = stack[-1]
             f[0].append(x)
             f[1] -= 1
+            if len(stack) == 1 and len(out) == 1:  # the heap regions
+                if not isinstance(x, list):
+                    raise FormatError("%s: the heap regions" % NAME)
+                for a in x:
+                    if type(a) is not array:
+                        raise FormatError("%s: a heap region" % NAME)
+                    regions.append(memoryview(a))
+                    sizes.append(len(bytes(memoryview(a)[:1])) or 1)
             continue
         tag = w[at]
         at += 1
@@ -276,10 +289,10 @@ def _decode(w, at, regions, strings):
         if tag == T_VIEW:
             r, off, n = w[at], w[at + 1], w[at + 2]
             at += 3
-            if not 0 <= r <= R_MODEL:
+            if not 0 <= r < len(regions):
                 raise FormatError("%s: view of region %d" % (NAME, r))
             base = regions[r]
-            size = 4 if r == R_WORDS else 1
+            size = sizes[r]
             if off < 0 or n < 0 or off % size or n % size or \
                     off + n > size * len(base):
                 raise FormatError("%s: view of %d bytes at %d, outside "
@@ -443,6 +456,15 @@ def _build(it, buf, arena_size, user, src, at):
         tv, wv = mv[head:head + tail], memoryview(it._words)
     where, steps, ops, states, variables = blk.objects((hv, tv, wv, fb.mv))
     blk = None
+    if in_place and states:  # h[19] must be true: no state in the tail
+        from .static_arena import _address
+        spans = ((_address(tv), len(tv)), (_address(wv), 4 * len(wv)))
+        for v in states:
+            a = _address(v)
+            for start, size in spans:
+                if size and start <= a < start + size:
+                    raise FormatError("%s: a kernel's state in the tail "
+                                      "it reads in place" % NAME)
     n = len(steps) // 2
     if len(steps) & 1 or len(ops) != n or len(where) != m.n_tensors:
         raise FormatError("compiled block: %d steps, %d operators, %d "
