@@ -71,6 +71,8 @@ def _dispatch(args):
     if args.cmd == "plan":
         return plan_tool.main(args)
     if args.cmd == "romfs":
+        if args.compile:  # the models compiled for the image's arch
+            args.model = compile_tool.compile_specs(args.model, args.arch)
         return romfs.main(args)
     if args.cmd == "fuzz":
         return fuzz.main(args)

@@ -197,6 +197,104 @@ def markdown(rows, target, rev):
     return "\n".join(lines) + "\n"
 
 
+# Construction on the target (--construction): a fresh boot per model and
+# way, the image holding the package and that one model (plain, or
+# compiled for the arch: host_tools.compile); times `import tflm` and the
+# first Interpreter() (kernel imports included), then reads interp.ram.
+CONSTRUCT_SCRIPT = """
+import sys
+sys.path.insert(0, "/rom")
+import gc, time
+t0 = time.ticks_us()
+import tflm
+t1 = time.ticks_us()
+it = tflm.Interpreter("/rom/m.tflite")
+t2 = time.ticks_us()
+c = it.compiled  # (imports tflm/api.py: before the heap is read)
+gc.collect()
+f = gc.mem_free()
+it = None
+gc.collect()
+print("CONSTRUCT", time.ticks_diff(t1, t0), time.ticks_diff(t2, t1),
+      gc.mem_free() - f, 1 if c is True else 0)
+"""
+
+
+def construction(cmd, models, per_us, arch="armv6m", timeout=1800):
+    """[{name, plain: {...}, compiled: {...}}]: per way, import and
+    construct (instructions: µs x per_us) and kept (bytes that the
+    interpreter held: freed when it goes). Raises RuntimeError when the
+    target prints no result."""
+    import shlex
+
+    from . import romfs
+    from .compile import compile_model
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tflm_construct_") as work:
+        pkg = romfs.compile_package(arch)
+        script = os.path.join(work, "construct.py")
+        with open(script, "w") as f:
+            f.write(CONSTRUCT_SCRIPT)
+        for name, rel in models:
+            if rel.startswith("gen:"):
+                continue
+            with open(model_file(rel), "rb") as f:
+                raw = f.read()
+            row = {"name": name}
+            for way in ("plain", "compiled"):
+                data = raw if way == "plain" else compile_model(raw, arch)[0]
+                image = os.path.join(work, "%s_%s.img" % (name, way))
+                img, _ = romfs.build_image(
+                    [(p, d, False) for p, d in pkg]
+                    + [("m.tflite", data, True)])
+                with open(image, "wb") as f:
+                    f.write(img)
+                line = cmd.replace("{image}", shlex.quote(image)).replace(
+                    "{script}", shlex.quote(script))
+                out = subprocess.run(line, shell=True, capture_output=True,
+                                     text=True, timeout=timeout).stdout
+                got = [ln.split() for ln in out.splitlines()
+                       if ln.startswith("CONSTRUCT")]
+                if not got:
+                    raise RuntimeError("%s (%s): no result:\n%s"
+                                       % (name, way, out[-2000:]))
+                imp, con, kept, built = map(int, got[-1][1:5])
+                if (way == "compiled") != bool(built):
+                    raise RuntimeError("%s: the %s model was built %s"
+                                       % (name, way, "from its block"
+                                          if built else "the plain way"))
+                row[way] = {"import": imp * per_us, "construct": con * per_us,
+                            "kept": kept}
+            rows.append(row)
+    return rows
+
+
+def construction_markdown(rows, target, rev):
+    lines = [
+        "# armv6m construction: plain and compiled models",
+        "",
+        "Measured by `python -m host_tools bench-device --construction` at "
+        "commit %s on: %s." % (rev, target),
+        "A fresh boot per model and way, package and model in ROMFS: "
+        "instructions of the first `tflm.Interpreter()` (kernel imports "
+        "included; `import tflm` apart) and the bytes the interpreter "
+        "held (freed when it goes: arena and objects). Compiled: "
+        "`host_tools compile --arch armv6m`, its tail read in place from "
+        "the model. Issue 34's goals: compiled person_detect <= 75 M "
+        "instructions, micro_speech <= 18 M.",
+        "",
+        "| model | import tflm | construct, plain | compiled | kept, "
+        "plain | compiled |",
+        "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p, c = r["plain"], r["compiled"]
+        lines.append("| %s | %.1f M | %.1f M | %.1f M | %s | %s |" % (
+            r["name"], p["import"] / 1e6, p["construct"] / 1e6,
+            c["construct"] / 1e6, "{:,}".format(p["kept"]),
+            "{:,}".format(c["kept"])))
+    return "\n".join(lines) + "\n"
+
+
 def add_parser(sub):
     p = sub.add_parser("bench-device", help="armv6m instructions per MAC "
                        "on an emulated Cortex-M0+ MicroPython you provide")
@@ -215,6 +313,9 @@ def add_parser(sub):
     p.add_argument("--out", default=OUT_DIR,
                    help="directory for device.md / device.json ('-': "
                         "print only)")
+    p.add_argument("--construction", action="store_true",
+                   help="measure construction instead, plain and compiled "
+                        "(construction.md / .json)")
     return p
 
 
@@ -226,6 +327,8 @@ def main(args):
               file=sys.stderr)
         return 2
     models = [m for m in MODELS if not args.models or m[0] in args.models]
+    if args.construction:
+        return _main_construction(args, models)
     try:
         recs = run(args.target_cmd, models)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
@@ -245,4 +348,23 @@ def main(args):
                        args.target_cmd, "per_us": args.per_us,
                        "models": [dict(r, output=r["output"][:64])
                                   for r in rows]}, f, indent=1)
+    return 0
+
+
+def _main_construction(args, models):
+    try:
+        rows = construction(args.target_cmd, models, args.per_us)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        print("error: %s" % e, file=sys.stderr)
+        return 1
+    target = args.target or args.target_cmd
+    md = construction_markdown(rows, target, commit())
+    print(md)
+    if args.out != "-":
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "construction.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(args.out, "construction.json"), "w") as f:
+            json.dump({"commit": commit(), "target": target,
+                       "per_us": args.per_us, "models": rows}, f, indent=1)
     return 0

@@ -180,6 +180,25 @@ def compile_file(path, arch, out_dir):
     return dst, note
 
 
+def compile_specs(specs, arch):
+    """The PATH[=NAME] specs with each model compiled for arch (into a
+    temporary folder: host_tools.compile.compile_file), each under its
+    own name; prints a line per model."""
+    import atexit
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="tflm-romfs-")
+    atexit.register(shutil.rmtree, tmp, True)
+    out = []
+    for spec in specs:
+        path, _, name = spec.partition("=")
+        name = name or os.path.basename(path)
+        dst, note = compile_file(path, arch, os.path.join(tmp, str(len(out))))
+        print(note)
+        out.append(dst + "=" + name)
+    return out
+
+
 def add_parser(sub):
     p = sub.add_parser("compile", help="compile a model for a board: "
                        "construction done on the host, stored in the "

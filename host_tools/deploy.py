@@ -213,6 +213,7 @@ def main(args):
         from .compile import compile_file
         args.name = args.name or (os.path.basename(args.model)
                                   if not args.flash_model else None)
+        args.source_model = args.model
         args.model, note = compile_file(args.model, arch,
                                         os.path.join(out_dir, "compiled"))
         print("# " + note)
@@ -286,10 +287,21 @@ def build_flash_uf2(board, args, out_dir):
         # the firmware's .uf2 file, else its end address (0x... or decimal)
         fw_end = fx.firmware_end(fw, board) if os.path.exists(fw) else \
             fx.address(fw)
+        name = args.name or _flash_name(args.model)
         with open(args.model, "rb") as f:
-            data, note = fx.build(board, [(args.name or
-                                           _flash_name(args.model),
-                                           f.read())], fw_end)
+            raw = f.read()
+        try:
+            data, note = fx.build(board, [(name, raw)], fw_end)
+        except fx.FlashImageError as e:
+            plain = getattr(args, "source_model", None)
+            if not plain or plain == args.model:
+                raise
+            # the compiled model (its block: the tail's bytes and the
+            # steps) does not fit where the plain one may
+            print("# the compiled model does not fit (%s): the plain one "
+                  "instead" % e)
+            with open(plain, "rb") as f:
+                data, note = fx.build(board, [(name, f.read())], fw_end)
     except (fx.FlashImageError, OSError, ValueError) as e:
         print("error: %s: nothing copied" % e, file=sys.stderr)
         return None

@@ -87,6 +87,10 @@ def _device_note(dev):
 def headline():
     """README: a few numbers per benchmark model."""
     res, dev = _json("results.json"), _json("device.json")
+    try:  # bench-device --construction
+        con = {m["name"]: m for m in _json("construction.json")["models"]}
+    except OSError:
+        con = {}
     unix = {m["name"]: m for m in res["models"]}
     fit = {f["name"]: f for f in res["fit"]}
     exact = sum(1 for m in res["models"] if m["bit_exact"])
@@ -96,23 +100,30 @@ def headline():
         if not u or not f:
             others.append("%s %s" % (d["name"], _f(d["per_mac"])))
             continue
+        c = con.get(d["name"])
         rows.append((
             d["name"], _f(d["per_mac"]), "%.2fx" % u["ratio"],
             "%s / %s" % (_n(u["arena"] + u["persistent"]),
                          _n(u["tflm_head"] + u["tflm_tail"])),
-            _n(f["kept"]), _f(u["build_us"] / 1000.0, 0)))
+            _n(f["kept"]), "%.0f M / %.0f M" % (
+                c["plain"]["construct"] / 1e6,
+                c["compiled"]["construct"] / 1e6) if c else "-"))
     return "\n".join([
         "Bit-exact with TFLM's reference kernels: %d of the %d models that "
         "`make bench` runs." % (exact, len(res["models"])), "",
         _table(("model", "armv6m instructions / MAC",
                 "time vs TFLM (unix port)",
                 "arena head + tail, ours / TFLM's, B", "RAM kept, B",
-                "construction ms (unix port)"), rows), "",
+                "armv6m construction, plain / compiled model, instructions"),
+               rows), "",
         "Also on armv6m, instructions per MAC: %s. RAM is a 64-bit build's "
-        "(%s). Sources: %s; %s. More in [docs/performance.md]"
+        "(%s). Sources: %s; %s%s. More in [docs/performance.md]"
         "(docs/performance.md) and [docs/memory.md](docs/memory.md)."
         % (", ".join(others), res["fit"][0]["arch"] if res["fit"] else "?",
-           _device_note(dev), _unix_note(res))])
+           _device_note(dev), _unix_note(res),
+           "; construction (the first Interpreter(), kernel imports "
+           "included): `bench-device --construction`, "
+           "[bench/construction.md](bench/construction.md)" if con else "")])
 
 
 def bench_device():

@@ -293,10 +293,20 @@ def main(args):
     try:
         fw_end = (firmware_end(args.firmware, board) if args.firmware
                   else args.firmware_end)
-        models = parse_models(args.models)
+        plain = parse_models(args.models)
+        models = plain
         if getattr(args, "compile", False):
-            models = _compiled(models, board["march"])
-        data, note = build(board, models, fw_end)
+            models = _compiled(plain, board["march"])
+        try:
+            data, note = build(board, models, fw_end)
+        except FlashImageError as e:
+            if models is plain:
+                raise
+            # the compiled models (their blocks) do not fit where the
+            # plain ones may
+            print("# the compiled models do not fit (%s): the plain ones "
+                  "instead" % e)
+            data, note = build(board, plain, fw_end)
     except FlashImageError as e:
         print("error: %s" % e, file=sys.stderr)
         return 2

@@ -353,32 +353,12 @@ def add_parser(sub):
     return p
 
 
-def _compiled(specs, arch):
-    """The PATH[=NAME] specs with each model compiled for arch (into a
-    temporary folder: host_tools.compile.compile_file), each under its
-    own name; prints a line per model."""
-    import tempfile
-
-    from .compile import compile_file
-    tmp = tempfile.mkdtemp(prefix="tflm-romfs-")
-    out = []
-    for spec in specs:
-        path, _, name = spec.partition("=")
-        name = name or os.path.basename(path)
-        dst, note = compile_file(path, arch, os.path.join(tmp, str(len(out))))
-        print(note)
-        out.append(dst + "=" + name)
-    return out
-
-
 def main(args):
     """Builds and writes the image; prints its layout and how to deploy.
     Returns 0, or 1 if a module does not compile."""
-    models = args.model
-    if getattr(args, "compile", False):
-        models = _compiled(models, args.arch)
-    try:
-        image, entries = build(args.arch, models, args.package,
+    try:  # (python -m host_tools romfs compiles the models first:
+        # compile.compile_specs, unless --no-compile)
+        image, entries = build(args.arch, args.model, args.package,
                                args.unaligned)
     except RuntimeError as e:
         print(e, file=sys.stderr)

@@ -237,14 +237,17 @@ def test_lazy_imports_are_declared():
 # emulated M0 showed that they are most of what construction needs
 # beyond what is kept: ResNet-8 needs 11.7 KB more than it keeps there),
 # 64-bit / 32-bit, about 2% above today's (construct.py and source.py,
-# which pick the compiled or the plain construction, among them).
+# which pick the compiled or the plain construction, among them; the
+# negative scales in quant.py, LOG_SOFTMAX's helpers in lut_math.py).
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
-        "x64": 29500, "x86": 16900, "armv6m": (208, 11800),
+        # (the kernel registry grows with each operator added; armv6m:
+        # fixedpoint._requant_neg, negative per-channel scales, 1.6 KB)
+        "x64": 29800, "x86": 17200, "armv6m": (208, 13400),
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},
-        "construction": {"x64": 20500, "x86": 12100}},
+        "construction": {"x64": 21400, "x86": 12600}},
 }
 
 

@@ -179,7 +179,11 @@ class Block:
                 raise FormatError("%s: string at byte %d cut short"
                                   % (NAME, self.at))
             a = pos + self.at
-            strs.append(str(bytes(fb.mv[a:a + k]), "utf-8"))
+            try:
+                strs.append(str(bytes(fb.mv[a:a + k]), "utf-8"))
+            except (UnicodeError, ValueError):
+                raise FormatError("%s: string at byte %d is not UTF-8"
+                                  % (NAME, self.at))
             self.at += (k + 3) & ~3
         self.strings = strs
         v = _string(self.strings, h[13])
