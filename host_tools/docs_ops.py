@@ -182,6 +182,23 @@ OPS = {
         "uint32", "its noise estimate is state: interp.reset() clears it"),
     "SignalPCAN": ("uint32 (int16 table)", ""),
     "SignalFilterBankLog": ("uint32 -> int16", ""),
+    "SignalDelay": ("int16", "a delay line per row: interp.reset() clears it"),
+    "SignalFramer": ("int16 -> int16, bool valid",
+                     "frames not yet complete are not written (valid "
+                     "false); prefill; state cleared by interp.reset()"),
+    "SignalStacker": ("int16 -> int16, bool valid",
+                      "the output is written only when valid; state "
+                      "cleared by interp.reset()"),
+    "SignalOverlapAdd": ("int16, float32",
+                         "int16 saturated; state cleared by interp.reset()"),
+    "SignalIrfft": ("int16",
+                    "fft_length / 2 a product of 2, 3, 4 and 5; TFLM's "
+                    "int32 and float32 variants refused"),
+    # TFLM's CIRCULAR_BUFFER (CUSTOM, built in)
+    "CIRCULAR_BUFFER": (
+        "int8",
+        "output a variable tensor; TFLM's kTfLiteAbort on the invokes "
+        "between runs (which skips later operators) is not reproduced"),
     # TFLM's DETECTION_POSTPROCESS (CUSTOM, built in)
     "TFLite_Detection_PostProcess": (
         "float32",

@@ -162,6 +162,11 @@ _CUSTOM_KERNELS = (
     " SignalFilterBank:signal_bank SignalFilterBankSquareRoot:signal_bank"
     " SignalFilterBankSpectralSubtraction:signal_bank"
     " SignalFilterBankLog:signal_bank SignalPCAN:signal_bank"
+    " SignalDelay:signal_stream SignalFramer:signal_stream"
+    " SignalStacker:signal_stream SignalOverlapAdd:signal_stream"
+    " SignalIrfft:signal_irfft"
+    # TFLM's CIRCULAR_BUFFER (streaming keyword models)
+    " CIRCULAR_BUFFER:circular_buffer"
     # TFLM's DETECTION_POSTPROCESS (SSD detectors' last op)
     " TFLite_Detection_PostProcess:detection_postprocess"
 )
@@ -221,6 +226,7 @@ _LAZY = (
     " signal_fft:i:signal_fft32 signal_fft:f:signal_fft32 signal_fft32:f:f32"
     " elu:f:elu_f32 log_softmax:f:log_softmax_f32 log_softmax:*:gemmlowp"
     " batch_matmul:f:bmm_f32 batch_matmul:h:bmm16"
+    " signal_stream:f:f32 circular_buffer:*:signal_util"
 )
 
 

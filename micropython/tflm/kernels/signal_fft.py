@@ -152,7 +152,8 @@ def _rfft(x, y, work, tw, stw, perm, stages, p, tmpv):
         while s < nst:
             radix: int = ps[4 * s]
             if radix == 4:
-                _b4(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+                _b4(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3],
+                    0)
             elif radix == 2:
                 _b2(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
             elif radix == 3:
@@ -199,8 +200,10 @@ def _b2(f, tw, m: int, fs: int, nblk: int):
 
 
 @micropython.viper
-def _b4(f, tw, m: int, fs: int, nblk: int):
-    """kf_bfly4 (forward) on each of nblk blocks of 4 * m values."""
+def _b4(f, tw, m: int, fs: int, nblk: int, inv: int):
+    """kf_bfly4 on each of nblk blocks of 4 * m values: forward, or with
+    inv kiss_fft's inverse branch (Fout[m] and Fout[3m] swap the sign of
+    their s4 terms: SignalIrfft, signal_irfft.py)."""
     pf = ptr16(f)
     pt = ptr16(tw)
     b: int = 0
@@ -250,6 +253,9 @@ def _b4(f, tw, m: int, fs: int, nblk: int):
             pf[i2 + 1] = f0i - s3i
             pf[i0] = f0r + s3r
             pf[i0 + 1] = f0i + s3i
+            if inv:
+                s4i = 0 - s4i
+                s4r = 0 - s4r
             pf[i1] = s5r + s4i
             pf[i1 + 1] = s5i - s4r
             pf[i3] = s5r - s4i
