@@ -47,28 +47,31 @@ def _scrub(a, b, c):
     (see Interpreter._build)."""
 
 
-def _sizing_tensor(m, i, where, dummy):
-    """Tensor i parsed anew and bound for the sizing pass (None for -1):
-    a constant to the model bytes, an activation (where[i] >= 0) to the
-    front of the throw-away buffer dummy."""
+def _sizing_tensor(m, i, where, dummy, base=0):
+    """Tensor i (of subgraph model m, whose first tensor has global index
+    base) parsed anew and bound for the sizing pass (None for -1): a
+    constant to the model bytes, an activation (where[base + i] >= 0) to
+    the front of the throw-away buffer dummy."""
     if i < 0:
         return None
-    return _bind(m.tensor(i), min(where[i], 0), m.fb.mv, dummy)
+    return _bind(m.tensor(i), min(where[base + i], 0), m.fb.mv, dummy)
 
 
-def _get(m, i, io, views, where, head):
+def _get(m, i, io, views, where, head, base=0):
     """Tensor i of model m bound to its bytes (None for -1): a subgraph
-    input or output from io, else parsed anew (garbage after prepare)
-    with the data view that views[i] keeps (a list made before the
-    loop: a dict growing there would need a new table amid the
-    garbage), so that every operator's state holds the same view object
-    of a tensor."""
+    input or output from io (subgraph 0's: base 0), else parsed anew
+    (garbage after prepare) with the data view that views[base + i]
+    keeps (a list made before the loop: a dict growing there would need
+    a new table amid the garbage), so that every operator's state holds
+    the same view object of a tensor."""
     if i < 0:
         return None
-    t = io.get(i)
-    if t is not None:
-        return t
+    if base == 0:
+        t = io.get(i)
+        if t is not None:
+            return t
     t = m.tensor(i)
+    i += base
     v = views[i]
     if v is None:
         v = views[i] = _bind(t, where[i], m.fb.mv, head).data
@@ -140,21 +143,32 @@ def _build(it, buf, arena_size, had, user, src):
         _import_kernels(it, m)
     it._stage = "parsing the model"
     m.check()
+    g = None  # the subgraphs IF, WHILE, CALL_ONCE run (graphs.py)
+    if m.num_subgraphs > 1:
+        from .graphs import Graphs, calls
+        if calls(m):
+            it._stage = "parsing the subgraphs"
+            g = Graphs(m)
+        Graphs = calls = None
     it._stage = "resolving operators"
-    mods = _resolve(it, user is None)
+    mods = _resolve(it, user is None, g)
     it._stage = "planning the arena"
-    from . import verify
-    verify.check_plan_size(m)
-    verify = None
+    if g is None:
+        from . import verify
+        verify.check_plan_size(m)
+        verify = None
     # The sizing pass's throw-away buffer: as large as the largest
     # activation (larger scratch requests get a buffer of their own).
     big = 0
-    for t in m.tensors:
+    for t in (m.tensors if g is None else g.tensors()):
         if not t.is_const:
             big = max(big, t.nbytes)
-    n = m.n_tensors + 3 * _REQUESTS_PER_OP * len(mods)
+    n = (m.n_tensors if g is None else g.n_tensors) + \
+        3 * _REQUESTS_PER_OP * len(mods)
     t = None
     m.release()
+    if g is not None:
+        g.release()
     gc.collect()
     mods = tuple(mods)
     # Per tensor where its bytes are, then (operator, head offset,
@@ -182,7 +196,7 @@ def _build(it, buf, arena_size, had, user, src):
         except MemoryError:
             raise _oom(what, big)
     head, tail, words, mods = _size(it, mods, dummy,
-                                    None if user is None else had)
+                                    None if user is None else had, g)
     # verify and planner (their last use was in _size): made before
     # free0, so the heap they give back is not the model's (see build)
     free = _free()
@@ -208,7 +222,7 @@ def _build(it, buf, arena_size, had, user, src):
         from .static_arena import place
         place(it, user, head, tail, words, skip)
         it._stage = "preparing"
-        _prepare(it, mods, head, tail, kept_where)
+        _prepare(it, mods, head, tail, kept_where, g)
         return
     # Nothing is made from here until the arena is: the message is
     # formatted only on failure (_arena_oom).
@@ -225,7 +239,7 @@ def _build(it, buf, arena_size, had, user, src):
         it.arena = it._words = None
         raise _arena_oom(need, head)
     it._stage = "preparing"
-    _prepare(it, mods, head, tail, kept_where)
+    _prepare(it, mods, head, tail, kept_where, g)
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each
@@ -237,6 +251,12 @@ def _import_kernels(it, m):
         kernels.preload(code, m)
     for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
         kernels.preload(32, m, name)
+    for s in range(1, m.num_subgraphs):  # those IF, WHILE... may run
+        sub = m.subgraph(s)
+        for code in sub.used_codes():
+            kernels.preload(code, sub)
+        for name in sub.used_codes(True):
+            kernels.preload(32, sub, name)
     after = _free()
     if before is not None:
         it._imported = before - after
@@ -261,12 +281,12 @@ def _kernel(op, load=True):
     return kernels.find(op.code)
 
 
-def _resolve(it, load=True):
-    """_kernel(op, load) of each operator; UnsupportedOpError naming
-    every operator without one."""
+def _resolve(it, load=True, g=None):
+    """_kernel(op, load) of each operator (of every subgraph g has);
+    UnsupportedOpError naming every operator without one."""
     mods, missing = [], []
     hint = ""
-    for op in it._model.operators:
+    for op in (it._model.operators if g is None else g.operators()):
         mod = _kernel(op, load)
         if mod is None:
             missing.append(op.label())
@@ -278,7 +298,16 @@ def _resolve(it, load=True):
                                  + hint)
     return mods
 
-def _size(it, mods, dummy, late=None):
+def _op(m, g, k):
+    """(subgraph index, its model, the tensors' global base, operator)
+    of global operator k (g: graphs.Graphs or None)."""
+    if g is None:
+        return 0, m, 0, m.operator(k)
+    s, ms, j = g.locate(k)
+    return s, ms, g.tbase[s], ms.operator(j)
+
+
+def _size(it, mods, dummy, late=None, g=None):
     """The sizing pass (see the class doc): returns (head bytes, tail
     bytes, tail words, the kernel modules: with late (arena=: the
     CONSTRUCTION modules imported before, as _build's had), imported
@@ -293,23 +322,32 @@ def _size(it, mods, dummy, late=None):
     own tensors, parsed anew. Every object this pass makes is garbage
     when it returns."""
     m = it._model
-    tensors = it._tensors = m.tensors
+    tensors = it._tensors = m.tensors if g is None else g.tensors()
     dummy = memoryview(dummy)
     mv = m.fb.mv
     from . import planner, verify  # dropped when this returns
-    _, buffers, groups = planner.plan_model(m)
+    if g is None:
+        _, buffers, groups = planner.plan_model(m)
+    else:  # lifetimes in TFLM's allocation scopes (graphs.py)
+        buffers, groups, o_first, o_last = g.plan()
     where = it._where
-    for t in tensors:
-        r = tensors[groups[t.index]]
+    for i in range(len(tensors)):  # (global indices with g)
+        ri = groups[i]
+        r = tensors[ri]
         if r.is_const:
-            where[t.index] = -2 - r.const_pos
+            where[i] = -2 - r.const_pos
         else:  # the root tensor of its alias group, for now
-            where[t.index] = r.index if r.index in buffers else -1
-        _bind(t, min(where[t.index], 0), mv, dummy)  # as _sizing_tensor
-    verify.check_bindings(it, groups)
+            where[i] = ri if ri in buffers else -1
+        _bind(tensors[i], min(where[i], 0), mv, dummy)  # _sizing_tensor's
+    if g is None:
+        verify.check_bindings(it, groups)
+    else:
+        g.check_bindings(tensors, groups)
     nt = len(tensors)
-    it._tensors = tensors = groups = t = r = None
+    it._tensors = tensors = groups = r = None
     m.release()
+    if g is not None:
+        g.release()
     pack()  # what lives on in this pass is made low from here on
     # each planned group: root, bytes, first and last operator
     roots = sorted(buffers)
@@ -328,24 +366,42 @@ def _size(it, mods, dummy, late=None):
         _drop(late, 1, 2)
         _import_kernels(it, m)
         it._stage = "resolving operators"
-        mods = tuple([_kernel(m.operator(k)) for k in range(len(mods))])
+        mods = tuple([_kernel(_op(m, g, k)[3]) for k in range(len(mods))])
         pack()
     ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
+    if g is not None:
+        ctx.graphs = g
+        g.tensor = lambda s, i: _sizing_tensor(g.subs[s], i, where, dummy,
+                                               g.tbase[s])
     for k, mod in enumerate(mods):
-        op = m.operator(k)
-        it._stage = "preparing " + op.label()
-        ins = [_sizing_tensor(m, i, where, dummy) for i in op.inputs]
-        outs = [_sizing_tensor(m, i, where, dummy) for i in op.outputs]
+        if g is None:
+            op, ms, base = m.operator(k), m, 0
+            it._stage = "preparing " + op.label()
+        else:
+            ctx.sg, ms, ctx.base, op = _op(m, g, k)
+            base = ctx.base
+            it._stage = "preparing %s of subgraph %d" % (op.label(), ctx.sg)
+        ins = [_sizing_tensor(ms, i, where, dummy, base) for i in op.inputs]
+        outs = [_sizing_tensor(ms, i, where, dummy, base)
+                for i in op.outputs]
         ctx.begin(k, _scratch_len(outs))
         ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
-        op = ins = outs = None
+        op = ins = outs = ms = None
         pack()  # keeps what lives packed low (heap.py)
+    if g is not None:
+        g.tensor = None
+    if ctx.resources is not None:  # resource variables' sizes
+        from .kernels.resource import check
+        check(ctx)
     it._stage = "planning the arena"  # drops the last op's label
     requests = ctx.sizing_requests()
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
                            life[4 * j + 3]) for j in range(len(roots))]
     for k, n in requests:
-        bufs.append(planner.Buffer(abs(n), k, k))
+        if g is None:
+            bufs.append(planner.Buffer(abs(n), k, k))
+        else:  # across the subgraphs it runs, as TFLM
+            bufs.append(planner.Buffer(abs(n), o_first[k], o_last[k]))
     head = planner.plan(bufs)
     planner = verify = None
     need = nt + 3 * len(requests)
@@ -376,17 +432,20 @@ def _scratch_len(ts):
             n = max(n, 2 * t.shape[-1])
     return n
 
-def _prepare(it, mods, head, tail, kept_where):
+def _prepare(it, mods, head, tail, kept_where, g=None):
     """The real pass: each operator's tensors parsed on their own,
     prepared with views of the arena, kept arrays copied to the tail.
-    kept_where: array('i') of n_tensors words, where _where's tensor
-    entries are copied at the end."""
+    kept_where: array('i') of n_tensors words (subgraph 0's), where
+    _where's tensor entries are copied at the end. g: graphs.Graphs or
+    None; the steps of subgraph s > 0 go into g.steps[s], made before
+    the first operator's prepare (IF, WHILE and CALL_ONCE keep them)."""
     m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
     model_mv = m.fb.mv
     where = it._where
-    ctx = KernelContext(m, hv, where, mv[head:], m.n_tensors,
+    nt = m.n_tensors if g is None else g.n_tensors
+    ctx = KernelContext(m, hv, where, mv[head:], nt,
                         it._n_requests, words=it._words)
     io = {}
     for i in m.inputs + m.outputs:
@@ -394,29 +453,50 @@ def _prepare(it, mods, head, tail, kept_where):
             io[i] = _bind(m.tensor(i), where[i], model_mv, hv)
     it.inputs = [io[i] for i in m.inputs]
     it.outputs = [io[i] for i in m.outputs]
-    views = [None] * m.n_tensors
+    views = [None] * nt
     # steps: eval function and state of each operator that runs, one
     # after the other in one list (no tuple per step)
-    steps = [None] * (2 * len(mods))
-    ran = array("i", range(len(mods)))
+    steps = [None] * (2 * m.n_operators)
+    ran = array("i", range(m.n_operators))
+    if g is not None:
+        ctx.graphs = g
+        counts = [0] * len(g.subs)
+        for s in g.order[1:]:
+            g.steps[s] = [None] * (2 * g.subs[s].n_operators)
+        g.tensor = lambda s, i: _get(g.subs[s], i, io, views, where, hv,
+                                     g.tbase[s])
     n = 0
     for k, mod in enumerate(mods):
-        op = m.operator(k)
+        if g is None:
+            s, ms, base, op = 0, m, 0, m.operator(k)
+        else:
+            s, ms, base, op = _op(m, g, k)
+            ctx.sg, ctx.base = s, base
         it._stage = "preparing %s, with the %d-byte arena allocated" % (
-            op.label(), len(it.arena))
-        ins = [_get(m, i, io, views, where, hv) for i in op.inputs]
-        outs = [_get(m, i, io, views, where, hv) for i in op.outputs]
+            op.label() if s == 0 else "%s of subgraph %d" % (op.label(), s),
+            len(it.arena))
+        ins = [_get(ms, i, io, views, where, hv, base) for i in op.inputs]
+        outs = [_get(ms, i, io, views, where, hv, base) for i in op.outputs]
         ctx.begin(k, _scratch_len(outs))
         fn, state = mod.prepare(op, ins, outs, ctx)
         state = ctx.finish(state)
-        if fn is not None:
+        if fn is not None and s == 0:
             steps[2 * n] = fn
             steps[2 * n + 1] = state
             ran[n] = k
             n += 1
-        op = ins = outs = state = None
+        elif fn is not None:
+            c, lst = counts[s], g.steps[s]
+            lst[2 * c] = fn
+            lst[2 * c + 1] = state
+            counts[s] = c + 1
+        op = ins = outs = state = ms = None
         pack()
     del steps[2 * n:]
+    if g is not None:  # (the same lists: the control ops hold them)
+        for s in g.order[1:]:
+            del g.steps[s][2 * counts[s]:]
+        g.tensor = None
     it.copied_bytes = ctx.copied_bytes
     it._states = ctx.states or None  # reset() zeroes them
     it._variables = ctx.variables or None  # and sets these

@@ -1,0 +1,287 @@
+"""The subgraphs that IF, WHILE and CALL_ONCE run, and their arena plan.
+
+Follows TFLM's MicroInterpreterGraph (micro_interpreter_graph.cc) and
+AllocationInfoBuilder (micro_allocation_info.cc). A construction-only
+module (interpreter.CONSTRUCTION), imported only for a model whose
+subgraph 0 runs another subgraph.
+
+Which subgraphs: those that subgraph 0's control-flow operators call,
+transitively (IfOptions.then / else_subgraph_index, WhileOptions.cond /
+body_subgraph_index, CallOnceOptions.init_subgraph_index; the schema's
+default 0 when the options table is absent or of another type). A
+subgraph nothing calls is neither verified nor prepared (TFLM prepares
+it but never runs it: a model's other signatures). A call of subgraph 0
+or of a subgraph on its own call path (recursion, which TFLM's planner
+follows forever) is a ModelError, and so is a nesting deeper than
+MAX_DEPTH.
+
+Numbering: the operators of the subgraphs called, in subgraph order
+(subgraph 0's first, as TFLM prepares them), get global indices (the
+kernel context's operator index, the scratch requests'), and so do
+their tensors (the allocator's where[]).
+
+The plan: TFLM's allocation scopes. Every operator opens a scope; its
+outputs are created there; the subgraphs it calls get their scopes
+next, nested; its inputs and outputs are last used in the scope after
+those, and its scratch buffers live across all of them. A subgraph's
+inputs are created where it starts, its outputs live to where it ends.
+A subgraph called twice is marked twice (a tensor's first scope is its
+first creation, its last the last use). Tensors of different subgraphs
+share bytes only where their scopes do not overlap, as in TFLM (the
+then and else branches of an IF; a WHILE's cond and body, whose inputs
+the WHILE copies in before each run). Variable tensors live throughout.
+Unlike subgraph 0 alone (planner.in_place), no output is written over
+an input.
+"""
+
+from array import array
+
+from micropython import const
+
+from .errors import ModelError
+
+_IF = const(118)
+_WHILE = const(119)
+_CALL_ONCE = const(129)
+_IF_OPTIONS = const(92)
+_WHILE_OPTIONS = const(93)
+_CALL_ONCE_OPTIONS = const(103)
+_IF_THEN_SUBGRAPH_INDEX = const(0)
+_IF_ELSE_SUBGRAPH_INDEX = const(1)
+_WHILE_COND_SUBGRAPH_INDEX = const(0)
+_WHILE_BODY_SUBGRAPH_INDEX = const(1)
+_CALL_ONCE_INIT_SUBGRAPH_INDEX = const(0)
+
+_MAX_PLAN_WORK = const(1 << 17)
+MAX_DEPTH = 8  # subgraphs nested in subgraphs (the planner recurses)
+
+
+def callees(op):
+    """The subgraph indices operator op runs, in TFLM's planning order
+    (then, else; cond, body; init): () for any other operator."""
+    if op.custom_code is not None:
+        return ()
+    c, t = op.code, op.options_type
+    if c == _IF:
+        if t != _IF_OPTIONS:
+            return (0, 0)
+        return (op.opt_int(_IF_THEN_SUBGRAPH_INDEX, 0),
+                op.opt_int(_IF_ELSE_SUBGRAPH_INDEX, 0))
+    if c == _WHILE:
+        if t != _WHILE_OPTIONS:
+            return (0, 0)
+        return (op.opt_int(_WHILE_COND_SUBGRAPH_INDEX, 0),
+                op.opt_int(_WHILE_BODY_SUBGRAPH_INDEX, 0))
+    if c == _CALL_ONCE:
+        if t != _CALL_ONCE_OPTIONS:
+            return (0,)
+        return (op.opt_int(_CALL_ONCE_INIT_SUBGRAPH_INDEX, 0),)
+    return ()
+
+
+def calls(m):
+    """True if subgraph 0 of model m (its operators parsed) has an
+    operator that runs another subgraph (the allocator then builds
+    Graphs)."""
+    if m.num_subgraphs < 2:
+        return False
+    for op in m.operators:
+        if callees(op):
+            return True
+    return False
+
+
+class Graphs:
+    """The subgraphs model m's subgraph 0 runs (m: checked, its lists
+    parsed). Attributes: subs (per subgraph index: its model.Model,
+    verified, or None when nothing calls it), order (the indices of
+    those called, 0 first), tbase / obase (per subgraph: the global
+    index of its first tensor / operator), n_tensors, n_operators
+    (totals), steps (per subgraph: the list of its (eval, state) steps,
+    set by the allocator's real pass), tensor (set by the allocator: a
+    function (s, i) -> tensor i of subgraph s, bound for the current
+    pass). Raises ModelError (see the module doc)."""
+
+    def __init__(self, m):
+        from . import verify
+        n = m.num_subgraphs
+        subs = self.subs = [None] * n
+        subs[0] = m
+        todo = [0]
+        while todo:
+            s = todo.pop()
+            for op in subs[s].operators:
+                for c in callees(op):
+                    if 0 < c < n and subs[c] is None:
+                        sub = m.subgraph(c)
+                        sub.check()  # parse and verify (verify.py)
+                        subs[c] = sub
+                        todo.append(c)
+        verify = None
+        self.order = [s for s in range(n) if subs[s] is not None]
+        self.tbase = [0] * n
+        self.obase = [0] * n
+        nt = no = 0
+        for s in self.order:
+            self.tbase[s], self.obase[s] = nt, no
+            nt += subs[s].n_tensors
+            no += subs[s].n_operators
+        self.n_tensors, self.n_operators = nt, no
+        self.steps = [None] * n
+        self.tensor = None
+
+    def locate(self, g):
+        """(subgraph index, its Model, local index) of global op g."""
+        for s in reversed(self.order):
+            if self.obase[s] <= g:
+                return s, self.subs[s], g - self.obase[s]
+        raise IndexError(g)
+
+    def operators(self):
+        """Every operator called, in global order."""
+        out = []
+        for s in self.order:
+            out += self.subs[s].operators
+        return out
+
+    def tensors(self):
+        """Every tensor of the subgraphs called, in global order."""
+        out = []
+        for s in self.order:
+            out += self.subs[s].tensors
+        return out
+
+    def release(self):
+        for s in self.order:
+            self.subs[s].release()
+
+    def plan(self):
+        """(buffers, root, first, last): buffers maps the global root
+        tensor of each alias group to its planner.Buffer (lifetimes in
+        scopes), root the global root of each tensor, first / last the
+        scopes (array('i')) of each global operator, for its scratch
+        buffers. Raises ModelError (planner.lifetimes' checks, per
+        subgraph; a recursion; too much to plan)."""
+        from . import planner
+        nt = self.n_tensors
+        root = list(range(nt))
+        for s in self.order:
+            sub, b = self.subs[s], self.tbase[s]
+            planner.lifetimes(sub)  # its checks: produced before read...
+            r = planner.alias_roots(sub)
+            for i in range(sub.n_tensors):
+                root[b + i] = b + r[i]
+        t_first = array("i", [-1] * nt)
+        t_last = array("i", [-1] * nt)
+        o_first = array("i", [-1] * self.n_operators)
+        o_last = array("i", [-1] * self.n_operators)
+        scope = self._mark(0, 0, [], t_first, t_last, o_first, o_last)
+        tensors = self.tensors()
+        merged = {}
+        for i in range(nt):
+            t = tensors[i]
+            if t.is_variable:
+                f, e = 0, scope
+            else:
+                f, e = t_first[i], t_last[i]
+                if e < 0 or t.is_const or t.nbytes == 0:
+                    continue
+                if f < 0:
+                    f = e
+            if t.itemsize == 0:
+                raise ModelError("%s has unsupported type %s"
+                                 % (t.label(), t.dtype))
+            r = root[i]
+            if tensors[r].is_const:
+                continue
+            buf = merged.get(r)
+            if buf is None:
+                merged[r] = planner.Buffer(t.nbytes, f, e)
+            else:
+                buf.size = max(buf.size, t.nbytes)
+                buf.first = min(buf.first, f)
+                buf.last = max(buf.last, e)
+        _check_work(merged)
+        return merged, root, o_first, o_last
+
+    def _mark(self, s, scope, path, t_first, t_last, o_first, o_last):
+        """TFLM's MarkAllocationLifetimes for subgraph s from scope;
+        returns the last scope used."""
+        if s in path:
+            raise ModelError("subgraph %d runs itself (through subgraphs "
+                             "%s): recursion is not supported"
+                             % (s, path))
+        if len(path) >= MAX_DEPTH:
+            raise ModelError("subgraphs nested more than %d deep: %s"
+                             % (MAX_DEPTH, path + [s]))
+        path.append(s)
+        sub, b, ob = self.subs[s], self.tbase[s], self.obase[s]
+        for i in sub.inputs:
+            if t_first[b + i] < 0:
+                t_first[b + i] = scope
+            t_last[b + i] = scope
+        for k, op in enumerate(sub.operators):
+            scope += 1
+            for i in op.outputs:
+                if t_first[b + i] < 0:
+                    t_first[b + i] = scope
+            start = scope
+            for c in callees(op):
+                if c == 0 or not 0 <= c < len(self.subs):
+                    # 0: a recursion; out of range: the kernel says so
+                    if c == 0:
+                        raise ModelError("%s of subgraph %d runs subgraph "
+                                         "0: recursion is not supported"
+                                         % (op.label(), s))
+                    continue
+                scope = self._mark(c, scope + 1, path, t_first, t_last,
+                                   o_first, o_last)
+            for i in op.inputs:
+                if i >= 0:
+                    t_last[b + i] = scope
+            for i in op.outputs:
+                t_last[b + i] = scope
+            if o_first[ob + k] < 0:
+                o_first[ob + k] = start
+            o_last[ob + k] = scope
+        for i in sub.outputs:
+            if t_first[b + i] < 0:
+                t_first[b + i] = scope
+            t_last[b + i] = scope
+        path.pop()
+        return scope
+
+    def check_bindings(self, tensors, root):
+        """verify.check_bindings over every subgraph called (tensors,
+        root: global lists)."""
+        for s in self.order:
+            b = self.tbase[s]
+            for op in self.subs[s].operators:
+                for i in op.inputs + op.outputs:
+                    if i < 0:
+                        continue
+                    t, r = tensors[b + i], tensors[root[b + i]]
+                    have = None if t.data is None else len(t.data)
+                    if r.is_const and r is not t:
+                        have = r.const_len
+                    if have != t.nbytes:
+                        raise ModelError(
+                            "subgraph %d: %s: %s needs %d bytes but is "
+                            "bound to %s" % (s, op.label(), t.label(),
+                                             t.nbytes, have))
+
+
+def _check_work(merged):
+    """verify.check_plan_size's bound, for the scopes' lifetimes."""
+    events = []
+    for b in merged.values():
+        events.append((b.first, 1))
+        events.append((b.last + 1, -1))
+    events.sort()
+    live = peak = 0
+    for _, d in events:
+        live += d
+        peak = max(peak, live)
+    if len(merged) * peak > _MAX_PLAN_WORK:  # as verify's
+        raise ModelError("%d activations with up to %d alive at once: too "
+                         "many to plan" % (len(merged), peak))
