@@ -4,19 +4,18 @@ subgraphs: opgen.Model.add_subgraph; see the package docstring for the
 interface).
 
 Every subgraph computes with one elementwise operator (ADD, SUB, MUL;
-MAXIMUM, MINIMUM for int8 and float32) on int8 (random scales and zero points), int16 (zero
-point 0), int32 or float32 tensors of rank 1-4, so the copies in and out
-of subgraphs and the arena plan of their tensors are what is tested.
-IF: a random bool condition, one or two data inputs and outputs, a
-branch with no ops now and then (its outputs its inputs). WHILE: a loop
-counter (int32) below a constant limit 0-5 and one or two loop
-variables. CALL_ONCE: an init subgraph assigning a constant to a
-resource variable, read and updated by subgraph 0.
-VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE: subgraph 0 alone reads a
-variable before any assignment (its reset value: the zero point of
-an int8 value, else zeros), adds the input and assigns the sum; two
-variables now and then, one of them in a container.
-"""
+MAXIMUM, MINIMUM for int8 and float32) on int8 (random scales and zero
+points), int16 (zero point 0), int32 or float32 tensors of rank 1-4, so
+the copies in and out of subgraphs and the arena plan of their tensors
+are what is tested. IF: a random bool condition, one or two data inputs
+and outputs, a branch with no ops now and then (its outputs its inputs).
+WHILE: a loop counter (int32) below a constant limit 0-5 and one or two
+loop variables. CALL_ONCE: an init subgraph assigning a constant to a
+resource variable, read and updated by subgraph 0. VAR_HANDLE /
+READ_VARIABLE / ASSIGN_VARIABLE: subgraph 0 alone reads a variable
+before any assignment (its reset value: the zero point of an int8 value,
+else zeros), adds the input and assigns the sum; two variables now and
+then, one of them in a container. """
 
 import numpy as np
 

@@ -103,7 +103,6 @@ class Graphs:
     pass). Raises ModelError (see the module doc)."""
 
     def __init__(self, m):
-        from . import verify
         n = m.num_subgraphs
         subs = self.subs = [None] * n
         subs[0] = m
@@ -117,7 +116,6 @@ class Graphs:
                         sub.check()  # parse and verify (verify.py)
                         subs[c] = sub
                         todo.append(c)
-        verify = None
         self.order = [s for s in range(n) if subs[s] is not None]
         self.tbase = [0] * n
         self.obase = [0] * n

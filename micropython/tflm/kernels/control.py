@@ -55,13 +55,13 @@ _CALL_ONCE_INIT_SUBGRAPH_INDEX = const(0)
 
 # IF's state: the condition's byte, then (copies in, steps, copies out),
 # else likewise
-_S_COND = const(0)
-_S_THEN_IN = const(1)
-_S_THEN = const(2)
-_S_THEN_OUT = const(3)
-_S_ELSE_IN = const(4)
-_S_ELSE = const(5)
-_S_ELSE_OUT = const(6)
+_SI_COND = const(0)
+_SI_THEN_IN = const(1)
+_SI_THEN = const(2)
+_SI_THEN_OUT = const(3)
+_SI_ELSE_IN = const(4)
+_SI_ELSE = const(5)
+_SI_ELSE_OUT = const(6)
 # WHILE's state: copies (inputs -> cond's inputs, inputs -> outputs,
 # outputs -> body's inputs, body's outputs -> outputs, outputs ->
 # cond's inputs), cond's steps, body's steps, cond's output 0
@@ -74,8 +74,8 @@ _S_COND_STEPS = const(5)
 _S_BODY_STEPS = const(6)
 _S_FLAG = const(7)
 # CALL_ONCE's state: the has-run byte, the init subgraph's steps
-_S_RAN = const(0)
-_S_INIT = const(1)
+_SC_RAN = const(0)
+_SC_INIT = const(1)
 
 
 def _run(steps):
@@ -97,14 +97,14 @@ def _copies(c):
 
 
 def _eval_if(st):
-    if st[_S_COND][0]:
-        _copies(st[_S_THEN_IN])
-        _run(st[_S_THEN])
-        _copies(st[_S_THEN_OUT])
+    if st[_SI_COND][0]:
+        _copies(st[_SI_THEN_IN])
+        _run(st[_SI_THEN])
+        _copies(st[_SI_THEN_OUT])
     else:
-        _copies(st[_S_ELSE_IN])
-        _run(st[_S_ELSE])
-        _copies(st[_S_ELSE_OUT])
+        _copies(st[_SI_ELSE_IN])
+        _run(st[_SI_ELSE])
+        _copies(st[_SI_ELSE_OUT])
 
 
 def _eval_while(st):
@@ -122,9 +122,9 @@ def _eval_while(st):
 
 
 def _eval_call_once(st):
-    ran = st[_S_RAN]
+    ran = st[_SC_RAN]
     if not ran[0]:
-        _run(st[_S_INIT])
+        _run(st[_SC_INIT])
         ran[0] = 1
 
 

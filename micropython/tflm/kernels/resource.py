@@ -25,15 +25,15 @@ their input 0 at invoke.
 
 Types: the value may be any type of whole bytes (int8, int16, int32,
 float32, bool, ...); the bytes are copied. Refused (PrepareError): a
-VAR_HANDLE without shared_name (TFLM's FindId would strcmp a null
-pointer) or whose output is not a one-element resource or int32 tensor,
-counts other than TFLM's (READ: 1 in, 1 out; ASSIGN: 2 in, 0 out), a
-handle input that is not a one-element resource (READ) or resource /
-int32 (ASSIGN) tensor; where the handle's VAR_HANDLE is in the same
-subgraph, a READ of a variable no ASSIGN allocates or of another size,
-an ASSIGN of another size than the variable's (TFLM's DCHECKs). A handle
-passed in from another subgraph is checked at invoke: InvokeError for an
-unknown id or a size that differs.
+VAR_HANDLE without shared_name, or with a container where an earlier one
+had none (TFLM's FindId would strcmp a null pointer), or whose output is
+not a one-element resource or int32 tensor; counts other than TFLM's
+(READ: 1 in, 1 out; ASSIGN: 2 in, 0 out), a handle input that is not a
+one-element resource (READ) or resource / int32 (ASSIGN) tensor; where
+the handle's VAR_HANDLE is in the same subgraph, a READ of a variable no
+ASSIGN allocates or of another size, an ASSIGN of another size than the
+variable's (TFLM's DCHECKs). A handle passed in from another subgraph is
+checked at invoke: InvokeError for an unknown id or a size that differs.
 """
 
 from micropython import const
@@ -65,13 +65,13 @@ _S_VALUE = const(1)
 _S_N = const(2)
 _S_BUFS = const(3)
 # VAR_HANDLE state: the output's bytes, the id
-_S_OUT = const(0)
-_S_ID = const(1)
+_SV_OUT = const(0)
+_SV_ID = const(1)
 
 
 def _eval_handle(st):
-    h = st[_S_OUT]  # the output's 4 bytes: the id, int32
-    v = st[_S_ID]
+    h = st[_SV_OUT]  # the output's 4 bytes: the id, int32
+    v = st[_SV_ID]
     h[0] = v & 0xFF
     h[1] = v >> 8 & 0xFF
     h[2] = 0
@@ -127,11 +127,13 @@ def prepare(op, ins, outs, ctx):
             raise PrepareError("%s: VarHandleOptions.shared_name is absent"
                                % label)
         names = r[_R_NAMES]
-        for k in range(len(names)):
+        for k in range(len(names)):  # TFLM's FindId
             c, n = names[k]
-            if n == name and (cont is None or c == cont):
-                if c is None and cont is not None:  # TFLM: strcmp(NULL)
-                    break
+            if cont is not None and c is None:  # its strcmp(NULL) crashes
+                raise PrepareError("%s: container '%s' compared with the "
+                                   "absent container of '%s'"
+                                   % (label, cont, n))
+            if (cont is None or c == cont) and n == name:
                 v = k
                 break
         else:
