@@ -47,31 +47,30 @@ def _scrub(a, b, c):
     (see Interpreter._build)."""
 
 
-def _sizing_tensor(m, i, where, dummy, base=0):
+def _sizing_tensor(m, i, where, dummy, b=0):
     """Tensor i (of subgraph model m, whose first tensor has global index
-    base) parsed anew and bound for the sizing pass (None for -1): a
-    constant to the model bytes, an activation (where[base + i] >= 0) to
-    the front of the throw-away buffer dummy."""
+    b: graphs.py) parsed anew and bound for the sizing pass (None for
+    -1): a constant to the model bytes, an activation (where[b + i] >=
+    0) to the front of the throw-away buffer dummy."""
     if i < 0:
         return None
-    return _bind(m.tensor(i), min(where[base + i], 0), m.fb.mv, dummy)
+    return _bind(m.tensor(i), min(where[b + i], 0), m.fb.mv, dummy)
 
 
-def _get(m, i, io, views, where, head, base=0):
+def _get(m, i, io, views, where, head, b=0):
     """Tensor i of model m bound to its bytes (None for -1): a subgraph
-    input or output from io (subgraph 0's: base 0), else parsed anew
-    (garbage after prepare) with the data view that views[base + i]
-    keeps (a list made before the loop: a dict growing there would need
-    a new table amid the garbage), so that every operator's state holds
-    the same view object of a tensor."""
+    input or output of subgraph 0 (b 0) from io, else parsed anew
+    (garbage after prepare) with the data view that views[b + i] keeps
+    (a list made before the loop: a dict growing there would need a new
+    table amid the garbage), so that every operator's state holds the
+    same view object of a tensor."""
     if i < 0:
         return None
-    if base == 0:
-        t = io.get(i)
-        if t is not None:
-            return t
+    t = io.get(i) if b == 0 else None
+    if t is not None:
+        return t
     t = m.tensor(i)
-    i += base
+    i += b
     v = views[i]
     if v is None:
         v = views[i] = _bind(t, where[i], m.fb.mv, head).data
@@ -145,11 +144,9 @@ def _build(it, buf, arena_size, had, user, src):
     m.check()
     g = None  # the subgraphs IF, WHILE, CALL_ONCE run (graphs.py)
     if m.num_subgraphs > 1:
-        from .graphs import Graphs, calls
-        if calls(m):
-            it._stage = "parsing the subgraphs"
-            g = Graphs(m)
-        Graphs = calls = None
+        from . import graphs
+        g = graphs.build(m)
+        graphs = None
     it._stage = "resolving operators"
     mods = _resolve(it, user is None, g)
     it._stage = "planning the arena"
@@ -251,12 +248,9 @@ def _import_kernels(it, m):
         kernels.preload(code, m)
     for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
         kernels.preload(32, m, name)
-    for s in range(1, m.num_subgraphs):  # those IF, WHILE... may run
-        sub = m.subgraph(s)
-        for code in sub.used_codes():
-            kernels.preload(code, sub)
-        for name in sub.used_codes(True):
-            kernels.preload(32, sub, name)
+    if m.num_subgraphs > 1:  # those IF, WHILE, CALL_ONCE may run
+        from . import graphs
+        graphs.preload(m)
     after = _free()
     if before is not None:
         it._imported = before - after
@@ -282,8 +276,9 @@ def _kernel(op, load=True):
 
 
 def _resolve(it, load=True, g=None):
-    """_kernel(op, load) of each operator (of every subgraph g has);
-    UnsupportedOpError naming every operator without one."""
+    """_kernel(op, load) of each operator (of every subgraph g has:
+    graphs.Graphs); UnsupportedOpError naming every operator without
+    one."""
     mods, missing = [], []
     hint = ""
     for op in (it._model.operators if g is None else g.operators()):
@@ -297,15 +292,6 @@ def _resolve(it, load=True, g=None):
         raise UnsupportedOpError("no kernel for " + ", ".join(missing)
                                  + hint)
     return mods
-
-def _op(m, g, k):
-    """(subgraph index, its model, the tensors' global base, operator)
-    of global operator k (g: graphs.Graphs or None)."""
-    if g is None:
-        return 0, m, 0, m.operator(k)
-    s, ms, j = g.locate(k)
-    return s, ms, g.tbase[s], ms.operator(j)
-
 
 def _size(it, mods, dummy, late=None, g=None):
     """The sizing pass (see the class doc): returns (head bytes, tail
@@ -329,15 +315,14 @@ def _size(it, mods, dummy, late=None, g=None):
     if g is None:
         _, buffers, groups = planner.plan_model(m)
     else:  # lifetimes in TFLM's allocation scopes (graphs.py)
-        buffers, groups, o_first, o_last = g.plan()
+        buffers, groups, first, last = g.plan()
     where = it._where
     for i in range(len(tensors)):  # (global indices with g)
-        ri = groups[i]
-        r = tensors[ri]
-        if r.is_const:
-            where[i] = -2 - r.const_pos
+        r = groups[i]
+        if tensors[r].is_const:
+            where[i] = -2 - tensors[r].const_pos
         else:  # the root tensor of its alias group, for now
-            where[i] = ri if ri in buffers else -1
+            where[i] = r if r in buffers else -1
         _bind(tensors[i], min(where[i], 0), mv, dummy)  # _sizing_tensor's
     if g is None:
         verify.check_bindings(it, groups)
@@ -366,33 +351,32 @@ def _size(it, mods, dummy, late=None, g=None):
         _drop(late, 1, 2)
         _import_kernels(it, m)
         it._stage = "resolving operators"
-        mods = tuple([_kernel(_op(m, g, k)[3]) for k in range(len(mods))])
+        mods = tuple([_kernel(m.operator(k) if g is None else g.op(k)[3])
+                      for k in range(len(mods))])
         pack()
     ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
+    ms, b = m, 0
     if g is not None:
         ctx.graphs = g
-        g.tensor = lambda s, i: _sizing_tensor(g.subs[s], i, where, dummy,
-                                               g.tbase[s])
+        g.tensor = (_sizing_tensor, where, dummy)
     for k, mod in enumerate(mods):
         if g is None:
-            op, ms, base = m.operator(k), m, 0
-            it._stage = "preparing " + op.label()
+            op = m.operator(k)
         else:
-            ctx.sg, ms, ctx.base, op = _op(m, g, k)
-            base = ctx.base
-            it._stage = "preparing %s of subgraph %d" % (op.label(), ctx.sg)
-        ins = [_sizing_tensor(ms, i, where, dummy, base) for i in op.inputs]
-        outs = [_sizing_tensor(ms, i, where, dummy, base)
-                for i in op.outputs]
+            _, ms, b, op = g.op(k)
+        it._stage = "preparing " + op.label()
+        ins = [_sizing_tensor(ms, i, where, dummy, b) for i in op.inputs]
+        outs = [_sizing_tensor(ms, i, where, dummy, b) for i in op.outputs]
         ctx.begin(k, _scratch_len(outs))
         ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
-        op = ins = outs = ms = None
+        op = ins = outs = None
         pack()  # keeps what lives packed low (heap.py)
+    ms = None
     if g is not None:
         g.tensor = None
-    if ctx.resources is not None:  # resource variables' sizes
-        from .kernels.resource import check
-        check(ctx)
+    r = getattr(ctx, "resources", None)  # kernels/resource.py
+    if r is not None:
+        r[-1](r)  # its sizes checked
     it._stage = "planning the arena"  # drops the last op's label
     requests = ctx.sizing_requests()
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
@@ -401,7 +385,7 @@ def _size(it, mods, dummy, late=None, g=None):
         if g is None:
             bufs.append(planner.Buffer(abs(n), k, k))
         else:  # across the subgraphs it runs, as TFLM
-            bufs.append(planner.Buffer(abs(n), o_first[k], o_last[k]))
+            bufs.append(planner.Buffer(abs(n), first[k], last[k]))
     head = planner.plan(bufs)
     planner = verify = None
     need = nt + 3 * len(requests)
@@ -437,8 +421,7 @@ def _prepare(it, mods, head, tail, kept_where, g=None):
     prepared with views of the arena, kept arrays copied to the tail.
     kept_where: array('i') of n_tensors words (subgraph 0's), where
     _where's tensor entries are copied at the end. g: graphs.Graphs or
-    None; the steps of subgraph s > 0 go into g.steps[s], made before
-    the first operator's prepare (IF, WHILE and CALL_ONCE keep them)."""
+    None; the steps of subgraph s > 0 go to g (Graphs.keep)."""
     m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
@@ -458,45 +441,37 @@ def _prepare(it, mods, head, tail, kept_where, g=None):
     # after the other in one list (no tuple per step)
     steps = [None] * (2 * m.n_operators)
     ran = array("i", range(m.n_operators))
+    s, ms, b = 0, m, 0
     if g is not None:
         ctx.graphs = g
-        counts = [0] * len(g.subs)
-        for s in g.order[1:]:
-            g.steps[s] = [None] * (2 * g.subs[s].n_operators)
-        g.tensor = lambda s, i: _get(g.subs[s], i, io, views, where, hv,
-                                     g.tbase[s])
+        g.begin()
+        g.tensor = (_get, io, views, where, hv)
     n = 0
     for k, mod in enumerate(mods):
         if g is None:
-            s, ms, base, op = 0, m, 0, m.operator(k)
+            op = m.operator(k)
         else:
-            s, ms, base, op = _op(m, g, k)
-            ctx.sg, ctx.base = s, base
+            s, ms, b, op = g.op(k)
         it._stage = "preparing %s, with the %d-byte arena allocated" % (
-            op.label() if s == 0 else "%s of subgraph %d" % (op.label(), s),
-            len(it.arena))
-        ins = [_get(ms, i, io, views, where, hv, base) for i in op.inputs]
-        outs = [_get(ms, i, io, views, where, hv, base) for i in op.outputs]
+            op.label(), len(it.arena))
+        ins = [_get(ms, i, io, views, where, hv, b) for i in op.inputs]
+        outs = [_get(ms, i, io, views, where, hv, b) for i in op.outputs]
         ctx.begin(k, _scratch_len(outs))
         fn, state = mod.prepare(op, ins, outs, ctx)
         state = ctx.finish(state)
-        if fn is not None and s == 0:
+        if fn is not None and s:
+            g.keep(s, fn, state)
+        elif fn is not None:
             steps[2 * n] = fn
             steps[2 * n + 1] = state
             ran[n] = k
             n += 1
-        elif fn is not None:
-            c, lst = counts[s], g.steps[s]
-            lst[2 * c] = fn
-            lst[2 * c + 1] = state
-            counts[s] = c + 1
-        op = ins = outs = state = ms = None
+        op = ins = outs = state = None
         pack()
     del steps[2 * n:]
-    if g is not None:  # (the same lists: the control ops hold them)
-        for s in g.order[1:]:
-            del g.steps[s][2 * counts[s]:]
-        g.tensor = None
+    ms = None
+    if g is not None:
+        g.finish()
     it.copied_bytes = ctx.copied_bytes
     it._states = ctx.states or None  # reset() zeroes them
     it._variables = ctx.variables or None  # and sets these

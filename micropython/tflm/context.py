@@ -39,8 +39,6 @@ What prepare may use (ctx):
   state tuple) is copied into the arena's tail and the state gets a view
   of the copy in its place (kernels call heap.keep(ctx, ...)): for small
   arrays; persistent() makes no heap copy.
-- ctx.subgraph(op, s, what): the inputs, outputs and steps of subgraph
-  s, for IF, WHILE and CALL_ONCE (kernels/control.py).
 - ctx.copied_bytes: kernels add the bytes of constants they copy into
   the arena (reported as interp.copied_bytes).
 Kernels touch nothing else of the interpreter.
@@ -105,13 +103,6 @@ class KernelContext:
         # variable(): (bytes view, reset byte) of each variable tensor
         self.variables = []
         self._new_states = []
-        # graphs.Graphs of a model whose subgraph 0 runs others (else
-        # None), and the current operator's subgraph: its index and the
-        # global index of its first tensor (allocator)
-        self.graphs = None
-        self.sg = self.base = 0
-        # resource variables (kernels/resource.py): None until used
-        self.resources = None
 
     def begin(self, op_index, scratch_len):
         """Start the prepare of operator op_index, whose scratch is
@@ -287,26 +278,6 @@ class KernelContext:
         for k in range(len(v)):
             v[k] = fill
         self.variables.append((v, fill))
-
-    def subgraph(self, op, s, what):
-        """(inputs, outputs, steps) of subgraph s, which operator op runs
-        (its option `what` names s): its input and output tensors, bound
-        (model.Tensor lists), and the list of its (eval, state) steps,
-        filled once all subgraphs are prepared (a throw-away list in the
-        sizing pass). PrepareError for a subgraph that is not there
-        (TFLM's Prepare: index < NumSubgraphs) or subgraph 0."""
-        g = self.graphs
-        if g is None or not 0 < s < len(g.subs) or g.subs[s] is None:
-            n = 1 if g is None else len(g.subs)
-            raise PrepareError("%s: %s %d is not a subgraph it can run "
-                               "(%d subgraph%s; subgraph 0 is the model)"
-                               % (op.label(), what, s, n,
-                                  "" if n == 1 else "s"))
-        sub = g.subs[s]
-        ins = [g.tensor(s, i) for i in sub.inputs]
-        outs = [g.tensor(s, i) for i in sub.outputs]
-        steps = g.steps[s]
-        return ins, outs, [] if steps is None else steps
 
     def keep(self, a, itemsize=4):
         """Move array a into the arena's tail once prepare returns; returns

@@ -52,6 +52,7 @@ _WHILE_COND_SUBGRAPH_INDEX = const(0)
 _WHILE_BODY_SUBGRAPH_INDEX = const(1)
 _CALL_ONCE_INIT_SUBGRAPH_INDEX = const(0)
 
+_MODEL_SUBGRAPHS = const(2)
 _MAX_PLAN_WORK = const(1 << 17)
 MAX_DEPTH = 8  # subgraphs nested in subgraphs (the planner recurses)
 
@@ -79,16 +80,42 @@ def callees(op):
     return ()
 
 
-def calls(m):
-    """True if subgraph 0 of model m (its operators parsed) has an
-    operator that runs another subgraph (the allocator then builds
-    Graphs)."""
-    if m.num_subgraphs < 2:
-        return False
+def build(m):
+    """Graphs(m) if subgraph 0 of model m (checked) has an operator that
+    runs another subgraph, else None (the allocator's single subgraph)."""
     for op in m.operators:
         if callees(op):
-            return True
-    return False
+            return Graphs(m)
+    return None
+
+
+def subgraph(m, s):
+    """Subgraph s of model m as a model.Model of its own (the same bytes;
+    header fields only: check() parses and verifies the rest)."""
+    from .model import Model
+    sub = Model(m.fb.mv, check=False, verified=True)
+    root = sub.fb.root()
+    t = root.table_at(root.vector(_MODEL_SUBGRAPHS, 4)[0], s)
+    sub._sg = t.pos
+    sub.n_tensors = n = t.vector(0, 4)[1]
+    sub.n_operators = t.vector(3, 4)[1]
+    sub.inputs = sub._indices(t, 1, n, "subgraph input")
+    sub.outputs = sub._indices(t, 2, n, "subgraph output")
+    sub.name = t.string(4)
+    return sub
+
+
+def preload(m):
+    """Import the kernel modules of subgraphs 1.. of model m (the
+    allocator's _import_kernels does subgraph 0's), each as
+    kernels.preload does."""
+    from . import kernels
+    for s in range(1, m.num_subgraphs):
+        sub = subgraph(m, s)
+        for code in sub.used_codes():
+            kernels.preload(code, sub)
+        for name in sub.used_codes(True):
+            kernels.preload(32, sub, name)
 
 
 class Graphs:
@@ -112,7 +139,7 @@ class Graphs:
             for op in subs[s].operators:
                 for c in callees(op):
                     if 0 < c < n and subs[c] is None:
-                        sub = m.subgraph(c)
+                        sub = subgraph(m, c)
                         sub.check()  # parse and verify (verify.py)
                         subs[c] = sub
                         todo.append(c)
@@ -126,14 +153,61 @@ class Graphs:
             no += subs[s].n_operators
         self.n_tensors, self.n_operators = nt, no
         self.steps = [None] * n
+        self.counts = [0] * n
+        # set by the allocator for each pass: (f, args...), f(subgraph
+        # model, i, *args, global index of its first tensor) -> tensor i
+        # bound for that pass
         self.tensor = None
+        self.base = 0  # the operator op() gave: its first tensor's index
 
-    def locate(self, g):
-        """(subgraph index, its Model, local index) of global op g."""
+    def op(self, g):
+        """(subgraph index, its Model, global index of its first tensor,
+        operator) of global operator g; sets self.base."""
         for s in reversed(self.order):
             if self.obase[s] <= g:
-                return s, self.subs[s], g - self.obase[s]
+                sub = self.subs[s]
+                self.base = self.tbase[s]
+                return s, sub, self.base, sub.operator(g - self.obase[s])
         raise IndexError(g)
+
+    def io(self, op, s, what):
+        """(inputs, outputs, steps) of subgraph s, which operator op runs
+        (its option `what` names s): the subgraph's input and output
+        tensors bound for this pass, and the list of its (eval, state)
+        steps, filled once every subgraph is prepared (a throw-away list
+        in the sizing pass). PrepareError for an index out of range
+        (TFLM's Prepare: index < NumSubgraphs) or 0."""
+        sub = self.subs[s] if 0 < s < len(self.subs) else None
+        if sub is None:
+            raise _no_subgraph(op, s, what, len(self.subs))
+        b = self.tbase[s]
+        f = self.tensor[0]
+        a = self.tensor[1:] + (b,)
+        ins = [f(sub, i, *a) for i in sub.inputs]
+        outs = [f(sub, i, *a) for i in sub.outputs]
+        steps = self.steps[s]
+        return ins, outs, [] if steps is None else steps
+
+    def begin(self):
+        """Before the real pass: the step list of each subgraph called
+        (IF, WHILE, CALL_ONCE keep them in their state)."""
+        for s in self.order[1:]:
+            self.steps[s] = [None] * (2 * self.subs[s].n_operators)
+
+    def keep(self, s, fn, state):
+        """The real pass: a step (eval fn, state) of subgraph s > 0."""
+        c = self.counts[s]
+        lst = self.steps[s]
+        lst[2 * c] = fn
+        lst[2 * c + 1] = state
+        self.counts[s] = c + 1
+
+    def finish(self):
+        """After the real pass: each step list cut to its steps (the
+        same lists: the operators hold them)."""
+        for s in self.order[1:]:
+            del self.steps[s][2 * self.counts[s]:]
+        self.tensor = None
 
     def operators(self):
         """Every operator called, in global order."""
@@ -267,6 +341,23 @@ class Graphs:
                             "subgraph %d: %s: %s needs %d bytes but is "
                             "bound to %s" % (s, op.label(), t.label(),
                                              t.nbytes, have))
+
+
+def _no_subgraph(op, s, what, n):
+    from .errors import PrepareError
+    return PrepareError("%s: %s %d is not a subgraph it can run (%d "
+                        "subgraph%s; subgraph 0 is the model)"
+                        % (op.label(), what, s, n, "" if n == 1 else "s"))
+
+
+def io(ctx, op, s, what):
+    """Graphs.io of the model's graphs (ctx.graphs, set by the
+    allocator), or the PrepareError of a model without subgraphs to
+    run (kernels/control.py's prepare)."""
+    g = getattr(ctx, "graphs", None)
+    if g is None:
+        raise _no_subgraph(op, s, what, 1)
+    return g.io(op, s, what)
 
 
 def _check_work(merged):

@@ -1,5 +1,4 @@
-"""Model view: subgraph 0 of a .tflite file, read in place (Model.subgraph:
-the others).
+"""Model view: subgraph 0 of a .tflite file, read in place.
 
 Parses the schema tables (tensorflow/lite/schema/schema.fbs) into small
 Tensor and Operator records. Constant data stays in the model's buffer:
@@ -115,13 +114,7 @@ class Model:
     max(builtin_code, deprecated_builtin_code) like TFLM's GetBuiltinCode.
     """
 
-    def __init__(self, buf, check=True, verified=False, parent=None):
-        if parent is not None:  # subgraph(): what the subgraphs share
-            self.fb, self.version = parent.fb, parent.version
-            self.num_subgraphs = parent.num_subgraphs
-            self._buffers, self._codes = parent._buffers, parent._codes
-            self._t = self._o = None
-            return
+    def __init__(self, buf, check=True, verified=False):
         fb = FlatBuffer(buf)
         # Every attribute is set before the first object that dies, so
         # that on a board what lives on is allocated first, packed low.
@@ -146,32 +139,16 @@ class Model:
             raise ModelError("model has no subgraph")
         self.num_subgraphs = n_sg
         sg = root.table_at(sg_start, 0)
+        self._sg = sg.pos
         pack()
         self._codes = self._opcodes(root)
-        self._select(sg)
-        if check:
-            self.check()
-
-    def _select(self, sg):
-        """Read the header fields of subgraph table sg."""
-        self._sg = sg.pos
         self.n_tensors = n = sg.vector(0, 4)[1]
         self.n_operators = sg.vector(3, 4)[1]
         self.inputs = self._indices(sg, 1, n, "subgraph input")
         self.outputs = self._indices(sg, 2, n, "subgraph output")
         self.name = sg.string(4)
-
-    def subgraph(self, s):
-        """Subgraph s (0 <= s < num_subgraphs) as a Model of its own: the
-        same bytes, buffers and operator codes, its tensors, operators,
-        inputs and outputs (header fields only: check() parses and
-        verifies them). Raises ModelError for bad indices in its
-        header (the bytes were checked by verify.structure)."""
-        m = Model(None, parent=self)
-        root = self.fb.root()
-        start = root.vector(_MODEL_SUBGRAPHS, 4)[0]
-        m._select(root.table_at(start, s))
-        return m
+        if check:
+            self.check()
 
     def used_codes(self, custom=False, key=None):
         """The builtin codes of the operator codes that subgraph 0's

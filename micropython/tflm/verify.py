@@ -93,7 +93,6 @@ _UINT8 = const(3)
 # keep the planner's O(n^2) work and the parser's RAM use bounded.
 MAX_TENSORS = 8192
 MAX_OPERATORS = 2048
-MAX_SUBGRAPHS = 64  # IF / WHILE / CALL_ONCE's (graphs.py)
 _MAX_RANK = const(8)
 _MAX_PLAN_WORK = const(1 << 17)  # see check_plan_size()
 # The vectors and strings the parser copies may total at most this many
@@ -210,9 +209,6 @@ def _structure(fb):
     for k in range(n):
         budget.take(root.table_at(start, k), _OPCODE_CUSTOM_CODE, 1)
     start, n = root.vector(_MODEL_SUBGRAPHS, 4)
-    if n > MAX_SUBGRAPHS:
-        raise ModelError("model has %d subgraphs (at most %d)"
-                         % (n, MAX_SUBGRAPHS))
     for s in range(n):  # (none: model.Model reports it)
         sg = root.table_at(start, s)
         budget.take(sg, _SG_NAME, 1)

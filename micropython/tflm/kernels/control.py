@@ -6,7 +6,7 @@ CopySubgraphOutputsToOpOutputs, CopyOpOutputsToSubgraphInputs,
 CopyOpInputsToOpOutputs) and MicroInterpreterGraph::InvokeSubgraph.
 A subgraph's tensors are planned into the same arena (tflm/graphs.py);
 each called subgraph is prepared once, as a list of (eval, state) steps
-(ctx.subgraph), which these operators run as invoke() runs subgraph 0's.
+(graphs.io), which these operators run as invoke() runs subgraph 0's.
 Data passes by copies of whole tensors, as in TFLM.
 
 IF: input 0 the condition (bool, one element: TFLM's Prepare), inputs
@@ -149,7 +149,8 @@ def _pairs(op, src, dst, what):
 def prepare(op, ins, outs, ctx):
     """IF, WHILE or CALL_ONCE (see the module doc). ins / outs: the
     operator's tensors (any types but resource handles pass as their
-    int32 ids); the subgraphs' from ctx.subgraph. Raises PrepareError."""
+    int32 ids); the subgraphs' from graphs.io. Raises PrepareError."""
+    from ..graphs import io
     label = op.label()
     for t in ins + outs:
         if t is None:
@@ -169,7 +170,7 @@ def prepare(op, ins, outs, ctx):
         st = [c.data]
         for s, what in ((then_i, "then_subgraph_index"),
                         (else_i, "else_subgraph_index")):
-            si, so, steps = ctx.subgraph(op, s, what)
+            si, so, steps = io(ctx, op, s, what)
             st.append(_pairs(op, ins[1:], si, "inputs"))
             st.append(steps)
             st.append(_pairs(op, so, outs, "outputs") if so else ())
@@ -179,8 +180,8 @@ def prepare(op, ins, outs, ctx):
         if op.options_type == _WHILE_OPTIONS:
             cond_i = op.opt_int(_WHILE_COND_SUBGRAPH_INDEX, 0)
             body_i = op.opt_int(_WHILE_BODY_SUBGRAPH_INDEX, 0)
-        ci, co, cond = ctx.subgraph(op, cond_i, "cond_subgraph_index")
-        bi, bo, body = ctx.subgraph(op, body_i, "body_subgraph_index")
+        ci, co, cond = io(ctx, op, cond_i, "cond_subgraph_index")
+        bi, bo, body = io(ctx, op, body_i, "body_subgraph_index")
         if not co or co[0].nbytes < 1:
             raise PrepareError("%s: the cond subgraph %d has no output to "
                                "read the condition from" % (label, cond_i))
@@ -200,6 +201,8 @@ def prepare(op, ins, outs, ctx):
     init = 0
     if op.options_type == _CALL_ONCE_OPTIONS:
         init = op.opt_int(_CALL_ONCE_INIT_SUBGRAPH_INDEX, 0)
-    steps = ctx.subgraph(op, init, "init_subgraph_index")[2]
+    steps = io(ctx, op, init, "init_subgraph_index")[2]
     # has run: in the tail, not a ctx.state (reset() leaves it, as TFLM)
-    return _eval_call_once, (persistent(ctx, "B", 1), steps)
+    ran = persistent(ctx, "B", 1)
+    ran[0] = 0
+    return _eval_call_once, (ran, steps)

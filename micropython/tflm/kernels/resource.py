@@ -52,7 +52,8 @@ _VAR_HANDLE_SHARED_NAME = const(1)
 # ctx.resources: [(container, shared_name) per id, the variables' bytes
 # per id (None until allocated; the list READ / ASSIGN states share),
 # {global tensor index: id} of VAR_HANDLE outputs, [(id, bytes, label)]
-# to check once every operator is prepared]
+# to check once every operator is prepared, check (the allocator calls
+# it: it names nothing of this module)]
 _R_NAMES = const(0)
 _R_BUFS = const(1)
 _R_HANDLES = const(2)
@@ -101,9 +102,9 @@ def _eval_assign(st):
 
 
 def _table(ctx):
-    r = ctx.resources
-    if r is None:
-        r = ctx.resources = ([], [], {}, [])
+    r = getattr(ctx, "resources", None)
+    if r is None:  # (the allocator calls check once all are prepared)
+        r = ctx.resources = ([], [], {}, [], check)
     return r
 
 
@@ -112,6 +113,8 @@ def prepare(op, ins, outs, ctx):
     ins / outs the operator's tensors. Raises PrepareError."""
     label = op.label()
     r = _table(ctx)
+    g = getattr(ctx, "graphs", None)  # graphs.Graphs: base, the global
+    base = 0 if g is None else g.base  # index of the op's first tensor
     if op.code == _VAR_HANDLE:
         if ins or len(outs) != 1:
             raise PrepareError("%s: takes no inputs and one output (%d, %d)"
@@ -140,7 +143,7 @@ def prepare(op, ins, outs, ctx):
             v = len(names)
             names.append((cont, name))
             r[_R_BUFS].append(None)
-        r[_R_HANDLES][ctx.base + y.index] = v
+        r[_R_HANDLES][base + y.index] = v
         return _eval_handle, (y.data, v)
     read = op.code == _READ_VARIABLE
     if len(ins) != (1 if read else 2) or len(outs) != (1 if read else 0):
@@ -154,7 +157,7 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: input 0 must be a resource handle of one "
                            "element" % label)
     n = x.nbytes
-    v = r[_R_HANDLES].get(ctx.base + h.index)
+    v = r[_R_HANDLES].get(base + h.index)
     if v is not None:  # its VAR_HANDLE is in this subgraph
         bufs = r[_R_BUFS]
         if not read and bufs[v] is None:  # MicroResourceVariables::Allocate
@@ -172,11 +175,11 @@ def prepare(op, ins, outs, ctx):
                                                     r[_R_BUFS])
 
 
-def check(ctx):
-    """Once every operator is prepared: each READ / ASSIGN whose handle
-    is known reads or writes a variable that an ASSIGN allocated, of its
-    size. PrepareError otherwise."""
-    r = ctx.resources
+def check(r):
+    """Once every operator is prepared (the sizing pass): each READ /
+    ASSIGN whose handle is known reads or writes a variable that an
+    ASSIGN allocated, of its size. PrepareError otherwise. r: the
+    table (ctx.resources)."""
     for v, n, label in r[_R_CHECKS]:
         b = r[_R_BUFS][v]
         if b is None:
