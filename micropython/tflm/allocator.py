@@ -47,30 +47,28 @@ def _scrub(a, b, c):
     (see Interpreter._build)."""
 
 
-def _sizing_tensor(m, i, where, dummy, b=0):
-    """Tensor i (of subgraph model m, whose first tensor has global index
-    b: graphs.py) parsed anew and bound for the sizing pass (None for
-    -1): a constant to the model bytes, an activation (where[b + i] >=
-    0) to the front of the throw-away buffer dummy."""
+def _sizing_tensor(m, i, where, dummy):
+    """Tensor i parsed anew and bound for the sizing pass (None for -1):
+    a constant to the model bytes, an activation (where[i] >= 0) to the
+    front of the throw-away buffer dummy."""
     if i < 0:
         return None
-    return _bind(m.tensor(i), min(where[b + i], 0), m.fb.mv, dummy)
+    return _bind(m.tensor(i), min(where[i], 0), m.fb.mv, dummy)
 
 
-def _get(m, i, io, views, where, head, b=0):
+def _get(m, i, io, views, where, head):
     """Tensor i of model m bound to its bytes (None for -1): a subgraph
-    input or output of subgraph 0 (b 0) from io, else parsed anew
-    (garbage after prepare) with the data view that views[b + i] keeps
-    (a list made before the loop: a dict growing there would need a new
-    table amid the garbage), so that every operator's state holds the
-    same view object of a tensor."""
+    input or output from io, else parsed anew (garbage after prepare)
+    with the data view that views[i] keeps (a list made before the
+    loop: a dict growing there would need a new table amid the
+    garbage), so that every operator's state holds the same view object
+    of a tensor."""
     if i < 0:
         return None
-    t = io.get(i) if b == 0 else None
+    t = io.get(i)
     if t is not None:
         return t
     t = m.tensor(i)
-    i += b
     v = views[i]
     if v is None:
         v = views[i] = _bind(t, where[i], m.fb.mv, head).data
@@ -164,8 +162,6 @@ def _build(it, buf, arena_size, had, user, src):
         3 * _REQUESTS_PER_OP * len(mods)
     t = None
     m.release()
-    if g is not None:
-        g.release()
     gc.collect()
     mods = tuple(mods)
     # Per tensor where its bytes are, then (operator, head offset,
@@ -192,8 +188,8 @@ def _build(it, buf, arena_size, had, user, src):
             dummy = bytearray(big)
         except MemoryError:
             raise _oom(what, big)
-    head, tail, words, mods = _size(it, mods, dummy,
-                                    None if user is None else had, g)
+    head, tail, words, mods = (_size if g is None else g.size)(
+        it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before
     # free0, so the heap they give back is not the model's (see build)
     free = _free()
@@ -219,7 +215,8 @@ def _build(it, buf, arena_size, had, user, src):
         from .static_arena import place
         place(it, user, head, tail, words, skip)
         it._stage = "preparing"
-        _prepare(it, mods, head, tail, kept_where, g)
+        (_prepare if g is None else g.prepare)(it, mods, head, tail,
+                                               kept_where)
         return
     # Nothing is made from here until the arena is: the message is
     # formatted only on failure (_arena_oom).
@@ -236,7 +233,7 @@ def _build(it, buf, arena_size, had, user, src):
         it.arena = it._words = None
         raise _arena_oom(need, head)
     it._stage = "preparing"
-    _prepare(it, mods, head, tail, kept_where, g)
+    (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each
@@ -293,7 +290,7 @@ def _resolve(it, load=True, g=None):
                                  + hint)
     return mods
 
-def _size(it, mods, dummy, late=None, g=None):
+def _size(it, mods, dummy, late=None):
     """The sizing pass (see the class doc): returns (head bytes, tail
     bytes, tail words, the kernel modules: with late (arena=: the
     CONSTRUCTION modules imported before, as _build's had), imported
@@ -308,31 +305,23 @@ def _size(it, mods, dummy, late=None, g=None):
     own tensors, parsed anew. Every object this pass makes is garbage
     when it returns."""
     m = it._model
-    tensors = it._tensors = m.tensors if g is None else g.tensors()
+    tensors = it._tensors = m.tensors
     dummy = memoryview(dummy)
     mv = m.fb.mv
     from . import planner, verify  # dropped when this returns
-    if g is None:
-        _, buffers, groups = planner.plan_model(m)
-    else:  # lifetimes in TFLM's allocation scopes (graphs.py)
-        buffers, groups, first, last = g.plan()
+    _, buffers, groups = planner.plan_model(m)
     where = it._where
-    for i in range(len(tensors)):  # (global indices with g)
-        r = groups[i]
-        if tensors[r].is_const:
-            where[i] = -2 - tensors[r].const_pos
+    for t in tensors:
+        r = tensors[groups[t.index]]
+        if r.is_const:
+            where[t.index] = -2 - r.const_pos
         else:  # the root tensor of its alias group, for now
-            where[i] = r if r in buffers else -1
-        _bind(tensors[i], min(where[i], 0), mv, dummy)  # _sizing_tensor's
-    if g is None:
-        verify.check_bindings(it, groups)
-    else:
-        g.check_bindings(tensors, groups)
+            where[t.index] = r.index if r.index in buffers else -1
+        _bind(t, min(where[t.index], 0), mv, dummy)  # as _sizing_tensor
+    verify.check_bindings(it, groups)
     nt = len(tensors)
-    it._tensors = tensors = groups = r = None
+    it._tensors = tensors = groups = t = r = None
     m.release()
-    if g is not None:
-        g.release()
     pack()  # what lives on in this pass is made low from here on
     # each planned group: root, bytes, first and last operator
     roots = sorted(buffers)
@@ -351,41 +340,27 @@ def _size(it, mods, dummy, late=None, g=None):
         _drop(late, 1, 2)
         _import_kernels(it, m)
         it._stage = "resolving operators"
-        mods = tuple([_kernel(m.operator(k) if g is None else g.op(k)[3])
-                      for k in range(len(mods))])
+        mods = tuple([_kernel(m.operator(k)) for k in range(len(mods))])
         pack()
     ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
-    ms, b = m, 0
-    if g is not None:
-        ctx.graphs = g
-        g.tensor = (_sizing_tensor, where, dummy)
     for k, mod in enumerate(mods):
-        if g is None:
-            op = m.operator(k)
-        else:
-            _, ms, b, op = g.op(k)
+        op = m.operator(k)
         it._stage = "preparing " + op.label()
-        ins = [_sizing_tensor(ms, i, where, dummy, b) for i in op.inputs]
-        outs = [_sizing_tensor(ms, i, where, dummy, b) for i in op.outputs]
+        ins = [_sizing_tensor(m, i, where, dummy) for i in op.inputs]
+        outs = [_sizing_tensor(m, i, where, dummy) for i in op.outputs]
         ctx.begin(k, _scratch_len(outs))
         ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
         op = ins = outs = None
         pack()  # keeps what lives packed low (heap.py)
-    ms = None
-    if g is not None:
-        g.tensor = None
-    r = getattr(ctx, "resources", None)  # kernels/resource.py
-    if r is not None:
-        r[-1](r)  # its sizes checked
+    r = getattr(ctx, "resources", None)  # kernels/resource.py: its
+    if r is not None:  # variables' sizes checked
+        r[-1](r)
     it._stage = "planning the arena"  # drops the last op's label
     requests = ctx.sizing_requests()
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
                            life[4 * j + 3]) for j in range(len(roots))]
     for k, n in requests:
-        if g is None:
-            bufs.append(planner.Buffer(abs(n), k, k))
-        else:  # across the subgraphs it runs, as TFLM
-            bufs.append(planner.Buffer(abs(n), first[k], last[k]))
+        bufs.append(planner.Buffer(abs(n), k, k))
     head = planner.plan(bufs)
     planner = verify = None
     need = nt + 3 * len(requests)
@@ -416,19 +391,17 @@ def _scratch_len(ts):
             n = max(n, 2 * t.shape[-1])
     return n
 
-def _prepare(it, mods, head, tail, kept_where, g=None):
+def _prepare(it, mods, head, tail, kept_where):
     """The real pass: each operator's tensors parsed on their own,
     prepared with views of the arena, kept arrays copied to the tail.
-    kept_where: array('i') of n_tensors words (subgraph 0's), where
-    _where's tensor entries are copied at the end. g: graphs.Graphs or
-    None; the steps of subgraph s > 0 go to g (Graphs.keep)."""
+    kept_where: array('i') of n_tensors words, where _where's tensor
+    entries are copied at the end."""
     m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
     model_mv = m.fb.mv
     where = it._where
-    nt = m.n_tensors if g is None else g.n_tensors
-    ctx = KernelContext(m, hv, where, mv[head:], nt,
+    ctx = KernelContext(m, hv, where, mv[head:], m.n_tensors,
                         it._n_requests, words=it._words)
     io = {}
     for i in m.inputs + m.outputs:
@@ -436,32 +409,22 @@ def _prepare(it, mods, head, tail, kept_where, g=None):
             io[i] = _bind(m.tensor(i), where[i], model_mv, hv)
     it.inputs = [io[i] for i in m.inputs]
     it.outputs = [io[i] for i in m.outputs]
-    views = [None] * nt
+    views = [None] * m.n_tensors
     # steps: eval function and state of each operator that runs, one
     # after the other in one list (no tuple per step)
-    steps = [None] * (2 * m.n_operators)
-    ran = array("i", range(m.n_operators))
-    s, ms, b = 0, m, 0
-    if g is not None:
-        ctx.graphs = g
-        g.begin()
-        g.tensor = (_get, io, views, where, hv)
+    steps = [None] * (2 * len(mods))
+    ran = array("i", range(len(mods)))
     n = 0
     for k, mod in enumerate(mods):
-        if g is None:
-            op = m.operator(k)
-        else:
-            s, ms, b, op = g.op(k)
+        op = m.operator(k)
         it._stage = "preparing %s, with the %d-byte arena allocated" % (
             op.label(), len(it.arena))
-        ins = [_get(ms, i, io, views, where, hv, b) for i in op.inputs]
-        outs = [_get(ms, i, io, views, where, hv, b) for i in op.outputs]
+        ins = [_get(m, i, io, views, where, hv) for i in op.inputs]
+        outs = [_get(m, i, io, views, where, hv) for i in op.outputs]
         ctx.begin(k, _scratch_len(outs))
         fn, state = mod.prepare(op, ins, outs, ctx)
         state = ctx.finish(state)
-        if fn is not None and s:
-            g.keep(s, fn, state)
-        elif fn is not None:
+        if fn is not None:
             steps[2 * n] = fn
             steps[2 * n + 1] = state
             ran[n] = k
@@ -469,9 +432,6 @@ def _prepare(it, mods, head, tail, kept_where, g=None):
         op = ins = outs = state = None
         pack()
     del steps[2 * n:]
-    ms = None
-    if g is not None:
-        g.finish()
     it.copied_bytes = ctx.copied_bytes
     it._states = ctx.states or None  # reset() zeroes them
     it._variables = ctx.variables or None  # and sets these

@@ -323,6 +323,14 @@ class Graphs:
         path.pop()
         return scope
 
+    def size(self, it, mods, dummy, late=None):
+        """allocator._size for this model (see _size below)."""
+        return _size(self, it, mods, dummy, late)
+
+    def prepare(self, it, mods, head, tail, kept_where):
+        """allocator._prepare for this model (see _prepare below)."""
+        _prepare(self, it, mods, head, tail, kept_where)
+
     def check_bindings(self, tensors, root):
         """verify.check_bindings over every subgraph called (tensors,
         root: global lists)."""
@@ -374,3 +382,184 @@ def _check_work(merged):
     if len(merged) * peak > _MAX_PLAN_WORK:  # as verify's
         raise ModelError("%d activations with up to %d alive at once: too "
                          "many to plan" % (len(merged), peak))
+
+
+# --- construction with subgraphs: allocator._size and _prepare's loops
+# over every subgraph called (the allocator calls Graphs.size and
+# Graphs.prepare for such a model, so that its own code, which every
+# construction loads, stays as it is for one subgraph) ---------------
+
+
+def _sizing_tensor(m, i, where, dummy, b):
+    """allocator._sizing_tensor for tensor i of subgraph model m, whose
+    first tensor has global index b."""
+    from .interpreter import _bind
+    if i < 0:
+        return None
+    return _bind(m.tensor(i), min(where[b + i], 0), m.fb.mv, dummy)
+
+
+def _get(m, i, io, views, where, head, b):
+    """allocator._get for tensor i of subgraph model m (global index of
+    its first tensor b; io: subgraph 0's inputs and outputs)."""
+    from .interpreter import _bind
+    if i < 0:
+        return None
+    t = io.get(i) if b == 0 else None
+    if t is not None:
+        return t
+    t = m.tensor(i)
+    i += b
+    v = views[i]
+    if v is None:
+        v = views[i] = _bind(t, where[i], m.fb.mv, head).data
+    t.data = v
+    return t
+
+
+def _size(g, it, mods, dummy, late=None):
+    """allocator._size over every subgraph g runs (global tensor and
+    operator indices; lifetimes in scopes: Graphs.plan)."""
+    from . import allocator, planner
+    from .context import KernelContext
+    from .heap import pack
+    from .interpreter import _bind, _drop
+    m = it._model
+    tensors = it._tensors = g.tensors()
+    dummy = memoryview(dummy)
+    mv = m.fb.mv
+    buffers, groups, first, last = g.plan()
+    where = it._where
+    for i in range(len(tensors)):
+        r = groups[i]
+        if tensors[r].is_const:
+            where[i] = -2 - tensors[r].const_pos
+        else:  # the root tensor of its alias group, for now
+            where[i] = r if r in buffers else -1
+        _bind(tensors[i], min(where[i], 0), mv, dummy)
+    g.check_bindings(tensors, groups)
+    nt = len(tensors)
+    it._tensors = tensors = groups = r = None
+    m.release()
+    g.release()
+    pack()
+    roots = sorted(buffers)
+    life = array("i", range(4 * len(roots)))
+    for j, r in enumerate(roots):
+        b = buffers[r]
+        life[4 * j] = r
+        life[4 * j + 1] = b.size
+        life[4 * j + 2] = b.first
+        life[4 * j + 3] = b.last
+    buffers = b = None
+    pack()
+    if late is not None:  # arena=: as allocator._size
+        _drop(late, 1, 2)
+        allocator._import_kernels(it, m)
+        it._stage = "resolving operators"
+        mods = tuple([allocator._kernel(g.op(k)[3])
+                      for k in range(len(mods))])
+        pack()
+    ctx = KernelContext(m, offsets=where, first=nt, dummy=dummy)
+    ctx.graphs = g
+    g.tensor = (_sizing_tensor, where, dummy)
+    for k, mod in enumerate(mods):
+        s, ms, b, op = g.op(k)
+        it._stage = "preparing %s of subgraph %d" % (op.label(), s)
+        ins = [_sizing_tensor(ms, i, where, dummy, b) for i in op.inputs]
+        outs = [_sizing_tensor(ms, i, where, dummy, b)
+                for i in op.outputs]
+        ctx.begin(k, allocator._scratch_len(outs))
+        ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
+        op = ins = outs = ms = None
+        pack()
+    g.tensor = None
+    r = getattr(ctx, "resources", None)
+    if r is not None:
+        r[-1](r)
+    it._stage = "planning the arena"
+    requests = ctx.sizing_requests()
+    bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
+                           life[4 * j + 3]) for j in range(len(roots))]
+    for k, n in requests:  # across the subgraphs it runs, as TFLM
+        bufs.append(planner.Buffer(abs(n), first[k], last[k]))
+    head = planner.plan(bufs)
+    need = nt + 3 * len(requests)
+    if need > len(where):
+        it._where = where = array("i", list(where) + [0] * (
+            need - len(where)))
+    for q, (k, n) in enumerate(requests):
+        where[nt + 3 * q] = k
+        where[nt + 3 * q + 1] = bufs[len(roots) + q].offset
+        where[nt + 3 * q + 2] = n
+    offset = {}
+    for j, r in enumerate(roots):
+        offset[r] = bufs[j].offset
+    for i in range(nt):
+        if where[i] >= 0:
+            where[i] = offset[where[i]]
+    it._n_requests = len(requests)
+    return head, ctx.tail_size, ctx.words_size, mods
+
+
+def _prepare(g, it, mods, head, tail, kept_where):
+    """allocator._prepare over every subgraph g runs: subgraph 0's steps
+    are the interpreter's, those of subgraph s > 0 go to g.steps[s]."""
+    from .allocator import _scratch_len
+    from .context import KernelContext
+    from .heap import pack
+    from .interpreter import _bind
+    m = it._model
+    mv = memoryview(it.arena)
+    hv = mv[:head]
+    model_mv = m.fb.mv
+    where = it._where
+    nt = g.n_tensors
+    ctx = KernelContext(m, hv, where, mv[head:], nt,
+                        it._n_requests, words=it._words)
+    io = {}
+    for i in m.inputs + m.outputs:
+        if i not in io:
+            io[i] = _bind(m.tensor(i), where[i], model_mv, hv)
+    it.inputs = [io[i] for i in m.inputs]
+    it.outputs = [io[i] for i in m.outputs]
+    views = [None] * nt
+    steps = [None] * (2 * m.n_operators)
+    ran = array("i", range(m.n_operators))
+    ctx.graphs = g
+    g.begin()
+    g.tensor = (_get, io, views, where, hv)
+    n = 0
+    for k, mod in enumerate(mods):
+        s, ms, b, op = g.op(k)
+        it._stage = "preparing %s of subgraph %d, with the %d-byte arena " \
+            "allocated" % (op.label(), s, len(it.arena))
+        ins = [_get(ms, i, io, views, where, hv, b) for i in op.inputs]
+        outs = [_get(ms, i, io, views, where, hv, b) for i in op.outputs]
+        ctx.begin(k, _scratch_len(outs))
+        fn, state = mod.prepare(op, ins, outs, ctx)
+        state = ctx.finish(state)
+        if fn is not None and s:
+            g.keep(s, fn, state)
+        elif fn is not None:
+            steps[2 * n] = fn
+            steps[2 * n + 1] = state
+            ran[n] = k
+            n += 1
+        op = ins = outs = state = ms = None
+        pack()
+    del steps[2 * n:]
+    g.finish()
+    it.copied_bytes = ctx.copied_bytes
+    it._states = ctx.states or None
+    it._variables = ctx.variables or None
+    it.persistent_size = tail + 4 * len(it._words) + ctx.spilled
+    it._prof_ops = ran[:n]
+    it._prof_us = array("i", range(n + 1))
+    it._profiled = False
+    it._steps = steps
+    for i in range(len(kept_where)):
+        kept_where[i] = where[i]
+    it._where = kept_where
+    ctx = where = None
+    pack()
