@@ -170,6 +170,24 @@ OPS = {
         "int8 (int16 cell state), float32",
         "batch- or time-major, cell clip; no peephole, projection or layer "
         "norm (as in TFLM); float32 within 1e-6 of TFLM"),
+    "VAR_HANDLE": ("resource (int32 id)",
+                   "by container and shared_name; VarHandleOptions "
+                   "without shared_name refused"),
+    "READ_VARIABLE": ("any type (a byte copy)",
+                      "a variable no ASSIGN_VARIABLE sets, or of another "
+                      "size: refused"),
+    "ASSIGN_VARIABLE": ("any type (a byte copy)",
+                        "the first one prepared sizes the variable; "
+                        "interp.reset() sets it to 0 (int8: zero point)"),
+    # subgraphs
+    "IF": ("any type (byte copies); bool condition",
+           "then / else subgraphs; inputs and outputs must pair up in type "
+           "and size for both"),
+    "WHILE": ("any type (byte copies)",
+              "cond (bool output 0) and body subgraphs; no recursion"),
+    "CALL_ONCE": ("none",
+                  "its init subgraph runs on the first invoke only, not "
+                  "again after interp.reset() (as TFLM)"),
     # TFLM's Signal library (CUSTOM operators, built in)
     "SignalWindow": ("int16", ""),
     "SignalFftAutoScale": ("int16 -> int16, int32 shift", ""),

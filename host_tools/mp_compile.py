@@ -247,6 +247,8 @@ def main():
     var = bytearray(it.arena_size)
     for v, fill in variables:
         a = uctypes.addressof(v) - head_a
+        if not 0 <= a < it.arena_size:
+            continue  # a resource variable's bytes: in the tail
         for j in range(len(v)):
             var[a + j] = 1
     for j in range(it.arena_size):
@@ -289,9 +291,12 @@ def main():
     # no state (interp.reset()'s views) in the tail: eval writes nothing
     # there (KernelContext.persistent / keep: filled by prepare only)
     ro = 1
-    for v in states:
+    for v in states + [v for v, _ in variables]:
         r, _, _ = view_key(v)
         if r in (C.R_TAIL, C.R_WORDS):
+            ro = 0  # (resource variables live in the tail)
+    for x in strings:  # CALL_ONCE's has-run byte: in the tail, no state
+        if x and x.endswith(":_eval_call_once"):
             ro = 0
     hdr[19] = ro
     blob = b"".join(x.to_bytes(4, "little") for x in hdr) + sblob + tail \

@@ -27,7 +27,8 @@ the file (the generated Python code ignores the schema's force_align: 16,
 so buffers are packed here); activations use buffer 0; both builtin_code and
 deprecated_builtin_code (= min(code, 127)); operator codes deduplicated by
 (code, custom name, version) in order of first use; a QuantizationParameters
-table on every tensor (empty when scale is None); one subgraph named "main".
+table on every tensor (empty when scale is None); one subgraph named "main",
+then those added with add_subgraph (Model objects of their own).
 
 Options: `options` of add_op is None, an *OptionsT instance (written as is,
 its class gives the union type) or a dict of fields. The options table of an
@@ -114,6 +115,8 @@ _ENUM_FIELDS = {
     "kernelType": s.LSTMKernelType,
 }
 _ALIASES = {"activation": "fusedActivationFunction"}
+# Option fields that hold strings (VarHandleOptions)
+_STRING_FIELDS = ("container", "sharedName")
 
 
 def dtype_code(dtype):
@@ -244,7 +247,7 @@ def options_table(op_name):
 
 
 def _option_value(field, value):
-    if not isinstance(value, str):
+    if not isinstance(value, str) or field in _STRING_FIELDS:
         return value
     enum = _ENUM_FIELDS.get(field)
     if enum is not None:
@@ -275,12 +278,23 @@ class Model:
     tensors some op produces and no op consumes).
     """
 
-    def __init__(self, description="opgen"):
+    def __init__(self, description="opgen", name="main"):
         self.description = description
+        self.name = name
         self.tensors = []
         self.ops = []
         self.inputs = None
         self.outputs = None
+        self.subgraphs = []  # subgraphs 1, 2, ...: add_subgraph
+
+    def add_subgraph(self, sg):
+        """Append Model sg (its tensors, ops, inputs and outputs; its own
+        subgraphs are ignored) as the next subgraph of this model;
+        returns its index (1 for the first). IF / WHILE / CALL_ONCE
+        options name subgraphs by these indices. Constant buffers and
+        operator codes are shared by all subgraphs when built."""
+        self.subgraphs.append(sg)
+        return len(self.subgraphs)
 
     def add_tensor(self, t):
         """Add a Tensor; returns its index (the same object added twice
@@ -394,6 +408,17 @@ class Model:
     def model_t(self):
         """The model as a schema ModelT (object API), ready to Pack."""
         buffers = [s.BufferT()]
+        codes, code_index = [], {}
+        subgraphs = [self._subgraph_t(g, buffers, codes, code_index)
+                     for g in [self] + self.subgraphs]
+        return s.ModelT(version=SCHEMA_VERSION, operatorCodes=codes,
+                        subgraphs=subgraphs, description=self.description,
+                        buffers=buffers)
+
+    @staticmethod
+    def _subgraph_t(self, buffers, codes, code_index):
+        # (first: an input or output that no op uses is added here)
+        inputs, outputs = self.graph_inputs(), self.graph_outputs()
         tensors = []
         for i, t in enumerate(self.tensors):
             buf = 0
@@ -404,7 +429,7 @@ class Model:
                 shape=list(t.shape), type=t.type, buffer=buf,
                 name=t.name if t.name is not None else "t%d" % i,
                 quantization=t._quant(), isVariable=t.is_variable))
-        codes, code_index, operators = [], {}, []
+        operators = []
         for op in self.ops:
             key = (op.code, op.custom, op.version)
             if key not in code_index:
@@ -424,12 +449,8 @@ class Model:
                 o.customOptions = list(op.custom_options)
                 o.customOptionsFormat = s.CustomOptionsFormat.FLEXBUFFERS
             operators.append(o)
-        sg = s.SubGraphT(tensors=tensors, inputs=self.graph_inputs(),
-                         outputs=self.graph_outputs(), operators=operators,
-                         name="main")
-        return s.ModelT(version=SCHEMA_VERSION, operatorCodes=codes,
-                        subgraphs=[sg], description=self.description,
-                        buffers=buffers)
+        return s.SubGraphT(tensors=tensors, inputs=inputs, outputs=outputs,
+                           operators=operators, name=self.name)
 
     def build(self):
         """Bytes of the .tflite file (identifier TFL3)."""

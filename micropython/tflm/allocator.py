@@ -140,19 +140,26 @@ def _build(it, buf, arena_size, had, user, src):
         _import_kernels(it, m)
     it._stage = "parsing the model"
     m.check()
+    g = None  # the subgraphs IF, WHILE, CALL_ONCE run (graphs.py)
+    if m.num_subgraphs > 1:
+        from . import graphs
+        g = graphs.build(m)
+        graphs = None
     it._stage = "resolving operators"
-    mods = _resolve(it, user is None)
+    mods = _resolve(it, user is None, g)
     it._stage = "planning the arena"
-    from . import verify
-    verify.check_plan_size(m)
-    verify = None
+    if g is None:
+        from . import verify
+        verify.check_plan_size(m)
+        verify = None
     # The sizing pass's throw-away buffer: as large as the largest
     # activation (larger scratch requests get a buffer of their own).
     big = 0
-    for t in m.tensors:
+    for t in (m.tensors if g is None else g.tensors()):
         if not t.is_const:
             big = max(big, t.nbytes)
-    n = m.n_tensors + 3 * _REQUESTS_PER_OP * len(mods)
+    n = (m.n_tensors if g is None else g.n_tensors) + \
+        3 * _REQUESTS_PER_OP * len(mods)
     t = None
     m.release()
     gc.collect()
@@ -181,8 +188,8 @@ def _build(it, buf, arena_size, had, user, src):
             dummy = bytearray(big)
         except MemoryError:
             raise _oom(what, big)
-    head, tail, words, mods = _size(it, mods, dummy,
-                                    None if user is None else had)
+    head, tail, words, mods = (_size if g is None else g.size)(
+        it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before
     # free0, so the heap they give back is not the model's (see build)
     free = _free()
@@ -208,7 +215,8 @@ def _build(it, buf, arena_size, had, user, src):
         from .static_arena import place
         place(it, user, head, tail, words, skip)
         it._stage = "preparing"
-        _prepare(it, mods, head, tail, kept_where)
+        (_prepare if g is None else g.prepare)(it, mods, head, tail,
+                                               kept_where)
         return
     # Nothing is made from here until the arena is: the message is
     # formatted only on failure (_arena_oom).
@@ -225,7 +233,7 @@ def _build(it, buf, arena_size, had, user, src):
         it.arena = it._words = None
         raise _arena_oom(need, head)
     it._stage = "preparing"
-    _prepare(it, mods, head, tail, kept_where)
+    (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each
@@ -237,6 +245,9 @@ def _import_kernels(it, m):
         kernels.preload(code, m)
     for name in m.used_codes(True):  # built-in CUSTOM ops (Signal)
         kernels.preload(32, m, name)
+    if m.num_subgraphs > 1:  # those IF, WHILE, CALL_ONCE may run
+        from . import graphs
+        graphs.preload(m)
     after = _free()
     if before is not None:
         it._imported = before - after
@@ -261,12 +272,13 @@ def _kernel(op, load=True):
     return kernels.find(op.code)
 
 
-def _resolve(it, load=True):
-    """_kernel(op, load) of each operator; UnsupportedOpError naming
-    every operator without one."""
+def _resolve(it, load=True, g=None):
+    """_kernel(op, load) of each operator (of every subgraph g has:
+    graphs.Graphs); UnsupportedOpError naming every operator without
+    one."""
     mods, missing = [], []
     hint = ""
-    for op in it._model.operators:
+    for op in (it._model.operators if g is None else g.operators()):
         mod = _kernel(op, load)
         if mod is None:
             missing.append(op.label())
@@ -340,6 +352,9 @@ def _size(it, mods, dummy, late=None):
         ctx.finish(mod.prepare(op, ins, outs, ctx)[1])
         op = ins = outs = None
         pack()  # keeps what lives packed low (heap.py)
+    r = getattr(ctx, "resources", None)  # kernels/resource.py: its
+    if r is not None:  # variables' sizes checked
+        r[-1](r)
     it._stage = "planning the arena"  # drops the last op's label
     requests = ctx.sizing_requests()
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],

@@ -36,7 +36,8 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.softmax_prep",
                 "tflm.kernels.softmax16_prep",
                 "tflm.kernels.broadcast_prep", "tflm.static_arena",
-                "tflm.compiled", "tflm.source", "tflm.construct")
+                "tflm.compiled", "tflm.source", "tflm.construct",
+                "tflm.graphs")
 # The model parser and the op resolver (model.py with flatbuf.py, and the
 # kernels package's registry): construction uses them, and `import tflm`
 # imports them (above) so that they lie low in the heap, before any

@@ -84,8 +84,9 @@ _TYPE_NAMES = (
 # official generated schema, and that no option is read by a bare index,
 # with another accessor or another default.
 
-# Element sizes in bytes by TensorType code (0: not supported).
-TYPE_SIZES = (b"\x04\x02\x04\x01\x08\x00\x01\x02\x08\x01\x08\x10\x08\x00\x00"
+# Element sizes in bytes by TensorType code (0: not supported; a resource
+# is its int32 id, as TFLM's TfLiteTypeSizeOf).
+TYPE_SIZES = (b"\x04\x02\x04\x01\x08\x00\x01\x02\x08\x01\x08\x10\x08\x04\x00"
               b"\x04\x02\x00\x02")
 
 

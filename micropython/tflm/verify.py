@@ -10,7 +10,7 @@ offset in the file where one applies:
    strings, fields) is checked to lie inside the buffer (FormatError);
    vector lengths are capped at MAX_VECTOR and must fit in the buffer.
 2. structure() (here, before model.Model parses anything): walks every
-   table and vector of subgraph 0 that the parser will read: opcode
+   table and vector of every subgraph that the parser may read: opcode
    tables, tensors, quantization tables, operators and their options
    tables. It bounds the counts (MAX_TENSORS, MAX_OPERATORS, shape rank)
    and the total size of all vectors and strings that the parser will
@@ -209,14 +209,13 @@ def _structure(fb):
     for k in range(n):
         budget.take(root.table_at(start, k), _OPCODE_CUSTOM_CODE, 1)
     start, n = root.vector(_MODEL_SUBGRAPHS, 4)
-    if n < 1:
-        return  # model.Model reports it
-    sg = root.table_at(start, 0)
-    budget.take(sg, _SG_NAME, 1)
-    _tensors(sg, budget)
-    budget.take(sg, _SG_INPUTS, 4)
-    budget.take(sg, _SG_OUTPUTS, 4)
-    _operators(sg, budget)
+    for s in range(n):  # (none: model.Model reports it)
+        sg = root.table_at(start, s)
+        budget.take(sg, _SG_NAME, 1)
+        _tensors(sg, budget)
+        budget.take(sg, _SG_INPUTS, 4)
+        budget.take(sg, _SG_OUTPUTS, 4)
+        _operators(sg, budget)
 
 
 def _tensors(sg, budget):

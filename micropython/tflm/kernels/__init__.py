@@ -152,6 +152,11 @@ _KERNELS = (
     # state in variable tensors
     # SVDF UNIDIRECTIONAL_SEQUENCE_LSTM
     " 27:svdf 44:lstm"
+    # subgraphs (tflm/graphs.py) and resource variables
+    # IF WHILE CALL_ONCE
+    " 118:control 119:control 129:control"
+    # VAR_HANDLE READ_VARIABLE ASSIGN_VARIABLE
+    " 142:resource 143:resource 144:resource"
 )
 
 # TFLM's Signal library (audio front-end), CUSTOM operators by name
