@@ -171,9 +171,9 @@ def commit():
         return "unknown"
 
 
-def markdown(rows, target, rev):
+def markdown(rows, target, rev, arch="armv6m"):
     lines = [
-        "# armv6m instructions per MAC",
+        "# %s instructions per MAC" % arch,
         "",
         "Measured by `python -m host_tools bench-device` at commit %s on: %s."
         % (rev, target),
@@ -307,6 +307,12 @@ def add_parser(sub):
                         "for qemu -icount shift=0)")
     p.add_argument("--target", default=None,
                    help="what the target is, for the report")
+    p.add_argument("--arch", default="armv6m",
+                   choices=("armv6m", "armv7m", "armv7em", "armv7emsp",
+                            "armv7emdp"),
+                   help="the target's arch: the package's .mpy are built "
+                        "for it (armv7em*: thumb_dsp.py's DSP loops; "
+                        "default armv6m)")
     p.add_argument("--models", nargs="+", choices=[n for n, _ in MODELS],
                    metavar="NAME", help="subset of: " +
                    " ".join(n for n, _ in MODELS))
@@ -330,12 +336,12 @@ def main(args):
     if args.construction:
         return _main_construction(args, models)
     try:
-        recs = run(args.target_cmd, models)
+        recs = run(args.target_cmd, models, args.arch)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print("error: %s" % e, file=sys.stderr)
         return 1
     rows = summarize(recs, models, args.per_us)
-    md = markdown(rows, args.target or args.target_cmd, commit())
+    md = markdown(rows, args.target or args.target_cmd, commit(), args.arch)
     print(md)
     if args.out != "-":
         os.makedirs(args.out, exist_ok=True)

@@ -55,8 +55,8 @@ def _dots_ref(v, w, ws, bias, base, nf):
             for k in range(nf)]
 
 
-def _run_dots(code, v, w, ws, bias, base, nf, w_offset=0):
-    emu = Emulator()
+def _run_dots(code, v, w, ws, bias, base, nf, w_offset=0, m4=False):
+    emu = Emulator(m4)
     n = len(v)
     va = emu.alloc(struct.pack("<%di" % n, *v))
     wa = emu.alloc(w, offset=w_offset)
@@ -255,13 +255,14 @@ def test_dw_pending_values(code, fn):
         _dw_case(code, rng, lim=3000, fn=fn)
 
 
-def _px_case(code, rng, lim=1 << 20):
+def _px_case(code, rng, lim=1 << 20, m4=False, sizes=(1, 3, 8, 9, 16, 27)):
     """One random run of thumb.pixels, called as conv._conv_1x1 calls it
     (again after each pixel with pending values); checks every output
     byte against TFLM's MultiplyByQuantizedMultiplier and the pending
-    ones against the same conditions as requant_i8b's fast path."""
+    ones against the same conditions as requant_i8b's fast path (m4: on
+    a Cortex-M4, for thumb_dsp.pixels; sizes: the window lengths)."""
     from tflm.kernels.gemmlowp import mbqm_ref
-    n = rng.choice([1, 3, 8, 9, 16, 27])
+    n = rng.choice(sizes)
     nf, npix = rng.randint(1, 6), rng.randint(1, 4)
     ws = n + rng.randint(0, 2)
     xs = n + rng.randint(0, 3)
@@ -277,7 +278,7 @@ def _px_case(code, rng, lim=1 << 20):
     bias = [rng.randint(-lim - (1 << 16), lim + (1 << 16))
             for _ in range(nf)]
     qstep = nf + rng.randint(0, 2)
-    emu = Emulator()
+    emu = Emulator(m4)
     va = emu.alloc(b"\0" * 4 * n, writable=True)
     xa = emu.alloc(x, offset=rng.randint(0, 3))
     wa = emu.alloc(w, offset=rng.randint(0, 3))

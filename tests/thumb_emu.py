@@ -31,9 +31,9 @@ _SAVED = [getattr(A, "UC_ARM_REG_R%d" % i) for i in range(4, 12)] + \
     [A.UC_ARM_REG_SP]
 
 
-def asm_functions(rel):
+def asm_functions(rel, arch="armv6m"):
     """{name: machine code} of the asm_thumb functions of package module
-    rel ('tflm/kernels/thumb.py'), compiled by mpy-cross for armv6m. The
+    rel ('tflm/kernels/thumb.py'), compiled by mpy-cross for arch. The
     names come from the source, in order (the .mpy keeps no names for
     asm functions; mpy-cross writes them in definition order)."""
     src = os.path.join(PKG_DIR, *rel.split("/"))
@@ -42,7 +42,7 @@ def asm_functions(rel):
                            f.read(), re.M)
     with tempfile.TemporaryDirectory() as tmp:
         dst = os.path.join(tmp, "m.mpy")
-        err = romfs.mpy_cross(src, rel, "armv6m", dst)
+        err = romfs.mpy_cross(src, rel, arch, dst)
         assert err is None, err
         with open(dst, "rb") as f:
             data = f.read()
@@ -76,12 +76,15 @@ class ThumbError(AssertionError):
 
 
 class Emulator:
-    """A Cortex-M0 with the code at CODE and RAM_SIZE bytes at RAM.
-    alloc() hands out RAM; call() runs a function."""
+    """A Cortex-M0 (or with m4=True a Cortex-M4, which runs ARMv7E-M's
+    DSP instructions) with the code at CODE and RAM_SIZE bytes at RAM.
+    alloc() hands out RAM; call() runs a function. Unaligned 16/32-bit
+    accesses fail on both (the M4 code promises aligned loads only)."""
 
-    def __init__(self):
+    def __init__(self, m4=False):
         self.uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
-        self.uc.ctl_set_cpu_model(A.UC_CPU_ARM_CORTEX_M0)
+        self.uc.ctl_set_cpu_model(A.UC_CPU_ARM_CORTEX_M4 if m4 else
+                                  A.UC_CPU_ARM_CORTEX_M0)
         self.uc.mem_map(CODE, 0x100000)
         self.uc.mem_map(RAM, RAM_SIZE)
         self.uc.mem_write(RET, b"\x00\xbf" * 4)  # nop: never run

@@ -46,9 +46,10 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # THUMB: the port runs Thumb machine code (the native arch in
 # sys.implementation._mpy is armv6m .. armv7emdp; False under CPython and
 # on the unix port). There CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D
-# (and fc_rows.py's LSTM and SVDF matmuls) run their hot loops in
-# kernels/thumb.py and thumb_dw.py, SOFTMAX and the int8 AVERAGE_POOL_2D
-# theirs in thumb_softmax.py and thumb_pool.py, rescale.scale_i32 in
+# (and fc_rows.py's LSTM and SVDF matmuls, BATCH_MATMUL) run their hot
+# loops in kernels/thumb.py (thumb_dsp.py where DSP) and thumb_dw.py,
+# SOFTMAX and the int8 AVERAGE_POOL_2D theirs in thumb_softmax.py and
+# thumb_pool.py, rescale.scale_i32 in
 # thumb_rescale.py, the int8 LSTM's gate loop in thumb_lstm.py; elsewhere
 # their viper twins mac.py, mac_dw.py, softmax_loops.py, pool_loops.py,
 # rescale_loops.py and lstm_loops.py run: the same functions and blocks
@@ -57,10 +58,15 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # see preload). WORD: bytes of a machine word (4 on 32-bit
 # ports, 8 on 64-bit ones and CPython's host tools, which plan for the
 # unix port).
+# DSP: the arch is armv7em, armv7emsp or armv7emdp (Cortex-M4, M7, M33:
+# the DSP extension's SXTB16 and SMLAD), where CONV_2D, FULLY_CONNECTED,
+# BATCH_MATMUL and fc_rows.py take thumb_dsp.py's dots and pixels in
+# place of thumb.py's (romfs.DSP_ONLY).
 try:
     THUMB = 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
+    DSP = 6 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
 except AttributeError:
-    THUMB = False
+    THUMB = DSP = False
 WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
 
 _ADD = const(0)

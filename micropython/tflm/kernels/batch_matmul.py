@@ -48,13 +48,16 @@ from micropython import const
 
 from ..errors import ModelError, PrepareError
 from ..fixedpoint import requant_i8b
-from . import THUMB
+from . import DSP, THUMB
 
 # The loop: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
 mac = None
 if THUMB:
     try:
-        from . import thumb as mac
+        if DSP:  # Cortex-M4/M7/M33: SXTB16 and SMLAD
+            from . import thumb_dsp as mac
+        else:
+            from . import thumb as mac
     except (ImportError, SyntaxError, ValueError):
         mac = None
 if mac is None:

@@ -22,13 +22,16 @@ import micropython
 from micropython import const
 
 from ..heap import persistent
-from . import THUMB, WORD
+from . import DSP, THUMB, WORD
 
 # The loop: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
 mac = None
 if THUMB:
     try:
-        from . import thumb as mac
+        if DSP:  # Cortex-M4/M7/M33: SXTB16 and SMLAD
+            from . import thumb_dsp as mac
+        else:
+            from . import thumb as mac
     except (ImportError, SyntaxError, ValueError):
         mac = None
 if mac is None:

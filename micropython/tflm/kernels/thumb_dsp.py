@@ -1,0 +1,362 @@
+"""thumb.py's dots and pixels for Cortex-M4, M7 and M33 (ARMv7E-M, the
+DSP extension: kernels.DSP), with the same blocks (DOTS_BLOCK, PX_BLOCK
+in thumb.py) and the same int32 sums, modulo 2**32.
+
+Four window values at a time: the filter's 4 bytes in one aligned LDR,
+SXTB16 (with ROR 8 for the odd bytes) widens them into two pairs of
+int16, LDM reads the 4 int32 window words and PKHBT packs them into the
+matching pairs, and two SMLAD add the 4 products: 8 instructions for 4
+multiply-accumulates (thumb.py: 22), unrolled twice. A filter row whose
+address is not 4-byte aligned (model bytes can sit anywhere, and a
+stride WS that is not a multiple of 4 moves it between filters) starts
+with up to 3 values one at a time (LDRSB, LDR, MLA), so no 16/32-bit
+load is ever unaligned; the last n mod 4 values go the same way.
+
+The filter bytes are taken signed (w = byte ^ 0x80 - 128) where the
+contract sums (byte ^ 0x80) * v: dots adds 128 * sum(v) to BASE once per
+call (an exact identity modulo 2**32); in pixels, BASE = -128 * sum(v)
+and that term cancel, so its sums start from the bias alone. SMLAD
+multiplies int16 halves: the window values must lie in -32768..32767.
+They are x - input_zero_point (-255..255) for every caller: CONV_2D,
+FULLY_CONNECTED, BATCH_MATMUL and fc_rows.py check int8 zero points.
+
+ARMv6-M has none of these instructions and the inline assembler has no
+mnemonics for them: they are data() halfwords (T32 encodings, the
+mnemonic in the comment), the rest Thumb-1, so the module compiles for
+every Thumb arch (a manifest with thumb=True freezes it everywhere) but
+only DSP arches import it (romfs.DSP_ONLY). r8-r11 are saved and
+restored around the code (asm_thumb saves r4-r7). tests/test_thumb_dsp.py
+runs the armv7emsp bytes on an emulated Cortex-M4 against thumb.py's
+machine code and the contract.
+"""
+
+import micropython
+
+
+@micropython.asm_thumb
+def dots(r0, r1):
+    """thumb.dots, with the same block (DOTS_BLOCK) and results, for
+    -32768 <= V[i] <= 32767. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r1, [r0, 0])          # r8 = BASE + 128 * sum(v)
+    ldr(r7, [r0, 8])
+    mov(r3, 0)
+    sub(r7, 12)               # 4 values left while v < VE - 12
+    b(STEST4)
+    label(SLOOP4)
+    data(2, 0xC974)           # ldmia r1!, {r2, r4, r5, r6}
+    add(r3, r3, r2)
+    add(r3, r3, r4)
+    add(r3, r3, r5)
+    add(r3, r3, r6)
+    label(STEST4)
+    cmp(r1, r7)
+    bcc(SLOOP4)
+    add(r7, 12)
+    b(STEST)
+    label(SLOOP)
+    ldr(r4, [r1, 0])
+    add(r3, r3, r4)
+    add(r1, 4)
+    label(STEST)
+    cmp(r1, r7)
+    bcc(SLOOP)
+    lsl(r3, r3, 7)
+    ldr(r4, [r0, 24])
+    add(r3, r3, r4)
+    mov(r8, r3)
+    label(FILTER)
+    ldr(r1, [r0, 0])          # v = V
+    ldr(r7, [r0, 8])          # VE
+    ldr(r2, [r0, 12])         # w = WP
+    ldr(r3, [r0, 20])
+    ldr(r3, [r3, 0])          # acc = BP[k] + r8
+    mov(r4, r8)
+    add(r3, r3, r4)
+    label(HEAD)               # one value at a time up to an aligned
+    lsl(r4, r2, 30)           # filter word
+    beq(ALIGNED)
+    cmp(r1, r7)
+    bcs(SUMMED)
+    data(2, 0xF912, 0x4B01)   # ldrsb.w r4, [r2], #1
+    data(2, 0xF851, 0x5B04)   # ldr.w r5, [r1], #4
+    data(2, 0xFB04, 0x3305)   # mla r3, r4, r5, r3
+    b(HEAD)
+    label(ALIGNED)
+    mov(r6, r7)               # 8 values left while v < VE - 28
+    sub(r6, 28)
+    b(TEST8)
+    label(LOOP8)
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: w0..w3
+    data(2, 0xE8B1, 0x0E20)   # ldmia.w r1!, {r5, r9, r10, r11}: v0..v3
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: w0 | w2 << 16
+    data(2, 0xFA2F, 0xF494)   # sxtb16 r4, r4, ror #8: w1 | w3 << 16
+    data(2, 0xEAC5, 0x450A)   # pkhbt r5, r5, r10, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: v1 | v3 << 16
+    data(2, 0xFB2C, 0x3305)   # smlad r3, r12, r5, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: w4..w7
+    data(2, 0xE8B1, 0x0E20)   # ldmia.w r1!, {r5, r9, r10, r11}: v4..v7
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: w4 | w6 << 16
+    data(2, 0xFA2F, 0xF494)   # sxtb16 r4, r4, ror #8: w5 | w7 << 16
+    data(2, 0xEAC5, 0x450A)   # pkhbt r5, r5, r10, lsl #16: v4 | v6 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: v5 | v7 << 16
+    data(2, 0xFB2C, 0x3305)   # smlad r3, r12, r5, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    label(TEST8)
+    cmp(r1, r6)
+    bcc(LOOP8)
+    add(r6, 16)               # 4 left while v < VE - 12
+    cmp(r1, r6)
+    bcs(TEST1)
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: w0..w3
+    data(2, 0xE8B1, 0x0E20)   # ldmia.w r1!, {r5, r9, r10, r11}: v0..v3
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: w0 | w2 << 16
+    data(2, 0xFA2F, 0xF494)   # sxtb16 r4, r4, ror #8: w1 | w3 << 16
+    data(2, 0xEAC5, 0x450A)   # pkhbt r5, r5, r10, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: v1 | v3 << 16
+    data(2, 0xFB2C, 0x3305)   # smlad r3, r12, r5, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    b(TEST1)
+    label(LOOP1)
+    data(2, 0xF912, 0x4B01)   # ldrsb.w r4, [r2], #1
+    data(2, 0xF851, 0x5B04)   # ldr.w r5, [r1], #4
+    data(2, 0xFB04, 0x3305)   # mla r3, r4, r5, r3
+    label(TEST1)
+    cmp(r1, r7)
+    bcc(LOOP1)
+    label(SUMMED)
+    ldr(r4, [r0, 28])         # OUT[k] = acc; OUT += 4
+    str(r3, [r4, 0])
+    add(r4, 4)
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])         # BP += 4
+    add(r4, 4)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])         # WP += WS
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    ldr(r4, [r0, 32])         # NF -= 1
+    sub(r4, 1)
+    str(r4, [r0, 32])
+    beq(DONE)
+    b(FILTER)
+    label(DONE)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+@micropython.asm_thumb
+def pixels(r0, r1):
+    """thumb.pixels, with the same block (PX_BLOCK) and results, for
+    window values v = (byte ^ 0x80) + OFF in -32768..32767. BASE is not
+    written (its word is free). Returns 0 or 1 as thumb.pixels."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    label(PIXEL)
+    ldr(r1, [r0, 36])         # gather: x = X, v = V, up to VE
+    ldr(r2, [r0, 0])
+    ldr(r7, [r0, 8])
+    ldr(r5, [r0, 44])         # OFF
+    mov(r6, 0x80)
+    label(GATHER)
+    ldrb(r4, [r1, 0])
+    eor(r4, r6)
+    add(r4, r4, r5)
+    str(r4, [r2, 0])
+    add(r1, 1)
+    add(r2, 4)
+    cmp(r2, r7)
+    bcc(GATHER)
+    ldr(r4, [r0, 100])        # WP = WP0, BP = BP0, OUT = ACC, NF = NF0,
+    str(r4, [r0, 12])         # MP = MP0, SP = SP0, Q = QOUT
+    ldr(r4, [r0, 104])
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 108])
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 112])
+    str(r4, [r0, 32])
+    ldr(r4, [r0, 52])
+    str(r4, [r0, 116])
+    ldr(r4, [r0, 60])
+    str(r4, [r0, 120])
+    ldr(r4, [r0, 80])
+    str(r4, [r0, 124])
+    label(FILTER)
+    ldr(r1, [r0, 0])          # v = V
+    ldr(r7, [r0, 8])          # VE
+    ldr(r2, [r0, 12])         # w = WP
+    ldr(r3, [r0, 20])
+    ldr(r3, [r3, 0])          # acc = BP[k]
+    label(HEAD)               # one value at a time up to an aligned
+    lsl(r4, r2, 30)           # filter word
+    beq(ALIGNED)
+    cmp(r1, r7)
+    bcs(SUMMED)
+    data(2, 0xF912, 0x4B01)   # ldrsb.w r4, [r2], #1
+    data(2, 0xF851, 0x5B04)   # ldr.w r5, [r1], #4
+    data(2, 0xFB04, 0x3305)   # mla r3, r4, r5, r3
+    b(HEAD)
+    label(ALIGNED)
+    mov(r6, r7)               # 8 values left while v < VE - 28
+    sub(r6, 28)
+    b(TEST8)
+    label(LOOP8)
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: w0..w3
+    data(2, 0xE8B1, 0x0E20)   # ldmia.w r1!, {r5, r9, r10, r11}: v0..v3
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: w0 | w2 << 16
+    data(2, 0xFA2F, 0xF494)   # sxtb16 r4, r4, ror #8: w1 | w3 << 16
+    data(2, 0xEAC5, 0x450A)   # pkhbt r5, r5, r10, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: v1 | v3 << 16
+    data(2, 0xFB2C, 0x3305)   # smlad r3, r12, r5, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: w4..w7
+    data(2, 0xE8B1, 0x0E20)   # ldmia.w r1!, {r5, r9, r10, r11}: v4..v7
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: w4 | w6 << 16
+    data(2, 0xFA2F, 0xF494)   # sxtb16 r4, r4, ror #8: w5 | w7 << 16
+    data(2, 0xEAC5, 0x450A)   # pkhbt r5, r5, r10, lsl #16: v4 | v6 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: v5 | v7 << 16
+    data(2, 0xFB2C, 0x3305)   # smlad r3, r12, r5, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    label(TEST8)
+    cmp(r1, r6)
+    bcc(LOOP8)
+    add(r6, 16)               # 4 left while v < VE - 12
+    cmp(r1, r6)
+    bcs(TEST1)
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: w0..w3
+    data(2, 0xE8B1, 0x0E20)   # ldmia.w r1!, {r5, r9, r10, r11}: v0..v3
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: w0 | w2 << 16
+    data(2, 0xFA2F, 0xF494)   # sxtb16 r4, r4, ror #8: w1 | w3 << 16
+    data(2, 0xEAC5, 0x450A)   # pkhbt r5, r5, r10, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: v1 | v3 << 16
+    data(2, 0xFB2C, 0x3305)   # smlad r3, r12, r5, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    b(TEST1)
+    label(LOOP1)
+    data(2, 0xF912, 0x4B01)   # ldrsb.w r4, [r2], #1
+    data(2, 0xF851, 0x5B04)   # ldr.w r5, [r1], #4
+    data(2, 0xFB04, 0x3305)   # mla r3, r4, r5, r3
+    label(TEST1)
+    cmp(r1, r7)
+    bcc(LOOP1)
+    label(SUMMED)
+    ldr(r4, [r0, 28])         # OUT[k] = acc
+    str(r3, [r4, 0])
+    ldr(r7, [r0, 120])        # e = -shift (SP: a signed byte)
+    ldrb(r7, [r7, 0])
+    lsl(r7, r7, 24)
+    asr(r7, r7, 24)
+    neg(r7, r7)
+    cmp(r7, 21)
+    bhi(PENDING)              # e < 0 or e > 21
+    ldr(r5, [r0, 92])         # |acc| <= LIM
+    add(r4, r3, r5)
+    ldr(r5, [r0, 96])
+    cmp(r4, r5)
+    bhi(PENDING)
+    ldr(r6, [r0, 116])        # m
+    ldr(r6, [r6, 0])
+    lsl(r4, r6, 21)
+    lsr(r4, r4, 21)
+    mul(r4, r3)
+    asr(r4, r4, 11)           # t = (acc * (m & 0x7FF)) >> 11
+    lsl(r5, r6, 10)
+    lsr(r5, r5, 21)
+    mul(r5, r3)
+    add(r4, r4, r5)
+    asr(r4, r4, 11)           # t = (acc * ((m >> 11) & 0x7FF) + t) >> 11
+    lsr(r5, r6, 22)
+    mul(r5, r3)
+    add(r4, r4, r5)           # acc * (m >> 22) + t
+    add(r4, 128)
+    add(r4, 128)              # + 256
+    cmp(r7, 0)
+    beq(NOROUND)
+    mov(r6, r7)               # e > 0: + 2**(8 + e) - (acc < 0) * 512,
+    add(r6, 8)                # >> (9 + e): RoundingDivideByPOT folded in
+    mov(r5, 1)
+    lsl(r5, r6)
+    add(r4, r4, r5)
+    asr(r3, r3, 31)
+    lsl(r3, r3, 9)
+    add(r4, r4, r3)
+    add(r6, 1)
+    asr(r4, r6)
+    b(ZERO)
+    label(NOROUND)
+    asr(r4, r4, 9)
+    label(ZERO)
+    ldr(r5, [r0, 68])         # + ZO, clamped to [LO, HI]
+    add(r4, r4, r5)
+    ldr(r5, [r0, 72])
+    cmp(r4, r5)
+    bge(NOTLO)
+    mov(r4, r5)
+    label(NOTLO)
+    ldr(r5, [r0, 76])
+    cmp(r4, r5)
+    ble(NOTHI)
+    mov(r4, r5)
+    label(NOTHI)
+    ldr(r5, [r0, 124])
+    strb(r4, [r5, 0])
+    b(NEXT)
+    label(PENDING)
+    ldr(r4, [r0, 88])         # PEND += 1
+    add(r4, 1)
+    str(r4, [r0, 88])
+    label(NEXT)
+    ldr(r4, [r0, 28])         # OUT += 4, BP += 4, WP += WS, MP += MSTEP,
+    add(r4, 4)                # SP += SSTEP, Q += 1
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])
+    add(r4, 4)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    ldr(r4, [r0, 116])
+    ldr(r5, [r0, 56])
+    add(r4, r4, r5)
+    str(r4, [r0, 116])
+    ldr(r4, [r0, 120])
+    ldr(r5, [r0, 64])
+    add(r4, r4, r5)
+    str(r4, [r0, 120])
+    ldr(r4, [r0, 124])
+    add(r4, 1)
+    str(r4, [r0, 124])
+    ldr(r4, [r0, 32])         # NF -= 1
+    sub(r4, 1)
+    str(r4, [r0, 32])
+    beq(PIXELEND)
+    b(FILTER)                 # (out of a conditional branch's range)
+    label(PIXELEND)
+    ldr(r4, [r0, 36])         # X += XS, QOUT += QSTEP, NPIX -= 1
+    ldr(r5, [r0, 40])
+    add(r4, r4, r5)
+    str(r4, [r0, 36])
+    ldr(r4, [r0, 80])
+    ldr(r5, [r0, 84])
+    add(r4, r4, r5)
+    str(r4, [r0, 80])
+    ldr(r4, [r0, 48])
+    sub(r4, 1)
+    str(r4, [r0, 48])
+    ldr(r1, [r0, 88])         # pending values: back to the caller
+    cmp(r1, 0)
+    bne(RET1)
+    cmp(r4, 0)
+    beq(RET0)
+    b(PIXEL)
+    label(RET1)
+    mov(r0, 1)
+    b(END)
+    label(RET0)
+    mov(r0, 0)
+    label(END)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}

@@ -1,0 +1,213 @@
+"""kernels/thumb_dsp.py: the ARMv7E-M (Cortex-M4/M7/M33) DSP variants of
+thumb.dots and thumb.pixels, on an emulated Cortex-M4.
+
+The bytes mpy-cross writes for armv7emsp run in unicorn's Cortex-M4
+(tests/thumb_emu.py) and must meet the contract of thumb.py's functions
+(the viper loops of mac.py): the same int32 accumulators as the armv6m
+machine code on the same inputs, at every window length (the 8- and
+4-value blocks and their tails), with the filter bytes at any address
+and any stride, and no unaligned or stray access. A mutated DSP
+instruction must fail these checks.
+"""
+
+import random
+import struct
+
+import pytest
+
+pytest.importorskip("unicorn")
+
+from test_thumb import (DOTS, _dots_ref, _px_case,  # noqa: E402
+                        _run_dots)
+from thumb_emu import Emulator, ThumbError, asm_functions  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def dsp():
+    """{name: machine code} of thumb_dsp.py, as an armv7emsp board
+    loads it."""
+    return asm_functions("tflm/kernels/thumb_dsp.py", "armv7emsp")
+
+
+@pytest.fixture(scope="module")
+def m0():
+    """thumb.py's armv6m machine code: the path the DSP code replaces."""
+    return asm_functions("tflm/kernels/thumb.py")
+
+
+def _values(rng, n, wide=False):
+    """A window: x - input_zero_point values (-255..255), mostly; with
+    wide, the int16 range's edges too (the DSP contract's bound)."""
+    edges = [-255, 255, 0, -1]
+    if wide:
+        edges += [32767, -32768, 32766, -32767]
+    return [rng.choice(edges) if rng.random() < 0.2
+            else rng.randint(-255, 255) for _ in range(n)]
+
+
+def test_dots_every_length_and_alignment(dsp, m0):
+    """Every window length 1..40 (and longer ones) with the filter bytes
+    at each address mod 4 and strides that move it between filters: the
+    same accumulators as thumb.dots on a Cortex-M0 and as the contract
+    (modulo 2**32), the block used up as documented."""
+    rng = random.Random(21)
+    for n in list(range(1, 41)) + [63, 64, 65, 200]:
+        for trial in range(4):
+            nf = rng.randint(1, 5)
+            ws = n + rng.randint(0, 5)
+            v = _values(rng, n, wide=trial == 3)
+            w = bytes(rng.randrange(256) for _ in range(ws * nf))
+            bias = [rng.randint(-2 ** 31, 2 ** 31 - 1) for _ in range(nf)]
+            base = rng.randint(-2 ** 31, 2 ** 31 - 1)
+            got = _run_dots(dsp, v, w, ws, bias, base, nf,
+                            w_offset=(n + trial) % 4, m4=True)
+            r0, out, after, (wa, ba, oa), _ = got
+            assert r0 == 0
+            assert out == _dots_ref(v, w, ws, bias, base, nf), (n, trial)
+            assert out == _run_dots(m0, v, w, ws, bias, base, nf,
+                                    w_offset=(n + trial) % 4)[1]
+            assert after[DOTS.index("WP")] == wa + nf * ws
+            assert after[DOTS.index("BP")] == ba + 4 * nf
+            assert after[DOTS.index("OUT")] == oa + 4 * nf
+            assert after[DOTS.index("NF")] == 0
+
+
+def test_dots_extreme_sums_wrap(dsp):
+    """Filters of -128 and 127 against the int16 edges, and biases at the
+    int32 edges: sums far beyond int32 wrap exactly as the armv6m
+    code's (SMLAD's overflow flag changes nothing in the result)."""
+    n = 70
+    for wb, vv in ((0x00, -32768), (0xFF, 32767), (0x00, 32767),
+                   (0xFF, -32768)):
+        v = [vv] * n
+        w = bytes([wb]) * (2 * n)
+        bias = [2 ** 31 - 1, -2 ** 31]
+        for off in range(4):
+            out = _run_dots(dsp, v, w, n, bias, 2 ** 31 - 7, 2,
+                            w_offset=off, m4=True)[1]
+            assert out == _dots_ref(v, w, n, bias, 2 ** 31 - 7, 2)
+
+
+def test_dots_instructions_per_mac(dsp):
+    """The point of the DSP code: under 2.75 instructions per
+    multiply-accumulate on a long window, 8 filters, everything counted
+    (thumb.dots: 5.6), aligned filters or not."""
+    n, nf = 256, 8
+    rng = random.Random(2)
+    v = _values(rng, n)
+    for off, ws in ((0, n), (1, n), (0, n + 1), (3, n + 3)):
+        w = bytes(rng.randrange(256) for _ in range(ws * nf))
+        count = _run_dots(dsp, v, w, ws, [0] * nf, 0, nf, w_offset=off,
+                          m4=True)[4]
+        assert count / (n * nf) <= 2.75, (off, ws, count / (n * nf))
+
+
+def test_pixels_matches_tflm_requantization(dsp):
+    """thumb_dsp.pixels: gather, sums and requantized bytes are TFLM's
+    (as thumb.pixels', the same checks), for window lengths 1..40 and
+    longer, filters at any address."""
+    rng = random.Random(22)
+    for _ in range(160):
+        _px_case(dsp, rng, m4=True, sizes=list(range(1, 41)) + [64, 75])
+    for _ in range(30):
+        _px_case(dsp, rng, lim=2000, m4=True)
+
+
+def test_pixels_instructions_per_mac(dsp, m0):
+    """pixels on a 1x1 convolution of 64 channels into 32: the same
+    bytes and sums as thumb.pixels in 1.7 times fewer instructions,
+    counted whole (gather and requantization included)."""
+    counts = []
+    for code, m4 in ((dsp, True), (m0, False)):
+        rng = random.Random(3)
+        n, nf = 64, 32
+        emu = Emulator(m4)
+        va = emu.alloc(b"\0" * 4 * n, writable=True)
+        xa = emu.alloc(bytes(rng.randrange(256) for _ in range(n)))
+        wa = emu.alloc(bytes(rng.randrange(256) for _ in range(n * nf)))
+        ba = emu.alloc(b"\0" * 4 * nf)
+        ma = emu.alloc(struct.pack("<i", 1 << 30) * nf)
+        sa = emu.alloc(bytes([0xF6]) * nf)  # shift -10
+        aa = emu.alloc(b"\0" * 4 * nf, writable=True)
+        qa = emu.alloc(b"\0" * nf, writable=True)
+        from test_thumb import PX
+        blk = dict(V=va, V8=va + 4 * (n & ~7), VE=va + 4 * n, WP=0, WS=n,
+                   BP=0, BASE=0, OUT=0, NF=0, X=xa, XS=n, OFF=-128,
+                   NPIX=1, MP0=ma, MSTEP=4, SP0=sa, SSTEP=1, ZO=0, LO=-128,
+                   HI=127, QOUT=qa, QSTEP=nf, PEND=0, LIM=1 << 20,
+                   LIM2=2 << 20, WP0=wa, BP0=ba, ACC=aa, NF0=nf, MP=0,
+                   SP=0, Q=0, REL=0)
+        pa = emu.alloc(struct.pack("<%di" % len(PX), *[blk[k] for k in PX]),
+                       writable=True)
+        assert emu.call(code["pixels"], pa, 0) == 0
+        counts.append((emu.count, emu.read(qa, nf), emu.words(aa, nf)))
+    (dsp_count, dsp_q, dsp_acc), (m0_count, m0_q, m0_acc) = counts
+    assert (dsp_q, dsp_acc) == (m0_q, m0_acc)
+    assert dsp_count * 1.7 < m0_count, (dsp_count, m0_count)
+
+
+def test_dsp_code_loads_aligned_words_only(dsp):
+    """The window is read in words: one that is not word-aligned is an
+    unaligned access, which the harness reports (so the filter words the
+    code reads are aligned: the tests above run it at every offset)."""
+    emu = Emulator(True)
+    va = emu.alloc(b"\x00" * 40, offset=2)
+    wa = emu.alloc(b"\x00" * 10)
+    ba = emu.alloc(b"\x00" * 4)
+    oa = emu.alloc(b"\x00" * 4, writable=True)
+    pa = emu.alloc(struct.pack("<9I", va, va + 32, va + 40, wa, 10, ba, 0,
+                               oa, 1), writable=True)
+    with pytest.raises(ThumbError, match="unaligned"):
+        emu.call(dsp["dots"], pa, 0)
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFA2F, 0xF494), (0xFA2F, 0xF484)),  # sxtb16 ror #8 -> no rotation
+    ((0xFB24, 0x3309), (0xFB24, 0x3319)),  # smlad -> smladx (swapped)
+    ((0xEAC9, 0x490B), (0xEAC9, 0x290B)),  # pkhbt lsl #16 -> lsl #8
+])
+def test_a_mutated_instruction_fails(dsp, old, new):
+    """The checks see the DSP instructions: each mutant of dots (its
+    first occurrence of the instruction changed) gives other sums."""
+    pat = struct.pack("<2H", *old)
+    code = dsp["dots"]
+    assert pat in code
+    mutant = {"dots": code.replace(pat, struct.pack("<2H", *new), 1)}
+    rng = random.Random(23)
+    n, nf = 24, 3
+    v = _values(rng, n)
+    w = bytes(rng.randrange(256) for _ in range(n * nf))
+    bias = [0] * nf
+    assert _run_dots(dsp, v, w, n, bias, 0, nf, m4=True)[1] == \
+        _dots_ref(v, w, n, bias, 0, nf)
+    assert _run_dots(mutant, v, w, n, bias, 0, nf, m4=True)[1] != \
+        _dots_ref(v, w, n, bias, 0, nf)
+
+
+def test_dsp_module_compiles_for_armv6m():
+    """A port that freezes every thumb*.py (micropython/manifest.py with
+    thumb=True, e.g. an RP2040 build) compiles it too: only Thumb-1
+    mnemonics, the ARMv7E-M instructions as data; the bytes are the
+    same as for armv7emsp."""
+    assert asm_functions("tflm/kernels/thumb_dsp.py") == \
+        asm_functions("tflm/kernels/thumb_dsp.py", "armv7emsp")
+
+
+def test_builds_take_the_module_of_their_arch():
+    """romfs.for_arch: only a DSP arch's build has thumb_dsp.py (with
+    thumb.py, which compiled models name); an armv6m or armv7m build has
+    thumb.py alone, a non-Thumb build neither; the package compiled for
+    armv7emsp holds thumb_dsp.mpy, armv6m's not."""
+    from host_tools import romfs
+    dsp, plain = "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb.py"
+    for arch in ("armv7em", "armv7emsp", "armv7emdp"):
+        assert romfs.for_arch(dsp, arch) and romfs.for_arch(plain, arch)
+    for arch in ("armv6m", "armv7m"):
+        assert romfs.for_arch(plain, arch) and not romfs.for_arch(dsp, arch)
+    for arch in ("x64", "xtensawin", "rv32imc"):
+        assert not romfs.for_arch(plain, arch)
+        assert not romfs.for_arch(dsp, arch)
+    for arch, has in (("armv7emsp", True), ("armv6m", False)):
+        names = [rel for rel, _ in romfs.compile_package(arch)]
+        assert ("tflm/kernels/thumb_dsp.mpy" in names) == has
+        assert "tflm/kernels/thumb.mpy" in names
