@@ -381,3 +381,32 @@ def test_kept_ram_against_tflm(tmp_path, arch):
         tf = tflm_arena(src)
         assert kept <= tf["head"] + tf["tail"] + KEPT[rel][w] * 1024, (
             rel, kept, tf)
+
+
+def test_thumb_modules_for_the_names_in_a_block(monkeypatch):
+    """A block made on the host names the viper twins (mac.py, ...); a
+    Thumb board runs their Thumb modules, a Cortex-M4/M7/M33 (DSP) its
+    SMLAD loops for mac.py's dots and pixels, the same functions and
+    blocks; other modules are themselves everywhere."""
+    import tflm.kernels as k
+    from tflm import compiled
+    twins = dict(p.split(":") for p in compiled.TWINS.split())
+    for thumb, dsp in ((False, False), (True, False), (True, True)):
+        monkeypatch.setattr(k, "THUMB", thumb)
+        monkeypatch.setattr(k, "DSP", dsp)
+        for short, twin in twins.items():
+            want = short if not thumb else (
+                "thumb_dsp" if dsp and short == "mac" else twin)
+            assert compiled._module("tflm.kernels." + short) == \
+                "tflm.kernels." + want
+        assert compiled._module("tflm.kernels.conv") == "tflm.kernels.conv"
+        assert compiled._module("tflm.fixedpoint") == "tflm.fixedpoint"
+    # every twin's Thumb module defines the twin's public functions
+    import os
+    pkg = os.path.join(ROOT, "micropython", "tflm", "kernels")
+    for short, twin in list(twins.items()) + [("mac", "thumb_dsp")]:
+        src = {n: open(os.path.join(pkg, n + ".py")).read()
+               for n in (short, twin)}
+        for name in re.findall(r"^def ([a-z]\w*)\(", src[short], re.M):
+            assert re.search(r"^def %s\(" % name, src[twin], re.M), (
+                twin, name)

@@ -460,10 +460,11 @@ def _build(it, buf, arena_size, user, src, at):
         tv, wv = mv[head:head + tail], memoryview(it._words)
     where, steps, ops, states, variables = blk.objects((hv, tv, wv, fb.mv))
     blk = None
-    if in_place and states:  # h[19] must be true: no state in the tail
+    if in_place and (states or variables):  # h[19] must be true: no
+        # state in the tail
         from .static_arena import _address
         spans = ((_address(tv), len(tv)), (_address(wv), 4 * len(wv)))
-        for v in states:
+        for v in states + [v[0] for v in variables if type(v) is tuple]:
             a = _address(v)
             for start, size in spans:
                 if size and start <= a < start + size:
@@ -511,8 +512,12 @@ def _build(it, buf, arena_size, user, src, at):
 
 
 def _module(name):
-    """The module a block's name means on this port (Thumb twins)."""
-    from .kernels import THUMB
+    """The module a block's name means on this port (Thumb twins; on
+    Cortex-M4/M7/M33, kernels.DSP, mac's is thumb_dsp: the same
+    functions and blocks as thumb's)."""
+    from .kernels import DSP, THUMB
+    if DSP and name == "tflm.kernels.mac":
+        return "tflm.kernels.thumb_dsp"
     if THUMB and name.startswith("tflm.kernels."):
         k = TWINS.find(name[13:] + ":")
         if k == 0 or k > 0 and TWINS[k - 1] == " ":
