@@ -33,7 +33,7 @@ from .errors import (ArenaError, TFLMError, UnsupportedOpError,
                      out_of_memory)
 from .interpreter import _bind, _drop
 from .model import Model
-from .source import (arena_oom as _arena_oom, block, free as _free,
+from .source import (allocate, block, free as _free,
                      open_model as _open_model, oom as _oom)
 
 _MIN_SCRATCH = const(32)
@@ -218,20 +218,8 @@ def _build(it, buf, arena_size, had, user, src):
         (_prepare if g is None else g.prepare)(it, mods, head, tail,
                                                kept_where)
         return
-    # Nothing is made from here until the arena is: the message is
-    # formatted only on failure (_arena_oom).
-    it._stage = "allocating the arena"
-    free = _free()
-    if free is not None and free < need:
-        raise _arena_oom(need, head)
-    try:
-        # The tail's int32 words are an array('i') of their own, so
-        # that kernels fill them by index (context.persistent).
-        it.arena = bytearray(head + tail)
-        it._words = zeros("i", words)
-    except MemoryError:
-        it.arena = it._words = None
-        raise _arena_oom(need, head)
+    # Nothing is made from here until the arena is
+    allocate(it, head, tail, words)
     it._stage = "preparing"
     (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
 

@@ -434,17 +434,8 @@ def _build(it, buf, arena_size, user, src, at):
         user, skip = align(it, user, src)
         place(it, user, head, tail, words, skip)
     else:
-        from .source import arena_oom
-        it._stage = "allocating the arena"
-        have = free()
-        if have is not None and have < need:
-            raise arena_oom(need, head)
-        try:
-            it.arena = bytearray(head + tail)
-            it._words = zeros("i", words)
-        except MemoryError:
-            it.arena = it._words = None
-            raise arena_oom(need, head)
+        from .source import allocate
+        allocate(it, head, tail, words)
     it._stage = "rebuilding the steps"
     mv = memoryview(it.arena)
     hv = mv[:head]

@@ -9,6 +9,7 @@ import gc
 from micropython import const
 
 from .errors import ArenaError, FormatError, ModelError
+from .heap import zeros
 
 _BUFFER_DATA = const(0)
 _METADATA_BUFFER = const(1)
@@ -37,6 +38,25 @@ def arena_oom(need, head):
     """ArenaError: the need-byte arena (head bytes of head) does not fit."""
     return oom("allocating the %d-byte arena (%d head + %d tail)"
                % (need, head, need - head), need)
+
+
+def allocate(it, head, tail, words):
+    """it.arena = bytearray(head + tail) and it._words = words int32
+    zeros (the tail's words: an array of their own, so that kernels fill
+    them by index: context.persistent), after a collection; ArenaError
+    (arena_oom) when they do not fit. Nothing else is made first: the
+    message is formatted only on failure."""
+    need = head + tail + 4 * words
+    it._stage = "allocating the arena"
+    have = free()
+    if have is not None and have < need:
+        raise arena_oom(need, head)
+    try:
+        it.arena = bytearray(head + tail)
+        it._words = zeros("i", words)
+    except MemoryError:
+        it.arena = it._words = None
+        raise arena_oom(need, head)
 
 
 def open_model(model, read=True):
