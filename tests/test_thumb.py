@@ -361,9 +361,15 @@ def test_plane_copies_a_channel_with_padding(code):
     """thumb_dw.plane: the rows in the image hold x ^ 0x80 between JL and
     JH (read with a stride), everything else of the plane the padding's
     byte, and nothing outside the plane's rows is written."""
+    _plane_cases(code)
+
+
+def _plane_cases(code, m4=False, n=200, cmax=9):
+    """test_plane_copies_a_channel_with_padding's checks, n random
+    planes of 1..cmax columns (with m4 on the Cortex-M4)."""
     rng = random.Random(12)
-    for _ in range(200):
-        rows, cols = rng.randint(1, 6), rng.randint(1, 9)
+    for _ in range(n):
+        rows, cols = rng.randint(1, 6), rng.randint(1, cmax)
         pww = cols + rng.randint(0, 3)
         ra = rng.randint(0, rows)
         rb = rng.randint(ra, rows)
@@ -372,7 +378,7 @@ def test_plane_copies_a_channel_with_padding(code):
         cs, zc = rng.randint(1, 5), rng.randrange(256)
         srs = (jh - jl) * cs + rng.randint(0, 7)
         src = bytes(rng.randrange(256) for _ in range(rows * srs + 1))
-        emu = Emulator()
+        emu = Emulator(m4)
         sa = emu.alloc(src, offset=rng.randint(0, 3))
         da = emu.alloc(b"\xee" * (rows * pww), offset=rng.randint(0, 3),
                        writable=True)

@@ -16,10 +16,13 @@ PKHBT, 2 UXTB16, 2 SMLAD), the rest of a row and dilated rows (DX > 1)
 one at a time (LDRB, LDR, MLA). Both requantize with SMULL: M2 * acc
 + t of the contract is (acc * m) >> 22 for m = M0 + M1 << 11 + M2 << 22
 (an exact identity: nested floor divisions by powers of two), the rest
-as thumb_dw.
+as thumb_dw. plane copies the image's bytes 4 at a time (LDRB with
+register offsets CS, 2 CS, 3 CS: about 4 instructions a byte, thumb_dw's
+7) and keeps its constants in registers.
 
 The plane's words are read at any address (unaligned LDR, which
-ARMv7-M does in hardware: the plane is the caller's work buffer, never
+ARMv7-M does in hardware unless CCR.UNALIGN_TRP is set, as no
+MicroPython port does: the plane is the caller's work buffer, never
 model bytes); the weights and the block are read with LDM / LDRD, word
 aligned (int32 words of the work buffer). Bounds beyond thumb_dw's
 contract: -32768 <= W[i] <= 32767 (SMLAD's int16 halves; depthwise_conv's
@@ -31,8 +34,8 @@ mnemonics for them: they are data() halfwords (T32 encodings, the
 mnemonic in the comment), the rest Thumb-1, as thumb_dsp.py; only DSP
 arches import it (romfs.DSP_ONLY). r8-r11 are saved and restored around
 the code (asm_thumb saves r4-r7 and lr; r12 is scratch).
-tests/test_thumb_dsp.py runs the armv7emsp bytes on an emulated
-Cortex-M4 against thumb_dw.py's machine code and the contract.
+tests/test_thumb_dw_dsp.py runs the armv7emsp bytes on an emulated
+Cortex-M4 against the contract and thumb_dw.py's machine code.
 """
 
 import micropython
@@ -305,78 +308,93 @@ def dw3(r0, r1):
     mov(r0, r4)
 
 
-# plane: thumb_dw.plane (PL_BLOCK), the same Thumb-1 code
-
-
 @micropython.asm_thumb
 def plane(r0, r1):
-    """One input channel's plane for a tile (depthwise_conv._dwp's copy,
-    whose contract this is), with the block laid out as PL_BLOCK: ROWS
-    rows of COLS bytes, row r at DST + r * PWW. Rows RA <= r < RB are
-    in the image: bytes [JL, JH) are the input's x ^ 0x80, from SRC (row
-    RA's first) stepping CS bytes, SRS bytes further for each next row;
-    every other byte is ZC (the padding's zp + 128). 0 <= RA <= RB <=
-    ROWS, 0 <= JL <= JH <= COLS. DST and SRC are used up. Returns 0."""
+    """thumb_dw.plane: the same block (PL_BLOCK) and bytes. The image's
+    bytes 4 at a time (LDRB at SRC, SRC + CS, + 2 CS, + 3 CS: CS, 2 CS,
+    3 CS, 4 CS in r6, r8-r10), the padding's byte (ZC) in r11, the row's
+    first byte in lr, the source row in r2. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r6, [r0, 40])         # CS
+    data(2, 0xEB06, 0x0806)   # add.w r8, r6, r6
+    data(2, 0xEB08, 0x0906)   # add.w r9, r8, r6
+    data(2, 0xEB08, 0x0A08)   # add.w r10, r8, r8
+    ldr(r4, [r0, 44])         # ZC
+    mov(r11, r4)
+    ldr(r4, [r0, 0])          # DST
+    mov(lr, r4)
+    ldr(r2, [r0, 32])         # SRC
     mov(r7, 0)                # r: the row
     label(ROW)
-    ldr(r1, [r0, 0])          # d = DST
-    ldr(r5, [r0, 44])         # ZC
+    mov(r1, lr)               # d: the row's first byte
     ldr(r3, [r0, 8])
     add(r3, r3, r1)           # the row's end
+    mov(r5, r11)
     ldr(r4, [r0, 12])
     cmp(r7, r4)
     blt(PAD)                  # r < RA: all padding
     ldr(r4, [r0, 16])
     cmp(r7, r4)
     bge(PAD)                  # r >= RB: all padding
-    ldr(r3, [r0, 24])
-    add(r3, r3, r1)           # padding up to JL
+    ldr(r4, [r0, 24])
+    add(r4, r4, r1)
+    mov(r12, r4)              # padding up to JL
     b(LEFTTEST)
     label(LEFT)
-    strb(r5, [r1, 0])
-    add(r1, 1)
+    data(2, 0xF801, 0x5B01)   # strb.w r5, [r1], #1
     label(LEFTTEST)
-    cmp(r1, r3)
+    data(2, 0x4561)           # cmp r1, r12
     bcc(LEFT)
-    ldr(r3, [r0, 28])
-    ldr(r4, [r0, 0])
-    add(r3, r3, r4)           # the image up to JH
-    ldr(r2, [r0, 32])         # SRC
-    ldr(r6, [r0, 40])         # CS
-    mov(r5, 0x80)
-    b(COPYTEST)
-    label(COPY)
-    ldrb(r4, [r2, 0])
-    eor(r4, r5)
+    ldr(r4, [r0, 28])         # the image up to JH
+    data(2, 0x4474)           # add r4, lr
+    sub(r4, 3)                # 4 bytes left while d < end - 3
+    mov(r12, r4)
+    mov(r5, r2)
+    b(TEST4)
+    label(COPY4)
+    ldrb(r4, [r5, 0])
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
     strb(r4, [r1, 0])
-    add(r1, 1)
-    add(r2, r2, r6)
-    label(COPYTEST)
-    cmp(r1, r3)
-    bcc(COPY)
-    ldr(r2, [r0, 32])         # SRC += SRS
-    ldr(r4, [r0, 36])
+    data(2, 0x5DAC)           # ldrb r4, [r5, r6]
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 1])
+    data(2, 0xF815, 0x4008)   # ldrb.w r4, [r5, r8]
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 2])
+    data(2, 0xF815, 0x4009)   # ldrb.w r4, [r5, r9]
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 3])
+    data(2, 0x4455)           # add r5, r10
+    add(r1, 4)
+    label(TEST4)
+    data(2, 0x4561)           # cmp r1, r12
+    bcc(COPY4)
+    data(2, 0xF10C, 0x0C03)   # add.w r12, r12, #3
+    b(TEST1)
+    label(COPY1)
+    ldrb(r4, [r5, 0])
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    data(2, 0xF801, 0x4B01)   # strb.w r4, [r1], #1
+    add(r5, r5, r6)
+    label(TEST1)
+    data(2, 0x4561)           # cmp r1, r12
+    bcc(COPY1)
+    ldr(r4, [r0, 36])         # SRC += SRS
     add(r2, r2, r4)
-    str(r2, [r0, 32])
-    ldr(r5, [r0, 44])
-    ldr(r3, [r0, 8])
-    ldr(r4, [r0, 0])
-    add(r3, r3, r4)           # padding up to COLS
-    label(PAD)
+    mov(r5, r11)
+    label(PAD)                # padding up to the row's end
     b(PADTEST)
     label(PADLOOP)
-    strb(r5, [r1, 0])
-    add(r1, 1)
+    data(2, 0xF801, 0x5B01)   # strb.w r5, [r1], #1
     label(PADTEST)
     cmp(r1, r3)
     bcc(PADLOOP)
-    ldr(r4, [r0, 0])          # DST += PWW
-    ldr(r5, [r0, 4])
-    add(r4, r4, r5)
-    str(r4, [r0, 0])
+    ldr(r4, [r0, 4])          # the next row: + PWW
+    data(2, 0x44A6)           # add lr, r4
     add(r7, 1)
     ldr(r4, [r0, 20])
     cmp(r7, r4)
     blt(ROW)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, 0)
