@@ -67,13 +67,14 @@ THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
 THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
-              "tflm/kernels/thumb_dsp.py")
+              "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py")
 # Arches with the DSP extension (kernels.DSP) and the machine code that
 # only they import (DSP_ONLY: the kernels' dots and pixels in place of
-# thumb.py's, which their builds keep: a compiled model's blocks name
-# thumb.py's functions, see compiled.TWINS).
+# thumb.py's, depthwise's dw, dw3 and plane in place of thumb_dw.py's,
+# which their builds keep: a compiled model's blocks name thumb.py's
+# functions, see compiled.TWINS).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
-DSP_ONLY = ("tflm/kernels/thumb_dsp.py",)
+DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py")
 VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py",
                "tflm/kernels/softmax_loops.py", "tflm/kernels/pool_loops.py",
                "tflm/kernels/rescale_loops.py", "tflm/kernels/lstm_loops.py")

@@ -386,17 +386,19 @@ def test_kept_ram_against_tflm(tmp_path, arch):
 def test_thumb_modules_for_the_names_in_a_block(monkeypatch):
     """A block made on the host names the viper twins (mac.py, ...); a
     Thumb board runs their Thumb modules, a Cortex-M4/M7/M33 (DSP) its
-    SMLAD loops for mac.py's dots and pixels, the same functions and
-    blocks; other modules are themselves everywhere."""
+    SMLAD loops for mac.py's dots and pixels and mac_dw.py's dw, dw3 and
+    plane, the same functions and blocks; other modules are themselves
+    everywhere."""
     import tflm.kernels as k
     from tflm import compiled
     twins = dict(p.split(":") for p in compiled.TWINS.split())
+    on_dsp = {"mac": "thumb_dsp", "mac_dw": "thumb_dw_dsp"}
     for thumb, dsp in ((False, False), (True, False), (True, True)):
         monkeypatch.setattr(k, "THUMB", thumb)
         monkeypatch.setattr(k, "DSP", dsp)
         for short, twin in twins.items():
             want = short if not thumb else (
-                "thumb_dsp" if dsp and short == "mac" else twin)
+                on_dsp.get(short, twin) if dsp else twin)
             assert compiled._module("tflm.kernels." + short) == \
                 "tflm.kernels." + want
         assert compiled._module("tflm.kernels.conv") == "tflm.kernels.conv"
@@ -404,7 +406,8 @@ def test_thumb_modules_for_the_names_in_a_block(monkeypatch):
     # every twin's Thumb module defines the twin's public functions
     import os
     pkg = os.path.join(ROOT, "micropython", "tflm", "kernels")
-    for short, twin in list(twins.items()) + [("mac", "thumb_dsp")]:
+    assert twins["mac_dw"] == "thumb_dw"
+    for short, twin in list(twins.items()) + list(on_dsp.items()):
         src = {n: open(os.path.join(pkg, n + ".py")).read()
                for n in (short, twin)}
         for name in re.findall(r"^def ([a-z]\w*)\(", src[short], re.M):

@@ -165,12 +165,16 @@ def _clamp(rng):
     return tuple(sorted(rng.sample(range(-128, 128), 2)))
 
 
-def _dw_case(code, rng, lim=1 << 20, fn="dw"):
+def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
+             shape=None, strict=False):
     """One random tile through thumb.dw, called as _dwp calls it (again
     after each pending value, until it returns 0 or NR is 0); checks every
     output byte against TFLM's MultiplyByQuantizedMultiplier
     (gemmlowp.mbqm_ref) and that exactly the values beyond LIM are
-    pending, unwritten."""
+    pending, unwritten. With m4, on the Cortex-M4, the plane's words may
+    be read at any address (thumb_dw_dsp.py) unless strict; wide:
+    weights at the int16 edges; shape: (KH, KW, DX, NC, NR, XS). Returns
+    the instructions of the calls."""
     from tflm.kernels.gemmlowp import mbqm_ref
     kh = rng.choice([1, 2, 3, 3, 4, 10])
     kw = rng.choice([1, 2, 3, 3, 4, 5, 7, 8, 9])
@@ -180,6 +184,8 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw"):
         dx = 1
     nc, nr = rng.randint(1, 5), rng.randint(1, 3)
     xs, os_ = rng.randint(1, 3), rng.randint(1, 4)
+    if shape:
+        kh, kw, dx, nc, nr, xs = shape
     rs = (nc - 1) * xs + (kw - 1) * dx + 1 + rng.randint(0, 3)
     xr = rs * rng.randint(1, 2)
     orr = nc * os_ + rng.randint(0, 3)
@@ -191,9 +197,14 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw"):
     plane = bytes(rng.randrange(256) for _ in range((nr - 1) * xr
                                                    + (kh - 1) * rs + rs))
     w = [rng.randint(-128, 127) for _ in range(kh * kw)]
+    if wide:
+        w = [(rng.choice([-32768, 32767, -32767, 32766])
+              if rng.random() < 0.5 else rng.randint(-32768, 32767)) >> ls
+             for _ in range(kh * kw)]
     bias = rng.randint(-(1 << 20), 1 << 20) >> ls
-    emu = Emulator()
-    pa = emu.alloc(plane, offset=rng.randint(0, 3))
+    emu = Emulator(m4)
+    pa = emu.alloc(plane, offset=rng.randint(0, 3),
+                   unaligned=m4 and not strict)
     wa = emu.alloc(struct.pack("<%di" % len(w), *[v << ls for v in w]))
     oa = emu.alloc(b"\xee" * (nr * orr), offset=rng.randint(0, 3),
                    writable=True)
@@ -207,7 +218,12 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw"):
                    writable=True)
     word = {k: 4 * i for i, k in enumerate(DW)}
     pending = []
-    while emu.call(code[fn], ba - 4, 4):
+    count = 0
+    while True:
+        r0 = emu.call(code[fn], ba - 4, 4)
+        count += emu.count
+        if not r0:
+            break
         pending.append((emu.words(ba + word["PACC"], 1)[0],
                         emu.words(ba + word["PEND"], 1)[0] - oa))
         if emu.words(ba + word["NR"], 1)[0] == 0:
@@ -231,6 +247,7 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw"):
             assert got == want[at], (at, kh, kw, m, shift)
         else:  # a pending value or a gap: untouched
             assert out[at] == 0xEE
+    return count
 
 
 @pytest.mark.parametrize("fn", ["dw", "dw3"])
@@ -344,9 +361,15 @@ def test_plane_copies_a_channel_with_padding(code):
     """thumb_dw.plane: the rows in the image hold x ^ 0x80 between JL and
     JH (read with a stride), everything else of the plane the padding's
     byte, and nothing outside the plane's rows is written."""
+    _plane_cases(code)
+
+
+def _plane_cases(code, m4=False, n=200, cmax=9):
+    """test_plane_copies_a_channel_with_padding's checks, n random
+    planes of 1..cmax columns (with m4 on the Cortex-M4)."""
     rng = random.Random(12)
-    for _ in range(200):
-        rows, cols = rng.randint(1, 6), rng.randint(1, 9)
+    for _ in range(n):
+        rows, cols = rng.randint(1, 6), rng.randint(1, cmax)
         pww = cols + rng.randint(0, 3)
         ra = rng.randint(0, rows)
         rb = rng.randint(ra, rows)
@@ -355,7 +378,7 @@ def test_plane_copies_a_channel_with_padding(code):
         cs, zc = rng.randint(1, 5), rng.randrange(256)
         srs = (jh - jl) * cs + rng.randint(0, 7)
         src = bytes(rng.randrange(256) for _ in range(rows * srs + 1))
-        emu = Emulator()
+        emu = Emulator(m4)
         sa = emu.alloc(src, offset=rng.randint(0, 3))
         da = emu.alloc(b"\xee" * (rows * pww), offset=rng.randint(0, 3),
                        writable=True)

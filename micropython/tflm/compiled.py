@@ -504,11 +504,13 @@ def _build(it, buf, arena_size, user, src, at):
 
 def _module(name):
     """The module a block's name means on this port (Thumb twins; on
-    Cortex-M4/M7/M33, kernels.DSP, mac's is thumb_dsp: the same
-    functions and blocks as thumb's)."""
+    Cortex-M4/M7/M33, kernels.DSP, mac's is thumb_dsp and mac_dw's
+    thumb_dw_dsp: the same functions and blocks as thumb's, thumb_dw's)."""
     from .kernels import DSP, THUMB
     if DSP and name == "tflm.kernels.mac":
         return "tflm.kernels.thumb_dsp"
+    if DSP and name == "tflm.kernels.mac_dw":
+        return "tflm.kernels.thumb_dw_dsp"
     if THUMB and name.startswith("tflm.kernels."):
         k = TWINS.find(name[13:] + ":")
         if k == 0 or k > 0 and TWINS[k - 1] == " ":

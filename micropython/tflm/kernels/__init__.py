@@ -47,7 +47,8 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # sys.implementation._mpy is armv6m .. armv7emdp; False under CPython and
 # on the unix port). There CONV_2D, FULLY_CONNECTED and DEPTHWISE_CONV_2D
 # (and fc_rows.py's LSTM and SVDF matmuls, BATCH_MATMUL) run their hot
-# loops in kernels/thumb.py (thumb_dsp.py where DSP) and thumb_dw.py,
+# loops in kernels/thumb.py (thumb_dsp.py where DSP) and thumb_dw.py
+# (thumb_dw_dsp.py where DSP),
 # SOFTMAX and the int8 AVERAGE_POOL_2D theirs in thumb_softmax.py and
 # thumb_pool.py, rescale.scale_i32 in
 # thumb_rescale.py, the int8 LSTM's gate loop in thumb_lstm.py; elsewhere
@@ -61,7 +62,8 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # DSP: the arch is armv7em, armv7emsp or armv7emdp (Cortex-M4, M7, M33:
 # the DSP extension's SXTB16 and SMLAD), where CONV_2D, FULLY_CONNECTED,
 # BATCH_MATMUL and fc_rows.py take thumb_dsp.py's dots and pixels in
-# place of thumb.py's (romfs.DSP_ONLY).
+# place of thumb.py's, DEPTHWISE_CONV_2D thumb_dw_dsp.py's dw, dw3 and
+# plane in place of thumb_dw.py's (romfs.DSP_ONLY).
 try:
     THUMB = 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
     DSP = 6 <= (sys.implementation._mpy >> 10) & 0x2F <= 8

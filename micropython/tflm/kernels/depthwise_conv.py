@@ -25,8 +25,9 @@ requantizes a channel's outputs over the tile (fixedpoint.requant_i8b's
 fast path, RoundingDivideByPOT folded in); a value beyond that fast path
 comes back and goes through requant_i8b. `mac` is thumb_dw.py's machine
 code on Cortex-M (about 14 instructions per MAC on person_detect's
-layers, 9 on micro_speech's: bench/device.md), mac_dw.py's viper
-elsewhere.
+layers, 9 on micro_speech's: bench/device.md), thumb_dw_dsp.py's on
+Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 8 and 5 on
+armv7emsp), mac_dw.py's viper elsewhere.
 """
 
 from array import array
@@ -36,13 +37,16 @@ from micropython import const
 
 from ..errors import PrepareError
 from ..fixedpoint import requant_i8b
-from . import THUMB
+from . import DSP, THUMB
 
 # The loops: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
 mac = None
 if THUMB:
     try:
-        from . import thumb_dw as mac
+        if DSP:  # Cortex-M4/M7/M33: UXTB16, SMLAD and SMULL
+            from . import thumb_dw_dsp as mac
+        else:
+            from . import thumb_dw as mac
     except (ImportError, SyntaxError, ValueError):
         mac = None
 if mac is None:

@@ -1,0 +1,400 @@
+"""thumb_dw.py's dw, dw3 and plane for Cortex-M4, M7 and M33 (ARMv7E-M,
+the DSP extension: kernels.DSP), with the same blocks (DW_BLOCK,
+PL_BLOCK in thumb_dw.py), the same int32 sums and the same bytes.
+
+A channel's plane holds bytes x + 128 (0..255), one plane row per filter
+row, the taps of a row consecutive when DX is 1: one LDR reads 4 taps
+and UXTB16 (with ROR 8 for the odd bytes) widens them into two pairs of
+int16, so that SMLAD multiplies two taps by two weights packed into one
+register (PKHBT). dw3 packs a 3x3 filter's 9 weights into 5 registers
+once per call and sums a pixel's 9 taps in 18 instructions (thumb_dw:
+40): row 0 and 1 from a word at their first tap (the 4th byte, weight 0,
+is ignored: SMLABB / SMLABT take the middle tap alone), row 2 from a word
+one byte before its first tap (so that no byte beyond the plane's last
+is read). dw sums 4 taps of a row at a time (LDR, LDM of 4 weights, 2
+PKHBT, 2 UXTB16, 2 SMLAD), the rest of a row and dilated rows (DX > 1)
+one at a time (LDRB, LDR, MLA). Both requantize with SMULL: M2 * acc
++ t of the contract is (acc * m) >> 22 for m = M0 + M1 << 11 + M2 << 22
+(an exact identity: nested floor divisions by powers of two), the rest
+as thumb_dw. plane copies the image's bytes 4 at a time (LDRB with
+register offsets CS, 2 CS, 3 CS: about 4 instructions a byte, thumb_dw's
+7) and keeps its constants in registers.
+
+The plane's words are read at any address (unaligned LDR, which
+ARMv7-M does in hardware unless CCR.UNALIGN_TRP is set, as no
+MicroPython port does: the plane is the caller's work buffer, never
+model bytes); the weights and the block are read with LDM / LDRD, word
+aligned (int32 words of the work buffer). Bounds beyond thumb_dw's
+contract: -32768 <= W[i] <= 32767 (SMLAD's int16 halves; depthwise_conv's
+weights are int8 << ls with ls <= 6), LIM <= 2**20 (the fast path:
+depthwise_conv's LIM) and M0 + M1 << 11 + M2 << 22 < 2**31.
+
+ARMv6-M has none of these instructions and the inline assembler has no
+mnemonics for them: they are data() halfwords (T32 encodings, the
+mnemonic in the comment), the rest Thumb-1, as thumb_dsp.py; only DSP
+arches import it (romfs.DSP_ONLY). r8-r11 are saved and restored around
+the code (asm_thumb saves r4-r7 and lr; r12 is scratch).
+tests/test_thumb_dw_dsp.py runs the armv7emsp bytes on an emulated
+Cortex-M4 against the contract and thumb_dw.py's machine code.
+"""
+
+import micropython
+
+
+@micropython.asm_thumb
+def dw(r0, r1):
+    """thumb_dw.dw: the same block (DW_BLOCK), results and protocol,
+    within the bounds above."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r4, [r0, 92])         # r12: taps of a row in 4-tap groups
+    ldr(r5, [r0, 116])        # (KW >> 2, 0 when DX > 1) | the taps one
+    cmp(r5, 1)                # at a time << 16
+    beq(GROUPS)
+    lsl(r4, r4, 16)
+    b(SETG)
+    label(GROUPS)
+    lsr(r5, r4, 2)
+    lsl(r4, r4, 30)
+    lsr(r4, r4, 14)
+    orr(r4, r5)
+    label(SETG)
+    mov(r12, r4)
+    ldr(r6, [r0, 96])         # r6: RS - KWX, a row's end to the next row
+    ldr(r4, [r0, 120])
+    sub(r6, r6, r4)
+    ldr(r4, [r0, 64])         # CL: 0 to start a row, else go on in it
+    cmp(r4, 0)
+    bne(PIXEL)
+    label(ROW)
+    ldr(r4, [r0, 80])         # XA = XA0
+    str(r4, [r0, 0])
+    ldr(r4, [r0, 84])         # OUT = OUT0
+    str(r4, [r0, 48])
+    ldr(r4, [r0, 60])         # CL = NC
+    str(r4, [r0, 64])
+    label(PIXEL)
+    ldr(r2, [r0, 0])          # the taps
+    ldr(r1, [r0, 4])          # the weights
+    ldr(r3, [r0, 8])          # acc = BI
+    ldr(r4, [r0, 88])         # lr: KH rows
+    mov(lr, r4)
+    label(FROW)
+    data(2, 0xFA1F, 0xF78C)   # uxth.w r7, r12: 4-tap groups
+    cmp(r7, 0)
+    beq(TAIL)
+    label(GLOOP)
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: t0..t3, any address
+    data(2, 0xE8B1, 0x0F00)   # ldmia.w r1!, {r8, r9, r10, r11}: w0..w3
+    data(2, 0xEAC8, 0x480A)   # pkhbt r8, r8, r10, lsl #16: w0 | w2 << 16
+    data(2, 0xEAC9, 0x490B)   # pkhbt r9, r9, r11, lsl #16: w1 | w3 << 16
+    data(2, 0xFA3F, 0xF584)   # uxtb16 r5, r4: t0 | t2 << 16
+    data(2, 0xFA3F, 0xF494)   # uxtb16 r4, r4, ror #8: t1 | t3 << 16
+    data(2, 0xFB25, 0x3308)   # smlad r3, r5, r8, r3
+    data(2, 0xFB24, 0x3309)   # smlad r3, r4, r9, r3
+    sub(r7, 1)
+    bne(GLOOP)
+    label(TAIL)
+    data(2, 0xEA5F, 0x471C)   # lsrs.w r7, r12, #16: one at a time
+    beq(RDONE)
+    data(2, 0xF8D0, 0x8074)   # ldr.w r8, [r0, #116]: DX
+    label(TLOOP)
+    ldrb(r4, [r2, 0])
+    data(2, 0x4442)           # add r2, r8
+    data(2, 0xF851, 0x5B04)   # ldr.w r5, [r1], #4
+    data(2, 0xFB04, 0x3305)   # mla r3, r4, r5, r3
+    sub(r7, 1)
+    bne(TLOOP)
+    label(RDONE)
+    add(r2, r2, r6)           # the next row
+    data(2, 0xF1BE, 0x0E01)   # subs.w lr, lr, #1
+    bne(FROW)
+    data(2, 0xE9D0, 0x4519)   # ldrd r4, r5, [r0, #100]: beyond LIM: pending
+    add(r4, r3, r4)
+    cmp(r4, r5)
+    bhi(PENDING)
+    ldr(r4, [r0, 12])         # m = M0 + M1 << 11 + M2 << 22
+    ldr(r5, [r0, 16])
+    data(2, 0xEB04, 0x24C5)   # add.w r4, r4, r5, lsl #11
+    ldr(r5, [r0, 20])
+    data(2, 0xEB04, 0x5485)   # add.w r4, r4, r5, lsl #22
+    data(2, 0xFB83, 0x7504)   # smull r7, r5, r3, r4: acc * m
+    lsr(r7, r7, 22)
+    data(2, 0xEA47, 0x2485)   # orr.w r4, r7, r5, lsl #10: t = acc * m >> 22
+    data(2, 0xE9D0, 0x1206)   # ldrd r1, r2, [r0, #24]: KC, SM
+    data(2, 0xEA02, 0x72E3)   # and.w r2, r2, r3, asr #31
+    add(r4, r4, r1)           # + KC + ((acc >> 31) & SM)
+    add(r4, r4, r2)
+    data(2, 0xE9D0, 0x1208)   # ldrd r1, r2, [r0, #32]: SE, ZO
+    asr(r4, r1)
+    add(r4, r4, r2)
+    data(2, 0xE9D0, 0x120A)   # ldrd r1, r2, [r0, #40]: LO, HI
+    cmp(r4, r1)
+    bge(NOTLO)
+    mov(r4, r1)
+    label(NOTLO)
+    cmp(r4, r2)
+    ble(NOTHI)
+    mov(r4, r2)
+    label(NOTHI)
+    ldr(r7, [r0, 48])         # the byte at OUT
+    strb(r4, [r7, 0])
+    mov(r4, 0)                # r4: 1 after a pending pixel
+    b(STEP)
+    label(PENDING)
+    str(r3, [r0, 108])        # PACC = acc, PEND = OUT
+    ldr(r7, [r0, 48])
+    str(r7, [r0, 112])
+    mov(r4, 1)
+    label(STEP)
+    ldr(r5, [r0, 52])         # OUT += OS
+    add(r7, r7, r5)
+    str(r7, [r0, 48])
+    ldr(r1, [r0, 0])          # XA += XS
+    ldr(r5, [r0, 56])
+    add(r1, r1, r5)
+    str(r1, [r0, 0])
+    ldr(r5, [r0, 64])         # CL -= 1
+    sub(r5, 1)
+    str(r5, [r0, 64])
+    beq(ROWEND)
+    cmp(r4, 0)
+    bne(RETURN)
+    b(PIXEL)                  # (out of a conditional branch's range)
+    label(ROWEND)
+    ldr(r1, [r0, 80])         # XA0 += XR
+    ldr(r5, [r0, 72])
+    add(r1, r1, r5)
+    str(r1, [r0, 80])
+    ldr(r1, [r0, 84])         # OUT0 += OR
+    ldr(r5, [r0, 76])
+    add(r1, r1, r5)
+    str(r1, [r0, 84])
+    ldr(r5, [r0, 68])         # NR -= 1
+    sub(r5, 1)
+    str(r5, [r0, 68])
+    beq(RETURN)
+    cmp(r4, 0)
+    bne(RETURN)
+    b(ROW)
+    label(RETURN)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, r4)
+
+
+@micropython.asm_thumb
+def dw3(r0, r1):
+    """thumb_dw.dw3 (KH = KW = 3, DX = 1, which this ignores; RS >= 3):
+    the same block, results and protocol, within the bounds above. The
+    weights packed in r8-r12 (W0 | W2 << 16, W3 | W5 << 16, W6 | W8 << 16,
+    W1 | W4 << 16, W7), m in lr, XA in r5, OUT in r6 and CL in r7 across
+    the pixels of a row."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r1, [r0, 4])          # the weights, packed in pairs
+    ldr(r2, [r1, 0])
+    ldr(r3, [r1, 8])
+    data(2, 0xEAC2, 0x4803)   # pkhbt r8, r2, r3, lsl #16
+    ldr(r2, [r1, 12])
+    ldr(r3, [r1, 20])
+    data(2, 0xEAC2, 0x4903)   # pkhbt r9, r2, r3, lsl #16
+    ldr(r2, [r1, 24])
+    ldr(r3, [r1, 32])
+    data(2, 0xEAC2, 0x4A03)   # pkhbt r10, r2, r3, lsl #16
+    ldr(r2, [r1, 4])
+    ldr(r3, [r1, 16])
+    data(2, 0xEAC2, 0x4B03)   # pkhbt r11, r2, r3, lsl #16
+    data(2, 0xF8D1, 0xC01C)   # ldr.w r12, [r1, #28]
+    ldr(r2, [r0, 12])         # lr: m = M0 + M1 << 11 + M2 << 22
+    ldr(r3, [r0, 16])
+    data(2, 0xEB02, 0x22C3)   # add.w r2, r2, r3, lsl #11
+    ldr(r3, [r0, 20])
+    data(2, 0xEB02, 0x5E83)   # add.w lr, r2, r3, lsl #22
+    ldr(r4, [r0, 64])         # CL: 0 to start a row, else go on in it
+    cmp(r4, 0)
+    bne(RESUME)
+    label(ROW)
+    ldr(r5, [r0, 80])         # r5: XA = XA0
+    ldr(r6, [r0, 84])         # r6: OUT = OUT0
+    ldr(r7, [r0, 60])         # r7: CL = NC
+    b(PIXEL)
+    label(RESUME)
+    ldr(r5, [r0, 0])
+    ldr(r6, [r0, 48])
+    mov(r7, r4)
+    label(PIXEL)
+    ldr(r1, [r0, 8])          # acc = BI
+    ldr(r2, [r5, 0])          # row 0: t0 t1 t2 (t3: not a tap)
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2: t0 | t2 << 16
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8: t1 | t3 << 16
+    data(2, 0xFB23, 0x1108)   # smlad r1, r3, r8, r1: + t0 * W0 + t2 * W2
+    data(2, 0xFB12, 0x110B)   # smlabb r1, r2, r11, r1: + t1 * W1
+    ldr(r4, [r0, 96])         # row 1 at XA + RS
+    data(2, 0xF855, 0x2004)   # ldr.w r2, [r5, r4]
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB23, 0x1109)   # smlad r1, r3, r9, r1: + t3 * W3 + t5 * W5
+    data(2, 0xFB12, 0x111B)   # smlabt r1, r2, r11, r1: + t4 * W4
+    # row 2 at XA + 2 * RS - 1: (a byte) t6 t7 t8
+    data(2, 0xEB05, 0x0444)   # add.w r4, r5, r4, lsl #1
+    data(2, 0xF854, 0x2C01)   # ldr.w r2, [r4, #-1]
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2: ? | t7 << 16
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8: t6 | t8 << 16
+    data(2, 0xFB13, 0x112C)   # smlatb r1, r3, r12, r1: + t7 * W7
+    data(2, 0xFB22, 0x110A)   # smlad r1, r2, r10, r1: + t6 * W6 + t8 * W8
+    data(2, 0xE9D0, 0x3419)   # ldrd r3, r4, [r0, #100]: beyond LIM: pending
+    add(r3, r1, r3)
+    cmp(r3, r4)
+    bhi(PENDING)
+    data(2, 0xFB81, 0x230E)   # smull r2, r3, r1, lr: acc * m
+    lsr(r2, r2, 22)
+    data(2, 0xEA42, 0x2283)   # orr.w r2, r2, r3, lsl #10: t = acc * m >> 22
+    data(2, 0xE9D0, 0x3406)   # ldrd r3, r4, [r0, #24]: KC, SM
+    data(2, 0xEA04, 0x74E1)   # and.w r4, r4, r1, asr #31
+    add(r2, r2, r3)           # + KC + ((acc >> 31) & SM)
+    add(r2, r2, r4)
+    data(2, 0xE9D0, 0x3408)   # ldrd r3, r4, [r0, #32]: SE, ZO
+    asr(r2, r3)
+    add(r2, r2, r4)
+    data(2, 0xE9D0, 0x340A)   # ldrd r3, r4, [r0, #40]: LO, HI
+    cmp(r2, r3)
+    bge(NOTLO)
+    mov(r2, r3)
+    label(NOTLO)
+    cmp(r2, r4)
+    ble(NOTHI)
+    mov(r2, r4)
+    label(NOTHI)
+    strb(r2, [r6, 0])
+    data(2, 0xE9D0, 0x340D)   # ldrd r3, r4, [r0, #52]: OS, XS
+    add(r6, r6, r3)           # OUT += OS, XA += XS, CL -= 1
+    add(r5, r5, r4)
+    sub(r7, 1)
+    bne(PIXEL)
+    mov(r4, 0)                # r4: 1 after a pending pixel
+    b(ROWEND)
+    label(PENDING)
+    str(r1, [r0, 108])        # PACC = acc, PEND = OUT
+    str(r6, [r0, 112])
+    data(2, 0xE9D0, 0x340D)   # ldrd r3, r4, [r0, #52]: OS, XS
+    add(r6, r6, r3)
+    add(r5, r5, r4)
+    mov(r4, 1)
+    sub(r7, 1)
+    beq(ROWEND)
+    str(r5, [r0, 0])          # return in the row
+    str(r6, [r0, 48])
+    str(r7, [r0, 64])
+    b(RETURN)
+    label(ROWEND)
+    str(r7, [r0, 64])         # CL = 0
+    ldr(r2, [r0, 80])         # XA0 += XR
+    ldr(r3, [r0, 72])
+    add(r2, r2, r3)
+    str(r2, [r0, 80])
+    ldr(r2, [r0, 84])         # OUT0 += OR
+    ldr(r3, [r0, 76])
+    add(r2, r2, r3)
+    str(r2, [r0, 84])
+    ldr(r3, [r0, 68])         # NR -= 1
+    sub(r3, 1)
+    str(r3, [r0, 68])
+    beq(RETURN)
+    cmp(r4, 0)
+    bne(RETURN)
+    b(ROW)
+    label(RETURN)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, r4)
+
+
+@micropython.asm_thumb
+def plane(r0, r1):
+    """thumb_dw.plane: the same block (PL_BLOCK) and bytes. The image's
+    bytes 4 at a time (LDRB at SRC, SRC + CS, + 2 CS, + 3 CS: CS, 2 CS,
+    3 CS, 4 CS in r6, r8-r10), the padding's byte (ZC) in r11, the row's
+    first byte in lr, the source row in r2. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r6, [r0, 40])         # CS
+    data(2, 0xEB06, 0x0806)   # add.w r8, r6, r6
+    data(2, 0xEB08, 0x0906)   # add.w r9, r8, r6
+    data(2, 0xEB08, 0x0A08)   # add.w r10, r8, r8
+    ldr(r4, [r0, 44])         # ZC
+    mov(r11, r4)
+    ldr(r4, [r0, 0])          # DST
+    mov(lr, r4)
+    ldr(r2, [r0, 32])         # SRC
+    mov(r7, 0)                # r: the row
+    label(ROW)
+    mov(r1, lr)               # d: the row's first byte
+    ldr(r3, [r0, 8])
+    add(r3, r3, r1)           # the row's end
+    mov(r5, r11)
+    ldr(r4, [r0, 12])
+    cmp(r7, r4)
+    blt(PAD)                  # r < RA: all padding
+    ldr(r4, [r0, 16])
+    cmp(r7, r4)
+    bge(PAD)                  # r >= RB: all padding
+    ldr(r4, [r0, 24])
+    add(r4, r4, r1)
+    mov(r12, r4)              # padding up to JL
+    b(LEFTTEST)
+    label(LEFT)
+    data(2, 0xF801, 0x5B01)   # strb.w r5, [r1], #1
+    label(LEFTTEST)
+    data(2, 0x4561)           # cmp r1, r12
+    bcc(LEFT)
+    ldr(r4, [r0, 28])         # the image up to JH
+    data(2, 0x4474)           # add r4, lr
+    sub(r4, 3)                # 4 bytes left while d < end - 3
+    mov(r12, r4)
+    mov(r5, r2)
+    b(TEST4)
+    label(COPY4)
+    ldrb(r4, [r5, 0])
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 0])
+    data(2, 0x5DAC)           # ldrb r4, [r5, r6]
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 1])
+    data(2, 0xF815, 0x4008)   # ldrb.w r4, [r5, r8]
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 2])
+    data(2, 0xF815, 0x4009)   # ldrb.w r4, [r5, r9]
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    strb(r4, [r1, 3])
+    data(2, 0x4455)           # add r5, r10
+    add(r1, 4)
+    label(TEST4)
+    data(2, 0x4561)           # cmp r1, r12
+    bcc(COPY4)
+    data(2, 0xF10C, 0x0C03)   # add.w r12, r12, #3
+    b(TEST1)
+    label(COPY1)
+    ldrb(r4, [r5, 0])
+    data(2, 0xF084, 0x0480)   # eor.w r4, r4, #128
+    data(2, 0xF801, 0x4B01)   # strb.w r4, [r1], #1
+    add(r5, r5, r6)
+    label(TEST1)
+    data(2, 0x4561)           # cmp r1, r12
+    bcc(COPY1)
+    ldr(r4, [r0, 36])         # SRC += SRS
+    add(r2, r2, r4)
+    mov(r5, r11)
+    label(PAD)                # padding up to the row's end
+    b(PADTEST)
+    label(PADLOOP)
+    data(2, 0xF801, 0x5B01)   # strb.w r5, [r1], #1
+    label(PADTEST)
+    cmp(r1, r3)
+    bcc(PADLOOP)
+    ldr(r4, [r0, 4])          # the next row: + PWW
+    data(2, 0x44A6)           # add lr, r4
+    add(r7, 1)
+    ldr(r4, [r0, 20])
+    cmp(r7, r4)
+    blt(ROW)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)

@@ -1,0 +1,212 @@
+"""kernels/thumb_dw_dsp.py: the ARMv7E-M (Cortex-M4/M7/M33) DSP variants
+of thumb_dw.dw, dw3 and plane, on an emulated Cortex-M4.
+
+The bytes mpy-cross writes for armv7emsp run in unicorn's Cortex-M4
+(tests/thumb_emu.py) and must meet the contract of thumb_dw.py's
+functions (DW_BLOCK, PL_BLOCK): every output byte TFLM's, the same
+pending values (int32 sums) handed back one call each, for every filter
+size, dilation and step, with the plane at any address (its words read
+unaligned, as ARMv7-M's LDR does; nothing else unaligned) and nothing
+read or written outside the call's buffers. A mutated DSP instruction
+must fail these checks.
+"""
+
+import random
+import struct
+
+import pytest
+
+pytest.importorskip("unicorn")
+
+from test_thumb import DW, _dw_case, _plane_cases  # noqa: E402
+from thumb_emu import Emulator, ThumbError, asm_functions  # noqa: E402
+
+DSP_DW = "tflm/kernels/thumb_dw_dsp.py"
+
+
+@pytest.fixture(scope="module")
+def dsp():
+    """{name: machine code} of thumb_dw_dsp.py, as an armv7emsp board
+    loads it."""
+    return asm_functions(DSP_DW, "armv7emsp")
+
+
+@pytest.fixture(scope="module")
+def m0():
+    """thumb_dw.py's armv6m machine code: the path the DSP code
+    replaces."""
+    return asm_functions("tflm/kernels/thumb_dw.py")
+
+
+@pytest.mark.parametrize("fn", ["dw", "dw3"])
+def test_dw_matches_tflm_requantization(dsp, fn):
+    """dw (every filter size 1..10 x 1..9, dilations 1..3: the 4-tap
+    groups, their tails and the one-at-a-time rows) and dw3: outputs
+    TFLM's, pending values the exact sums, with the plane at each
+    address mod 4."""
+    rng = random.Random(31)
+    for _ in range(300):
+        _dw_case(dsp, rng, fn=fn, m4=True)
+
+
+@pytest.mark.parametrize("fn", ["dw", "dw3"])
+def test_dw_pending_values(dsp, fn):
+    """LIM 0 (every nonzero sum handed back, the call going on after
+    each, in a row or at its end) and LIM 3000."""
+    rng = random.Random(32)
+    for _ in range(40):
+        _dw_case(dsp, rng, lim=0, fn=fn, m4=True)
+    rng = random.Random(33)
+    for _ in range(40):
+        _dw_case(dsp, rng, lim=3000, fn=fn, m4=True)
+
+
+@pytest.mark.parametrize("fn", ["dw", "dw3"])
+def test_dw_int16_weights(dsp, fn):
+    """Weights at the int16 edges (the DSP contract's bound) against
+    plane bytes 0..255: the pending sums (LIM 0: all of them) are the
+    exact int32 sums, as thumb_dw's."""
+    rng = random.Random(34)
+    for _ in range(40):
+        _dw_case(dsp, rng, lim=0, fn=fn, m4=True, wide=True)
+
+
+def test_dw3_instructions_per_mac(dsp, m0):
+    """The point: dw3 on a tile of 3x3 pixels takes under 6.5
+    instructions per multiply-accumulate, everything counted (thumb_dw's
+    dw3: about 10), and at most 0.6 times thumb_dw's instructions on the
+    same tile; dw on micro_speech's 10x8 filter under 4.5 (thumb_dw:
+    about 6)."""
+    for fn, kh, kw, limit in (("dw3", 3, 3, 6.5), ("dw", 10, 8, 4.5)):
+        counts = []
+        for code, m4 in ((dsp, True), (m0, False)):
+            rng = random.Random(5)
+            counts.append(_dw_case(code, rng, fn=fn, m4=m4, shape=(
+                kh, kw, 1, 8, 4, 1)))
+        macs = kh * kw * 8 * 4
+        assert counts[0] / macs <= limit, (fn, counts[0] / macs)
+        assert counts[0] <= 0.6 * counts[1], (fn, counts)
+
+
+def test_plane_matches_thumb_dw(dsp):
+    """plane: thumb_dw.plane's checks (the image's bytes, the padding,
+    nothing else written), on more planes: rows of 0..40 bytes, so the
+    4-byte copy and its tail."""
+    _plane_cases(dsp, m4=True, n=600, cmax=40)
+
+
+def test_plane_instructions(dsp, m0):
+    """The same bytes as thumb_dw.plane in fewer instructions: 0.85
+    times its count on a 6x6 output's 8x8 plane (person_detect's 6x6x128
+    layers: the rows' overhead dominates), 0.65 times on a 40x50 plane
+    (its 48x48x8 layer's)."""
+    from test_thumb import PL
+    for rows, cols, c, limit in ((8, 8, 128, 0.85), (40, 50, 8, 0.65)):
+        got = []
+        for code, m4 in ((dsp, True), (m0, False)):
+            emu = Emulator(m4)
+            srs = (cols - 2) * c
+            sa = emu.alloc(bytes(range(256)) * (srs * rows // 256 + 1))
+            da = emu.alloc(b"\xee" * (rows * cols), writable=True)
+            blk = dict(DST=da, PWW=cols, COLS=cols, RA=1, RB=rows - 1,
+                       ROWS=rows, JL=1, JH=cols - 1, SRC=sa, SRS=srs, CS=c,
+                       ZC=128, REL=0)
+            pa = emu.alloc(struct.pack("<%dI" % len(PL),
+                                       *[blk[k] for k in PL]),
+                           writable=True)
+            assert emu.call(code["plane"], pa, 0) == 0
+            got.append((emu.count, emu.read(da, rows * cols)))
+        assert got[0][1] == got[1][1]
+        assert got[0][0] <= limit * got[1][0], (rows, got[0][0], got[1][0])
+
+
+def test_the_plane_is_read_in_unaligned_words_only(dsp):
+    """The taps are read in words at any address: a plane whose words
+    the harness does not let the code read unaligned (as on ARMv6-M, or
+    with CCR.UNALIGN_TRP set) fails at some address; the tests above
+    run with only the plane allowed, so weights and block are read
+    aligned."""
+    rng = random.Random(35)
+    for fn in ("dw", "dw3"):
+        with pytest.raises(ThumbError, match="unaligned"):
+            for _ in range(20):
+                _dw_case(dsp, rng, fn=fn, m4=True, strict=True)
+
+
+@pytest.mark.parametrize("fn,old,new", [
+    ("dw3", (0xFA3F, 0xF292), (0xFA3F, 0xF282)),  # uxtb16 ror #8 -> ror 0
+    ("dw3", (0xFB12, 0x111B), (0xFB12, 0x110B)),  # smlabt -> smlabb
+    ("dw3", (0xFB13, 0x112C), (0xFB13, 0x111C)),  # smlatb -> smlabb
+    ("dw3", (0xF854, 0x2C01), (0xF854, 0x2C00)),  # row 2 at -1 -> at 0
+    ("dw3", (0xFB81, 0x230E), (0xFBA1, 0x230E)),  # smull -> umull
+    ("dw3", (0xEB02, 0x5E83), (0xEB02, 0x5E43)),  # M2 << 22 -> << 21
+    ("dw", (0xEAC8, 0x480A), (0xEAC8, 0x380A)),   # pkhbt lsl #16 -> #12
+    ("dw", (0xFB24, 0x3309), (0xFB24, 0x3319)),   # smlad -> smladx
+    ("dw", (0xFB04, 0x3305), (0xFB04, 0x3315)),   # mla -> mls
+    ("dw", (0xEA47, 0x2485), (0xEA47, 0x24C5)),   # hi << 10 -> hi << 11
+])
+def test_a_mutated_instruction_fails(dsp, fn, old, new):
+    """The checks see each DSP instruction: a mutant (the instruction's
+    first occurrence changed) fails them."""
+    pat = struct.pack("<2H", *old)
+    code = dsp[fn]
+    assert pat in code
+    mutant = {fn: code.replace(pat, struct.pack("<2H", *new), 1)}
+    rng = random.Random(36)
+    for _ in range(20):
+        _dw_case(dsp, random.Random(rng.random()), fn=fn, m4=True)
+    with pytest.raises((AssertionError, ThumbError)):
+        for _ in range(20):
+            _dw_case(mutant, random.Random(rng.random()), fn=fn, m4=True,
+                     lim=rng.choice([0, 1 << 20]))
+
+
+def test_dsp_module_compiles_for_armv6m():
+    """A port that freezes every thumb*.py compiles it too (only Thumb-1
+    mnemonics, the ARMv7E-M instructions as data); the bytes are the same
+    as for armv7emsp."""
+    assert asm_functions(DSP_DW) == asm_functions(DSP_DW, "armv7emsp")
+
+
+def test_blocks_are_thumb_dws():
+    """depthwise_conv lays out one block for whichever module runs: the
+    DSP module documents no block of its own and the offsets its code
+    reads are DW_BLOCK's."""
+    import os
+    from host_tools import PKG_DIR
+    src = open(os.path.join(PKG_DIR, "tflm", "kernels",
+                            "thumb_dw_dsp.py")).read()
+    assert "DW_BLOCK" in src and "# DW_BLOCK:" not in src
+    assert DW.index("LIM") * 4 == 100 and DW.index("OS") * 4 == 52
+    assert DW.index("KC") * 4 == 24 and DW.index("SE") * 4 == 32
+    assert DW.index("LO") * 4 == 40 and DW.index("DX") * 4 == 116
+
+
+def test_builds_take_the_module_of_their_arch():
+    """romfs.for_arch: only a DSP arch's build has thumb_dw_dsp.py (with
+    thumb_dw.py, which compiled models name); armv6m and armv7m builds
+    thumb_dw.py alone."""
+    from host_tools import romfs
+    dsp, plain = DSP_DW, "tflm/kernels/thumb_dw.py"
+    for arch in ("armv7em", "armv7emsp", "armv7emdp"):
+        assert romfs.for_arch(dsp, arch) and romfs.for_arch(plain, arch)
+    for arch in ("armv6m", "armv7m"):
+        assert romfs.for_arch(plain, arch) and not romfs.for_arch(dsp, arch)
+    for arch in ("x64", "xtensawin", "rv32imc"):
+        assert not romfs.for_arch(dsp, arch)
+
+
+def test_emulator_reads_unaligned_words_of_a_marked_buffer_on_m4():
+    """The harness's rule (thumb_emu.Emulator): unaligned word reads pass
+    on the M4 in a buffer allocated with unaligned, nowhere else."""
+    ldr = struct.pack("<H", 0x6800)  # ldr r0, [r0, #0]
+    bx = struct.pack("<H", 0x4770)   # bx lr
+    for m4, unaligned, ok in ((True, True, True), (True, False, False),
+                              (False, True, False)):
+        emu = Emulator(m4)
+        a = emu.alloc(b"\x01\x02\x03\x04\x05\x06", unaligned=unaligned)
+        if ok:
+            assert emu.call(ldr + bx, a + 1) == 0x05040302
+        else:
+            with pytest.raises(ThumbError, match="unaligned"):
+                emu.call(ldr + bx, a + 1)
