@@ -31,9 +31,13 @@ from micropython import const
 from ..errors import PrepareError
 from . import FPU, f32
 
+dot = None
 if FPU:  # Cortex-M4F/M7/M33: VFP single precision
-    from .thumb_fpu import dot
-else:
+    try:
+        from .thumb_fpu import dot
+    except (ImportError, SyntaxError, ValueError):  # a build without it
+        dot = None
+if dot is None:
     from .f32 import dot
 
 _FULLY_CONNECTED_OPTIONS = const(8)
