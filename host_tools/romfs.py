@@ -67,7 +67,8 @@ THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
 THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
-              "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py")
+              "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
+              "tflm/kernels/thumb_fpu.py")
 # Arches with the DSP extension (kernels.DSP) and the machine code that
 # only they import (DSP_ONLY: the kernels' dots and pixels in place of
 # thumb.py's, depthwise's dw, dw3 and plane in place of thumb_dw.py's,
@@ -75,6 +76,10 @@ THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
 # functions, see compiled.TWINS).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py")
+# Arches with a single-precision FPU (kernels.FPU) and the module only
+# they import (the float32 convolutions' dot in VFP instructions).
+FPU_ARCHES = ("armv7emsp", "armv7emdp")
+FPU_ONLY = ("tflm/kernels/thumb_fpu.py",)
 VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py",
                "tflm/kernels/softmax_loops.py", "tflm/kernels/pool_loops.py",
                "tflm/kernels/rescale_loops.py", "tflm/kernels/lstm_loops.py")
@@ -82,11 +87,12 @@ VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py",
 
 def for_arch(rel, arch):
     """Does package path rel belong in a build for arch (THUMB_ONLY
-    modules only for Thumb arches, DSP_ONLY only for DSP_ARCHES,
-    VIPER_TWINS only for the non-Thumb ones)?"""
+    modules only for Thumb arches, DSP_ONLY only for DSP_ARCHES, FPU_ONLY
+    only for FPU_ARCHES, VIPER_TWINS only for the non-Thumb ones)?"""
     thumb = arch in THUMB_ARCHES
     return not (rel in THUMB_ONLY and not thumb
                 or rel in DSP_ONLY and arch not in DSP_ARCHES
+                or rel in FPU_ONLY and arch not in FPU_ARCHES
                 or rel in VIPER_TWINS and thumb)
 
 

@@ -6,9 +6,9 @@
 # __version__ (tests/test_manifest.py checks both).
 #
 # tflm/kernels/thumb*.py (thumb.py, thumb_dw.py, thumb_softmax.py,
-# thumb_pool.py, thumb_rescale.py, thumb_lstm.py; thumb_dsp.py and
-# thumb_dw_dsp.py, which only Cortex-M4/M7/M33 import, compile on every
-# Thumb port) hold
+# thumb_pool.py, thumb_rescale.py, thumb_lstm.py; thumb_dsp.py,
+# thumb_dw_dsp.py and thumb_fpu.py, which only Cortex-M4/M7/M33 import,
+# compile on every Thumb port) hold
 # Cortex-M machine code (@micropython.asm_thumb) that only Thumb ports can
 # compile. For a
 # port without it (esp32, RISC-V):

@@ -73,11 +73,12 @@ def mpy_header(path):
 def test_mpy_compiles_for_cortex_m(arch, tmp_path):
     paths = build.build(arch, str(tmp_path))
     # every module but the viper twins of the Thumb machine code (and
-    # thumb_dsp.py but on a DSP arch)
+    # thumb_dsp.py but on a DSP arch, thumb_fpu.py but on an FPU arch)
     sources = [rel for _, rel in build.package_sources()
                if romfs.for_arch(rel, arch)]
     assert "tflm/kernels/thumb.py" in sources
     assert ("tflm/kernels/thumb_dsp.py" in sources) == (arch != "armv6m")
+    assert ("tflm/kernels/thumb_fpu.py" in sources) == (arch != "armv6m")
     assert "tflm/kernels/thumb_dw.py" in sources
     assert "tflm/kernels/mac.py" not in sources
     assert sorted(os.path.relpath(p, str(tmp_path)).replace(os.sep, "/")

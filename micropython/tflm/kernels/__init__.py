@@ -64,11 +64,16 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # BATCH_MATMUL and fc_rows.py take thumb_dsp.py's dots and pixels in
 # place of thumb.py's, DEPTHWISE_CONV_2D thumb_dw_dsp.py's dw, dw3 and
 # plane in place of thumb_dw.py's (romfs.DSP_ONLY).
+# FPU: the arch is armv7emsp or armv7emdp (Cortex-M4F, M7, M33 with a
+# single-precision FPU), where the float32 CONV_2D, DEPTHWISE_CONV_2D and
+# FULLY_CONNECTED (conv_f32.py) take thumb_fpu.py's dot in place of
+# f32.dot: the same bits, in VFP instructions (romfs.FPU_ONLY).
 try:
     THUMB = 4 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
     DSP = 6 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
+    FPU = 7 <= (sys.implementation._mpy >> 10) & 0x2F <= 8
 except AttributeError:
-    THUMB = DSP = False
+    THUMB = DSP = FPU = False
 WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
 
 _ADD = const(0)

@@ -11,7 +11,9 @@ each output value, in output order,
     out = ActivationFunctionWithMinMax(total + bias, act_min, act_max)
 
 Taps in the padding are skipped, as TFLM skips them. The arithmetic is
-f32.dot (bit-exact float32 in integer viper code, see f32.py); the loops
+f32.dot (bit-exact float32 in integer viper code, see f32.py), on
+Cortex-M4F/M7/M33 (kernels.FPU) thumb_fpu.dot (the same bits from the
+FPU's VMUL and VADD); the loops
 here only find each output pixel's in-image window and call dot once per
 pixel (all output channels) or, for FULLY_CONNECTED, once per batch row.
 Weights at an unaligned address are copied once (f32.words).
@@ -27,8 +29,16 @@ import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from . import f32
-from .f32 import dot
+from . import FPU, f32
+
+dot = None
+if FPU:  # Cortex-M4F/M7/M33: VFP single precision
+    try:
+        from .thumb_fpu import dot
+    except (ImportError, SyntaxError, ValueError):  # a build without it
+        dot = None
+if dot is None:
+    from .f32 import dot
 
 _FULLY_CONNECTED_OPTIONS = const(8)
 _CONV2D_DILATION_H_FACTOR = const(5)
