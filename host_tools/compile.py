@@ -142,6 +142,7 @@ def compile_model(raw, arch="armv6m"):
     pos, n = metadata(FlatBuffer(packed), NAME)
     out = bytearray(packed)
     out[pos:pos + n] = blob
+    out[pos + 80:pos + 84] = len(out).to_bytes(4, "little")  # header 20
     mh = fnv30(out, 0, pos, 0x2345)
     mh = fnv30(out, pos + n, len(out), mh)
     bh = fnv30(out, pos, pos + 16, 0x2345)

@@ -195,7 +195,7 @@ def _block(raw):
     from tflm.flatbuf import FlatBuffer
     from tflm.source import metadata
     pos, n = metadata(FlatBuffer(bytes(raw)), comp.NAME)
-    return pos, list(struct.unpack_from("<%di" % 20, raw, pos))
+    return pos, list(struct.unpack_from("<%di" % 21, raw, pos))
 
 
 def _rehash(raw):
@@ -413,3 +413,50 @@ def test_thumb_modules_for_the_names_in_a_block(monkeypatch):
         for name in re.findall(r"^def ([a-z]\w*)\(", src[short], re.M):
             assert re.search(r"^def %s\(" % name, src[twin], re.M), (
                 twin, name)
+
+
+PLACES = """
+import json
+import tflm
+with open(P, "rb") as f:
+    raw = f.read()
+res = []
+for k in range(4):  # the model at 4 addresses mod 4, bytes after it
+    buf = bytearray(len(raw) + 256)
+    import uctypes
+    o = (k - uctypes.addressof(buf)) % 16
+    buf[o:o + len(raw)] = raw
+    for j in range(o + len(raw), len(buf)):
+        buf[j] = 0xA5
+    it = tflm.Interpreter(memoryview(buf)[o:])
+    for t in it.inputs:
+        d = t.data
+        for i in range(len(d)):
+            d[i] = (37 * i + 11) & 255
+    it.invoke()
+    res.append([k, it.compiled, bytes(it.outputs[0].data).hex(),
+                repr(it).splitlines()[1]])
+print(json.dumps(res))
+"""
+
+
+def test_model_places_and_bytes_after_it(tmp_path, arch):
+    """Bytes after a compiled model (a flash region rounded up) are not
+    its own: it builds from its block. At an address that is not a
+    multiple of 4 (its views of the model's words were aligned on the
+    host: a Cortex-M0+ faults on them elsewhere) it builds the plain way,
+    interp.compiled says why, with the same outputs. print() counts the
+    head alone when the tail is read in place."""
+    _, p, info = _compile(tmp_path,
+                          "tiny_kws_ref_int8/kws_ref_model.tflite", arch)
+    out = run_mp("P = %r\n" % p + PLACES, tmp_path)
+    res = json.loads(out.splitlines()[-1])
+    assert res[0][1] is True, res[0]
+    assert "arena %d bytes (%d head + 0 tail" % (info["head"], info["head"]) \
+        in res[0][3], res[0]
+    for k, built, outs, line in res[1:]:
+        assert built == "the model's bytes start at an address that is " \
+            "not a multiple of 4", (k, built)
+        assert outs == res[0][2], k
+        # (built the plain way: int32 biases copied to be aligned)
+        assert "bytes copied" in line and "0 bytes copied" not in line, line

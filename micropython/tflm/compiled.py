@@ -26,7 +26,9 @@ The block (little-endian int32 words, at any address in the model):
   of the object stream, 18 the number of references among the strings
   (strings 1 .. 18: "module:name", then InvokeError messages), 19
   1 where eval writes nothing in the tail (no kernel state there: the
-  tail may then be read in place, from the model's bytes);
+  tail may then be read in place, from the model's bytes), 20 the
+  model's bytes (bytes after them, e.g. a flash region rounded up, are
+  not the model's: the hash stops there);
   strings: per string its length, then its bytes, padded to 4;
   tail image: the tail's bytes (padded to 4), then its words;
   objects: where[0:tensors], then a list of arrays (the heap regions:
@@ -58,7 +60,7 @@ from .source import block, free
 NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
 FORMAT = const(1)
-HEADER = const(20)  # words
+HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 
 # object tags
@@ -104,11 +106,11 @@ def _hash(buf, start: int, end: int, h: int) -> int:
     return h
 
 
-def hashes(mv, pos, n):
-    """(hash of model bytes mv outside the block [pos, pos + n), hash of
-    the block but its words 4 and 5): header words 4 and 5."""
+def hashes(mv, pos, n, end):
+    """(hash of model bytes mv[:end] outside the block [pos, pos + n),
+    hash of the block but its words 4 and 5): header words 4 and 5."""
     h = _hash(mv, 0, pos, 0x2345)
-    h = _hash(mv, pos + n, len(mv), h)
+    h = _hash(mv, pos + n, end, h)
     b = _hash(mv, pos, pos + 16, 0x2345)
     return h, _hash(mv, pos + 24, pos + n, b)
 
@@ -158,14 +160,17 @@ class Block:
         if h[6] != n:
             raise FormatError("%s: %d bytes, its header says %d"
                               % (NAME, n, h[6]))
-        mh, bh = hashes(fb.mv, pos, n)
+        if not pos + n <= h[20] <= len(fb.mv):
+            raise FormatError("%s: the model is %d bytes, its block says %d"
+                              % (NAME, len(fb.mv), h[20]))
+        mh, bh = hashes(fb.mv, pos, n, h[20])
         if bh != h[5]:
             raise FormatError("%s: the block's bytes are damaged (hash)"
                               % NAME)
         if mh != h[4]:
             raise FormatError("%s: the model's bytes are not the ones it "
                               "was compiled with (hash)" % NAME)
-        for k in range(7, HEADER):
+        for k in range(7, HEADER - 1):
             if h[k] < 0 or h[k] > n and k >= 13 or h[k] & 3 and 15 <= k < 18 \
                     or k == 18 and h[k] >= h[14] or k == 19 and h[k] > 1:
                 raise FormatError("%s: header word %d is %d" % (
@@ -394,6 +399,12 @@ def _build(it, buf, arena_size, user, src, at):
     fb = FlatBuffer(buf)
     blk = Block(fb, at[0], at[1])
     why = blk.check(WORD, int(THUMB))
+    from .static_arena import _address
+    if why is None and _address(fb.mv) & 3:
+        # the block's views of the model's words were aligned on the
+        # host: a Cortex-M0+ faults on them at another address
+        why = ("the model's bytes start at an address that is not a "
+               "multiple of 4")
     if why is not None:
         it._compiled = why
         return False
@@ -453,7 +464,6 @@ def _build(it, buf, arena_size, user, src, at):
     blk = None
     if in_place and (states or variables):  # h[19] must be true: no
         # state in the tail
-        from .static_arena import _address
         spans = ((_address(tv), len(tv)), (_address(wv), 4 * len(wv)))
         for v in states + [v[0] for v in variables if type(v) is tuple]:
             a = _address(v)

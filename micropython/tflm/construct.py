@@ -29,6 +29,7 @@ def _build(it, model, arena_size, had, arena):
     if buf is not None:
         at = block(buf)
         if at is not None:
+            it._stage = "loading the compiled models' code"
             from .compiled import build as built
             if built(it, buf, arena_size, arena, src, None, at):
                 return

@@ -144,12 +144,14 @@ def summary(interp):
         size = len(model.fb.mv)
     except (AttributeError, TypeError):
         size = 0
+    in_model = tail_in_model(interp)
     lines = ["<Interpreter: %d operator%s (%s)" % (
         len(ops), "" if len(ops) == 1 else "s", _op_counts(ops)),
         "  arena %d bytes (%d head + %d tail%s), model %d bytes %s, "
         "%d bytes copied" % (
-            interp.arena_size + interp.persistent_size, interp.arena_size,
-            interp.persistent_size,
+            interp.arena_size + (0 if in_model else interp.persistent_size),
+            interp.arena_size,
+            0 if in_model else interp.persistent_size,
             ", in the arena= buffer" if getattr(interp, "_held", None)
             is not None else "", size,
             "read into RAM" if interp.model_in_ram else "used in place",
@@ -157,8 +159,9 @@ def summary(interp):
     c = getattr(interp, "_compiled", None)
     if c is True:
         lines.append("  built from its compiled block (host_tools compile)%s"
-                     % (", the tail read in place from the model's bytes"
-                        if tail_in_model(interp) else ""))
+                     % (", the tail (%d bytes) read in place from the "
+                        "model's bytes" % interp.persistent_size
+                        if in_model else ""))
     elif c is not None:
         lines.append("  compiled block not used: %s" % c)
     for i, t in enumerate(interp.inputs):
