@@ -131,7 +131,6 @@ class Block:
         self.h = None
         self.strings = None
         self.at = 0
-        self.memo = None
 
     def word(self):
         """The int32 at the read position; advances it. FormatError at
@@ -205,7 +204,6 @@ class Block:
                               "does not end where the objects start (%d)"
                               % (NAME, h[8], h[9], h[16], h[17]))
         return None
-
 
     def modules(self):
         """The module names the block's references name, once each, in
