@@ -466,3 +466,27 @@ def test_construction_makes_no_qstr(package, tmp_path, rel):
     counts = re.findall(r"n_qstr=(\d+)", proc.stdout)
     assert len(counts) == 2, proc.stdout + proc.stderr
     assert counts[0] == counts[1], proc.stdout
+
+
+HIGH_SCRIPT = device_script("board_heap_high.py")
+
+
+@pytest.mark.parametrize("how", ["high", "plain"])
+def test_sizing_buffer_lies_high(package, tmp_path, how):
+    """The sizing pass's buffer (as large as the largest activation) is
+    made high in the heap (allocator._high), so that what the pass keeps
+    lands below it and, once it is dropped, the free heap above is one
+    block for the arena. With a plain bytearray (how="plain") the kept
+    objects land above the buffer and split the heap: the check sees it
+    (an emulated Cortex-M0+ once had 137 KB free for an 88 KB arena, but
+    not in one block, because one small tuple lay amid it)."""
+    from host_tools import device
+    script = tmp_path / "high.py"
+    script.write_text(HIGH_SCRIPT)
+    proc = device.run_script(str(script), [package, how], timeout=120,
+                             heap="200k")
+    below, n, fits = proc.stdout.split()
+    if how == "high":
+        assert (int(below), fits) == (int(n), "True"), proc.stdout
+    else:
+        assert (int(below), fits) == (0, "False"), proc.stdout

@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, fc_multiplier
 from host_tools import fuzz
 
-FUZZ_N = int(os.environ.get("TFLM_FUZZ_N", "4000"))
+FUZZ_N = int(os.environ.get("TFLM_FUZZ_N", "2500"))
 FUZZ_SEED = int(os.environ.get("TFLM_FUZZ_SEED", "20240"))
 CORPUS = os.path.join(ROOT, "tests", "fuzz_corpus")
 

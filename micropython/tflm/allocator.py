@@ -40,6 +40,10 @@ _MIN_SCRATCH = const(32)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
 _REQUESTS_PER_OP = const(2)
+# _high: bytes left free above the sizing pass's buffer, and the smallest
+# filler worth making
+_FILL_SPARE = const(2048)
+_FILL_MIN = const(4096)
 
 
 def _scrub(a, b, c):
@@ -185,9 +189,10 @@ def _build(it, buf, arena_size, had, user, src):
         if free is not None and free < big:
             raise _oom(what, big)
         try:
-            dummy = bytearray(big)
+            dummy = _high(big, free)
         except MemoryError:
             raise _oom(what, big)
+        gc.collect()  # the filler's room, free from here on (see _high)
     head, tail, words, mods = (_size if g is None else g.size)(
         it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before
@@ -222,6 +227,28 @@ def _build(it, buf, arena_size, had, user, src):
     allocate(it, head, tail, words)
     it._stage = "preparing"
     (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
+
+def _high(n, free):
+    """bytearray(n) placed high in the heap: a filler block takes the
+    free heap below it while it is made (the GC's first fit puts a
+    block at the lowest place it fits) and is dropped then (the caller
+    collects once this frame, which may hold a stale word of it, is
+    gone), so that what the sizing pass makes and keeps lands below it,
+    not after it: once it goes, the free heap above what lives on is
+    one block for the arena. free: the free heap (None: not known, no
+    filler). MemoryError when n bytes are not free in one block."""
+    k = 0 if free is None else free - n - _FILL_SPARE
+    while k >= _FILL_MIN:
+        try:
+            filler = bytearray(k)
+            try:
+                return bytearray(n)
+            finally:
+                filler = None
+        except MemoryError:  # the free heap is not one block
+            k -= k >> 2
+    return bytearray(n)
+
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each
