@@ -241,12 +241,17 @@ def _high(n, free):
     while k >= _FILL_MIN:
         try:
             filler = bytearray(k)
-            try:
-                return bytearray(n)
-            finally:
-                filler = None
         except MemoryError:  # the free heap is not one block
             k -= k >> 2
+            continue
+        try:
+            d = bytearray(n)
+        except MemoryError:  # no room left above the filler
+            d = None
+        del filler
+        if d is not None:
+            return d
+        k -= k >> 2
     return bytearray(n)
 
 
