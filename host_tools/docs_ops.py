@@ -209,9 +209,9 @@ OPS = {
                       "cleared by interp.reset()"),
     "SignalOverlapAdd": ("int16, float32",
                          "int16 saturated; state cleared by interp.reset()"),
-    "SignalIrfft": ("int16",
-                    "fft_length / 2 a product of 2, 3, 4 and 5; TFLM's "
-                    "int32 and float32 variants refused"),
+    "SignalIrfft": ("int16, int32, float32",
+                    "fft_length / 2 a product of 2, 3, 4 and 5; float32: "
+                    "a NaN's sign may differ from TFLM's"),
     # TFLM's CIRCULAR_BUFFER (CUSTOM, built in)
     "CIRCULAR_BUFFER": (
         "int8",

@@ -1,5 +1,5 @@
 """TFLM's streaming Signal operators (SignalDelay, SignalFramer,
-SignalStacker, SignalOverlapAdd), SignalIrfft (int16) and the
+SignalStacker, SignalOverlapAdd), SignalIrfft (int16, int32, float32) and the
 CIRCULAR_BUFFER custom op vs TFLM (PyPI tflite-micro).
 
 * generated models (host_tools/conformance/gen_signal_stream.py), each
@@ -13,8 +13,8 @@ CIRCULAR_BUFFER custom op vs TFLM (PyPI tflite-micro).
 * the state: TFLM's outputs must depend on the invokes before (the
   second input alone gives other outputs) and reset() must bring back
   the first outputs;
-* SignalIrfft at every fft_length up to 1,024 that TFLM takes, and
-  its round trip with numpy's irfft;
+* SignalIrfft at every fft_length up to 1,024 that TFLM takes (int16,
+  int32, float32), and its round trip with numpy's irfft;
 * hand-computed cases (a delay line, a prefilled framer, a stacker's
   first frame replicated, an overlap-add, the circular buffer's slots);
 * rejections: what TFLM's Prepare refuses and what it would run out of
@@ -193,6 +193,46 @@ def test_irfft_every_length(tmp_path):
         assert np.abs(y - ref).max() < 4, (n, np.abs(y - ref).max())
 
 
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_irfft_wide_types_every_length(dtype, tmp_path):
+    """SignalIrfft int32 (KISS FFT FIXED_POINT 32) and float32 (KISS FFT
+    float, then / fft_length): every fft_length up to 1,024 that TFLM
+    takes, full-range, extreme, mixed-scale or huge values (int32
+    wrap-arounds, float32 subnormals and signed zeros), rows with unread
+    bins after N/2 + 1, two invokes each, bit-exact with TFLM; and
+    TFLM's result is numpy's irfft."""
+    from host_tools.conformance.gen_signal import (float32_values,
+                                                   int32_values)
+    rng = random.Random("irfft-wide:" + dtype)
+    values = int32_values if dtype == "int32" else float32_values
+    modes = (("full", "extremes", "amp", "mixed") if dtype == "int32"
+             else ("scale", "mixed", "huge", "scale"))
+    cases = []
+    for j, n in enumerate(gs.RFFT_LENGTHS):
+        rows, extra = 1 + (j % 5 == 0), j % 3 == 1
+        raw = gs.irfft_model(n, [rows] if rows > 1 else [], dtype, extra)
+        count = rows * (n + 2 + 2 * extra)
+        steps = [[values(rng, count, modes[j % 4])],
+                 [values(rng, count, modes[(j + 1) % 4])]]
+        cases.append(("%s n=%d" % (dtype, n), raw, steps,
+                      run_tflm(raw, steps)))
+    got = run_ours([(raw, steps) for _, raw, steps, _ in cases], tmp_path)
+    for (name, _, _, want), res in zip(cases, got):
+        _compare(name, want, res)
+    g = np.random.default_rng(5)
+    for n in (8, 12, 64, 120, 256, 480):
+        if dtype == "int32":
+            spec = g.integers(-1 << 28, 1 << 28, n + 2).astype(np.int32)
+        else:
+            spec = g.standard_normal(n + 2).astype(np.float32)
+        y = Reference(gs.irfft_model(n, (), dtype)).run([spec])[0]
+        ref = np.fft.irfft(spec[0::2] + 1j * spec[1::2], n)
+        # int32: kiss_fftri's C_FIXDIV by 2 and each stage's by its
+        # radix make the 1 / N; float32: TFLM's / fft_length
+        err = np.abs(y - ref).max()
+        assert err < (16 if dtype == "int32" else 1e-5), (n, err)
+
+
 def _fb(d):
     return options(d)
 
@@ -291,9 +331,17 @@ def test_rejections(tmp_path):
              [T([16], i16)], {"T": 7, "fft_length": 16}, ["bins"]),
         _rej("irfft radix 7", "CUSTOM:SignalIrfft", [T([16], i16)],
              [T([14], i16)], {"T": 7, "fft_length": 14}, ["radix-7"]),
-        _rej("irfft int32", "CUSTOM:SignalIrfft", [T([18], "int32")],
-             [T([16], "int32")], {"T": 2, "fft_length": 16},
-             ["not supported"]),
+        _rej("irfft T int32, int16 tensors", "CUSTOM:SignalIrfft",
+             [T([18], i16)], [T([16], i16)], {"T": 2, "fft_length": 16},
+             ["expected int32"], True),
+        _rej("irfft T float32, int32 output", "CUSTOM:SignalIrfft",
+             [T([18], "float32")], [T([16], "int32")],
+             {"T": 0, "fft_length": 16}, ["expected float32"], True),
+        _rej("irfft T int8", "CUSTOM:SignalIrfft", [T([18], "int8", 1.0)],
+             [T([16], "int8", 1.0)], {"T": 9, "fft_length": 16}, ["T = 9"]),
+        _rej("irfft float32 radix 7", "CUSTOM:SignalIrfft",
+             [T([16], "float32")], [T([14], "float32")],
+             {"T": 0, "fft_length": 14}, ["radix-7"]),
         _rej("cb int16", "CUSTOM:CIRCULAR_BUFFER", [T([1, 1, 1, 2], i16)],
              [T([1, 3, 1, 2], i16, is_variable=True)], {"cycles_max": 1},
              ["int8"], True),
