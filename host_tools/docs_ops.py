@@ -215,8 +215,9 @@ OPS = {
     # TFLM's CIRCULAR_BUFFER (CUSTOM, built in)
     "CIRCULAR_BUFFER": (
         "int8",
-        "output a variable tensor; TFLM's kTfLiteAbort on the invokes "
-        "between runs (which skips later operators) is not reproduced"),
+        "output a variable tensor; between runs (cycles_max) invoke() "
+        "stops there and returns 15, TFLM's kTfLiteAbort; not in a "
+        "subgraph other than 0"),
     # TFLM's DETECTION_POSTPROCESS (CUSTOM, built in)
     "TFLite_Detection_PostProcess": (
         "float32",

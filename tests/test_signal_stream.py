@@ -17,6 +17,9 @@ CIRCULAR_BUFFER custom op vs TFLM (PyPI tflite-micro).
   int32, float32), and its round trip with numpy's irfft;
 * hand-computed cases (a delay line, a prefilled framer, a stacker's
   first frame replicated, an overlap-add, the circular buffer's slots);
+* CIRCULAR_BUFFER's abort: models with operators after it, invoke()'s
+  return (TFLM's kTfLiteAbort, 15) and every output on every invoke,
+  the aborted ones included, with reset() between;
 * rejections: what TFLM's Prepare refuses and what it would run out of
   bounds on.
 """
@@ -30,7 +33,8 @@ from host_tools import opgen
 from host_tools.conformance import gen_signal_stream as gs
 from host_tools.conformance.gen_signal import int16_values, options
 from host_tools.oracle import Reference
-from sequences import RESET, check_rejections, run_ours, run_tflm
+from sequences import (RESET, check_rejections, run_ours, run_tflm,
+                       run_tflm_status)
 
 T = opgen.Tensor
 CASES = 20
@@ -231,6 +235,75 @@ def test_irfft_wide_types_every_length(dtype, tmp_path):
         # radix make the 1 / N; float32: TFLM's / fft_length
         err = np.abs(y - ref).max()
         assert err < (16 if dtype == "int32" else 1e-5), (n, err)
+
+
+def cb_chain_model(slots, h, w, cycles, out_y=False):
+    """x -> CIRCULAR_BUFFER (cycles_max cycles; None: no options) -> y
+    (variable) -> ADD(y, y) -> z; outputs ([y], z, x): x is an output
+    too, so that no planner lays z over the input's bytes (which an
+    aborted invoke has written)."""
+    m = opgen.Model()
+    x = T([1, 1, h, w], "int8", 0.5, 3)
+    y = T([1, slots, h, w], "int8", 0.5, 3, is_variable=True)
+    z = T([1, slots, h, w], "int8", 0.25, -5)
+    opts = None if cycles is None else _fb({"cycles_max": cycles})
+    m.add_op("CUSTOM:CIRCULAR_BUFFER", [x], [y], custom_options=opts)
+    m.add_op("ADD", [y, y], [z])
+    m.outputs = ([m.add_tensor(y)] if out_y else []) + [m.add_tensor(z),
+                                                         m.add_tensor(x)]
+    return m.build()
+
+
+def test_circular_buffer_abort(tmp_path):
+    """TFLM's CIRCULAR_BUFFER returns kTfLiteAbort until cycles_max
+    invokes have passed: the operators after it do not run (their
+    outputs keep the last run's values) and TFLM's invoke() returns 15.
+    Ours: the same status from invoke() (0 for None), the same outputs on
+    every invoke (under heap_lock), reset() restarting the count; outputs
+    that no invoke has written yet (TFLM's arena holds leftovers there)
+    are not compared. cycles_max 0 / absent: 1 for 5, 13, 25 slots, else
+    2 (TFLM's Prepare)."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for cyc, slots, h, w, out_y in ((2, 3, 1, 2, False), (3, 2, 2, 1, True),
+                                    (1, 3, 1, 2, False), (None, 4, 1, 3,
+                                                          True),
+                                    (0, 5, 2, 2, False), (0, 13, 1, 1, True),
+                                    (4, 1, 3, 2, True)):
+        raw = cb_chain_model(slots, h, w, cyc, out_y)
+        steps = [[rng.integers(-128, 128, h * w).astype(np.int8)]
+                 for _ in range(7)]
+        steps = steps + [RESET] + steps[:4]
+        cases.append(("cb cycles %s slots %d" % (cyc, slots), raw, steps,
+                      run_tflm_status(raw, steps)))
+    expect = {2: [15, 0, 15, 0, 15, 0, 15], 3: [15, 15, 0, 15, 15, 0, 15],
+              1: [0] * 7, 4: [15, 15, 15, 0, 15, 15, 15]}
+    got = run_ours([(raw, steps) for _, raw, steps, _ in cases], tmp_path,
+                   status=True)
+    aborted = 0
+    for (name, raw, steps, want), (st, res) in zip(cases, got):
+        assert st == "OK", (name, res)
+        k = steps.index(RESET)
+        codes = [None if v is None else v[1] for v in want]
+        cyc = int(name.split()[2]) if name.split()[2] != "None" else 0
+        slots = int(name.split()[-1])
+        cyc = cyc if cyc > 0 else 1 if slots in (5, 13, 25) else 2
+        assert codes[:k] == expect[cyc], (name, codes)  # TFLM's side
+        assert codes[k + 1:] == expect[cyc][:4], (name, codes)
+        assert [None if v is None else v[1] for v in res] == codes, name
+        aborted += codes.count(15)
+        ran = False
+        n_out = len(want[0][0])
+        for j, (w, g) in enumerate(zip(want, res)):
+            if w is None:
+                continue
+            ran = ran or w[1] == 0
+            for i in range(n_out):
+                if i == n_out - 2 and not ran:
+                    continue  # z: never written yet
+                assert w[0][i] == g[0][i], (name, j, i, w[0][i].hex(),
+                                            g[0][i].hex())
+    assert aborted >= 15
 
 
 def _fb(d):

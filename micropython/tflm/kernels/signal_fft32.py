@@ -101,7 +101,7 @@ _S_TMP = const(18)  # SignalIrfft: word offset of kiss_fftri's tmpbuf in D
 _S_VDIV = const(19)  # SignalIrfft float32: f32.vdiv (the / fft_length)
 
 # Constant of the float32 inverse after the six float32 ones: (float) N
-_DIV = const(6)
+_DIVISOR = const(6)
 
 
 def prepare(op, ins, outs, ctx, ttype, n, factors, length, rows):
@@ -207,7 +207,7 @@ def _quads(w, base, flt):
 
 def _consts(w, k, flt, n):
     """The constants at word k of w (see _ONE ..): float32 also (float) n
-    (exact: n <= 131072) at k + _DIV, the inverse's divisor."""
+    (exact: n <= 131072) at k + _DIVISOR, the inverse's divisor."""
     vals = ((0x3F800000, 0x3F000000, 0xBF800000, 0xBF000000, 0x80000000, 0,
              _f32_bits(n << sf.FRAC_BITS))
             if flt else (0, 0, 0, 0, 0, 0, 1073741823, 715827882, 536870911,
@@ -359,7 +359,7 @@ def _store(st, y, yo, count):
         p = st[_S_P]
         p[0] = 0
         p[1] = 1
-        p[2] = st[_S_K] + _DIV
+        p[2] = st[_S_K] + _DIVISOR
         p[3] = 0
         p[4] = yo
         p[5] = count
