@@ -209,14 +209,15 @@ OPS = {
                       "cleared by interp.reset()"),
     "SignalOverlapAdd": ("int16, float32",
                          "int16 saturated; state cleared by interp.reset()"),
-    "SignalIrfft": ("int16",
-                    "fft_length / 2 a product of 2, 3, 4 and 5; TFLM's "
-                    "int32 and float32 variants refused"),
+    "SignalIrfft": ("int16, int32, float32",
+                    "fft_length / 2 a product of 2, 3, 4 and 5; float32: "
+                    "a NaN's sign may differ from TFLM's"),
     # TFLM's CIRCULAR_BUFFER (CUSTOM, built in)
     "CIRCULAR_BUFFER": (
         "int8",
-        "output a variable tensor; TFLM's kTfLiteAbort on the invokes "
-        "between runs (which skips later operators) is not reproduced"),
+        "output a variable tensor; between runs (cycles_max) invoke() "
+        "stops there and returns 15, TFLM's kTfLiteAbort; not in a "
+        "subgraph other than 0"),
     # TFLM's DETECTION_POSTPROCESS (CUSTOM, built in)
     "TFLite_Detection_PostProcess": (
         "float32",

@@ -157,15 +157,18 @@ def api_bug(k, it):
     return None
 
 
+status = [None]  # what the last locked_invoke's invoke() returned
+
+
 def locked_invoke(interp, us=None):
     """interp.invoke() under heap_lock: the exception it raised (a
-    MemoryError if it allocated), or None. us: a list that gets the
-    invoke's microseconds."""
+    MemoryError if it allocated), or None (what invoke() returned: in
+    status[0]). us: a list that gets the invoke's microseconds."""
     err = None
     micropython.heap_lock()
     t1 = time.ticks_us()
     try:
-        interp.invoke()
+        status[0] = interp.invoke()
     except Exception as e:  # noqa: B902 - returned, heap unlocked
         err = e
     t1 = time.ticks_diff(time.ticks_us(), t1)
@@ -227,13 +230,14 @@ def run_case(k, model_path, sets):
             if not scratch_calls[0]:
                 raise RuntimeError("the forced scratch length was not used")
             scratch_calls[0] = 0
-        outs, src = [], ""
+        outs, src, sts = [], "", []
         last = None  # the last input set (not a reset)
         for inputs in sets:
             if inputs == ["!reset"]:  # a step of an invoke / reset history
                 stage = "reset"
                 interp.reset()
                 outs.append(None)
+                sts.append(None)
                 continue
             last = inputs
             if not api and len(inputs) != len(interp.inputs):
@@ -266,6 +270,7 @@ def run_case(k, model_path, sets):
                     return
                 if err is not None:
                     raise err
+            sts.append(status[0] or 0)  # 0: TFLM's kTfLiteOk
             stage = "output"  # (the heap is unlocked: a small target may
             # run out of memory converting a large output)
             outs.append([binascii.hexlify(t.data).decode()
@@ -290,7 +295,7 @@ def run_case(k, model_path, sets):
         res = {"id": k, "r": "ok", "src": src, "out": outs[-1] or [] if outs
                else [],
                "sets": outs if reps > 1 or len(outs) != 1 else None,
-               "dt": [t.dtype for t in interp.outputs],
+               "dt": [t.dtype for t in interp.outputs], "st": sts,
                "ms": time.ticks_diff(time.ticks_ms(), t0)}
         if stats:
             res.update(fig)

@@ -23,12 +23,13 @@ RESET = "reset"       # a step of a sequence: interp.reset()
 # --- our runtime: many models, each a sequence of steps, one process ------
 
 
-def run_ours(cases, tmp_path):
+def run_ours(cases, tmp_path, status=False):
     """cases: [(model bytes, steps)], a step being a list of input arrays
     (one per model input) or RESET. Runs every case in one MicroPython
     process (host_tools/mp_cases.py, a "!reset" input set for RESET);
     returns per case ("OK", [outputs per step: list of bytes, None for a
-    reset]), ("ERR", "Type message") for a model rejected at load,
+    reset]; with status, per step (outputs, what invoke() returned: 0
+    for None)), ("ERR", "Type message") for a model rejected at load,
     ("IERR", ...) for a TFLMError from invoke / reset, or ("BUG", ...)
     for any other exception."""
     d = str(tmp_path)
@@ -62,9 +63,12 @@ def run_ours(cases, tmp_path):
         else:
             assert r["r"] == "ok", "case %d: %s" % (c.id, r)
             got = r["sets"] if r["sets"] is not None else [r["out"]]
-            out.append(("OK", [None if o is None else
-                               [binascii.unhexlify(h) for h in o]
-                               for o in got]))
+            got = [None if o is None else [binascii.unhexlify(h) for h in o]
+                   for o in got]
+            if status:  # per step (outputs, what invoke() returned)
+                got = [None if o is None else (o, st)
+                       for o, st in zip(got, r["st"])]
+            out.append(("OK", got))
     return out
 
 
@@ -87,6 +91,27 @@ def run_tflm(raw, steps):
         else:
             res.append([np.ascontiguousarray(o).tobytes()
                         for o in ref.run(st)])
+    return res
+
+
+def run_tflm_status(raw, steps):
+    """run_tflm's outputs with what TFLM's invoke() returned: per step
+    (outputs, status) (0: kTfLiteOk, 15: kTfLiteAbort), None for a
+    reset."""
+    ref = Reference(raw)
+    res = []
+    for st in steps:
+        if isinstance(st, str):
+            ref.interp.reset()
+            res.append(None)
+            continue
+        for i, x in enumerate(st):
+            d = ref.interp.get_input_details(i)
+            ref.interp.set_input(np.asarray(x, dtype=d["dtype"]).reshape(
+                d["shape"]), i)
+        code = ref.interp.invoke()
+        res.append(([np.ascontiguousarray(ref.interp.get_output(j)).tobytes()
+                     for j in range(ref.n_out)], code))
     return res
 
 

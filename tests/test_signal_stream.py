@@ -1,5 +1,5 @@
 """TFLM's streaming Signal operators (SignalDelay, SignalFramer,
-SignalStacker, SignalOverlapAdd), SignalIrfft (int16) and the
+SignalStacker, SignalOverlapAdd), SignalIrfft (int16, int32, float32) and the
 CIRCULAR_BUFFER custom op vs TFLM (PyPI tflite-micro).
 
 * generated models (host_tools/conformance/gen_signal_stream.py), each
@@ -13,10 +13,13 @@ CIRCULAR_BUFFER custom op vs TFLM (PyPI tflite-micro).
 * the state: TFLM's outputs must depend on the invokes before (the
   second input alone gives other outputs) and reset() must bring back
   the first outputs;
-* SignalIrfft at every fft_length up to 1,024 that TFLM takes, and
-  its round trip with numpy's irfft;
+* SignalIrfft at every fft_length up to 1,024 that TFLM takes (int16,
+  int32, float32), and its round trip with numpy's irfft;
 * hand-computed cases (a delay line, a prefilled framer, a stacker's
   first frame replicated, an overlap-add, the circular buffer's slots);
+* CIRCULAR_BUFFER's abort: models with operators after it, invoke()'s
+  return (TFLM's kTfLiteAbort, 15) and every output on every invoke,
+  the aborted ones included, with reset() between;
 * rejections: what TFLM's Prepare refuses and what it would run out of
   bounds on.
 """
@@ -30,7 +33,8 @@ from host_tools import opgen
 from host_tools.conformance import gen_signal_stream as gs
 from host_tools.conformance.gen_signal import int16_values, options
 from host_tools.oracle import Reference
-from sequences import RESET, check_rejections, run_ours, run_tflm
+from sequences import (RESET, check_rejections, run_ours, run_tflm,
+                       run_tflm_status)
 
 T = opgen.Tensor
 CASES = 20
@@ -193,6 +197,115 @@ def test_irfft_every_length(tmp_path):
         assert np.abs(y - ref).max() < 4, (n, np.abs(y - ref).max())
 
 
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_irfft_wide_types_every_length(dtype, tmp_path):
+    """SignalIrfft int32 (KISS FFT FIXED_POINT 32) and float32 (KISS FFT
+    float, then / fft_length): every fft_length up to 1,024 that TFLM
+    takes, full-range, extreme, mixed-scale or huge values (int32
+    wrap-arounds, float32 subnormals and signed zeros), rows with unread
+    bins after N/2 + 1, two invokes each, bit-exact with TFLM; and
+    TFLM's result is numpy's irfft."""
+    from host_tools.conformance.gen_signal import (float32_values,
+                                                   int32_values)
+    rng = random.Random("irfft-wide:" + dtype)
+    values = int32_values if dtype == "int32" else float32_values
+    modes = (("full", "extremes", "amp", "mixed") if dtype == "int32"
+             else ("scale", "mixed", "huge", "scale"))
+    cases = []
+    for j, n in enumerate(gs.RFFT_LENGTHS):
+        rows, extra = 1 + (j % 5 == 0), j % 3 == 1
+        raw = gs.irfft_model(n, [rows] if rows > 1 else [], dtype, extra)
+        count = rows * (n + 2 + 2 * extra)
+        steps = [[values(rng, count, modes[j % 4])],
+                 [values(rng, count, modes[(j + 1) % 4])]]
+        cases.append(("%s n=%d" % (dtype, n), raw, steps,
+                      run_tflm(raw, steps)))
+    got = run_ours([(raw, steps) for _, raw, steps, _ in cases], tmp_path)
+    for (name, _, _, want), res in zip(cases, got):
+        _compare(name, want, res)
+    g = np.random.default_rng(5)
+    for n in (8, 12, 64, 120, 256, 480):
+        if dtype == "int32":
+            spec = g.integers(-1 << 28, 1 << 28, n + 2).astype(np.int32)
+        else:
+            spec = g.standard_normal(n + 2).astype(np.float32)
+        y = Reference(gs.irfft_model(n, (), dtype)).run([spec])[0]
+        ref = np.fft.irfft(spec[0::2] + 1j * spec[1::2], n)
+        # int32: kiss_fftri's C_FIXDIV by 2 and each stage's by its
+        # radix make the 1 / N; float32: TFLM's / fft_length
+        err = np.abs(y - ref).max()
+        assert err < (16 if dtype == "int32" else 1e-5), (n, err)
+
+
+def cb_chain_model(slots, h, w, cycles, out_y=False):
+    """x -> CIRCULAR_BUFFER (cycles_max cycles; None: no options) -> y
+    (variable) -> ADD(y, y) -> z; outputs ([y], z, x): x is an output
+    too, so that no planner lays z over the input's bytes (which an
+    aborted invoke has written)."""
+    m = opgen.Model()
+    x = T([1, 1, h, w], "int8", 0.5, 3)
+    y = T([1, slots, h, w], "int8", 0.5, 3, is_variable=True)
+    z = T([1, slots, h, w], "int8", 0.25, -5)
+    opts = None if cycles is None else _fb({"cycles_max": cycles})
+    m.add_op("CUSTOM:CIRCULAR_BUFFER", [x], [y], custom_options=opts)
+    m.add_op("ADD", [y, y], [z])
+    m.outputs = ([m.add_tensor(y)] if out_y else []) + [m.add_tensor(z),
+                                                         m.add_tensor(x)]
+    return m.build()
+
+
+def test_circular_buffer_abort(tmp_path):
+    """TFLM's CIRCULAR_BUFFER returns kTfLiteAbort until cycles_max
+    invokes have passed: the operators after it do not run (their
+    outputs keep the last run's values) and TFLM's invoke() returns 15.
+    Ours: the same status from invoke() (0 for None), the same outputs on
+    every invoke (under heap_lock), reset() restarting the count; outputs
+    that no invoke has written yet (TFLM's arena holds leftovers there)
+    are not compared. cycles_max 0 / absent: 1 for 5, 13, 25 slots, else
+    2 (TFLM's Prepare)."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for cyc, slots, h, w, out_y in ((2, 3, 1, 2, False), (3, 2, 2, 1, True),
+                                    (1, 3, 1, 2, False), (None, 4, 1, 3,
+                                                          True),
+                                    (0, 5, 2, 2, False), (0, 13, 1, 1, True),
+                                    (4, 1, 3, 2, True)):
+        raw = cb_chain_model(slots, h, w, cyc, out_y)
+        steps = [[rng.integers(-128, 128, h * w).astype(np.int8)]
+                 for _ in range(7)]
+        steps = steps + [RESET] + steps[:4]
+        cases.append(("cb cycles %s slots %d" % (cyc, slots), raw, steps,
+                      run_tflm_status(raw, steps)))
+    expect = {2: [15, 0, 15, 0, 15, 0, 15], 3: [15, 15, 0, 15, 15, 0, 15],
+              1: [0] * 7, 4: [15, 15, 15, 0, 15, 15, 15]}
+    got = run_ours([(raw, steps) for _, raw, steps, _ in cases], tmp_path,
+                   status=True)
+    aborted = 0
+    for (name, raw, steps, want), (st, res) in zip(cases, got):
+        assert st == "OK", (name, res)
+        k = steps.index(RESET)
+        codes = [None if v is None else v[1] for v in want]
+        cyc = int(name.split()[2]) if name.split()[2] != "None" else 0
+        slots = int(name.split()[-1])
+        cyc = cyc if cyc > 0 else 1 if slots in (5, 13, 25) else 2
+        assert codes[:k] == expect[cyc], (name, codes)  # TFLM's side
+        assert codes[k + 1:] == expect[cyc][:4], (name, codes)
+        assert [None if v is None else v[1] for v in res] == codes, name
+        aborted += codes.count(15)
+        ran = False
+        n_out = len(want[0][0])
+        for j, (w, g) in enumerate(zip(want, res)):
+            if w is None:
+                continue
+            ran = ran or w[1] == 0
+            for i in range(n_out):
+                if i == n_out - 2 and not ran:
+                    continue  # z: never written yet
+                assert w[0][i] == g[0][i], (name, j, i, w[0][i].hex(),
+                                            g[0][i].hex())
+    assert aborted >= 15
+
+
 def _fb(d):
     return options(d)
 
@@ -291,9 +404,17 @@ def test_rejections(tmp_path):
              [T([16], i16)], {"T": 7, "fft_length": 16}, ["bins"]),
         _rej("irfft radix 7", "CUSTOM:SignalIrfft", [T([16], i16)],
              [T([14], i16)], {"T": 7, "fft_length": 14}, ["radix-7"]),
-        _rej("irfft int32", "CUSTOM:SignalIrfft", [T([18], "int32")],
-             [T([16], "int32")], {"T": 2, "fft_length": 16},
-             ["not supported"]),
+        _rej("irfft T int32, int16 tensors", "CUSTOM:SignalIrfft",
+             [T([18], i16)], [T([16], i16)], {"T": 2, "fft_length": 16},
+             ["expected int32"], True),
+        _rej("irfft T float32, int32 output", "CUSTOM:SignalIrfft",
+             [T([18], "float32")], [T([16], "int32")],
+             {"T": 0, "fft_length": 16}, ["expected float32"], True),
+        _rej("irfft T int8", "CUSTOM:SignalIrfft", [T([18], "int8", 1.0)],
+             [T([16], "int8", 1.0)], {"T": 9, "fft_length": 16}, ["T = 9"]),
+        _rej("irfft float32 radix 7", "CUSTOM:SignalIrfft",
+             [T([16], "float32")], [T([14], "float32")],
+             {"T": 0, "fft_length": 14}, ["radix-7"]),
         _rej("cb int16", "CUSTOM:CIRCULAR_BUFFER", [T([1, 1, 1, 2], i16)],
              [T([1, 3, 1, 2], i16, is_variable=True)], {"cycles_max": 1},
              ["int8"], True),

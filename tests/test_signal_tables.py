@@ -60,26 +60,35 @@ def _f32(v):
     return struct.unpack("<I", struct.pack("<f", v))[0]
 
 
-def _wide_tables(n, flt):
+def _wide_conv(flt, inverse):
+    if flt:
+        conv = signal_fft32._float_conv()
+        return signal_fft32._float_inverse(conv) if inverse else conv
+    conv = signal_fft.fixed_conv(2147483647,
+                                 (1 << signal_fft.FRAC_BITS) >> 16)
+    return signal_fft.inverse_conv(conv) if inverse else conv
+
+
+def _wide_tables(n, flt, inverse=False):
     """signal_fft32's twiddles and super twiddles: [(cos, sin, -cos,
-    -sin) words] (int32 values, float32 patterns)."""
+    -sin) words] (int32 values, float32 patterns); inverse: SignalIrfft's
+    (kiss_fft_alloc and kiss_fftr_alloc with inverse set)."""
     w = bytearray(16 * (n + n // 2))
-    signal_fft.twiddle_table(n, signal_fft32._float_conv() if flt else
-                             signal_fft.fixed_conv(2147483647, (
-                                 1 << signal_fft.FRAC_BITS) >> 16),
+    signal_fft.twiddle_table(n, _wide_conv(flt, inverse),
                              signal_fft32._quads(w, 0, flt))
-    signal_fft.super_twiddle_table(
-        n, signal_fft32._float_conv() if flt else signal_fft.fixed_conv(
-            2147483647, (1 << signal_fft.FRAC_BITS) >> 16),
-        signal_fft32._quads(w, 4 * n, flt))
+    signal_fft.super_twiddle_table(n, _wide_conv(flt, inverse),
+                                   signal_fft32._quads(w, 4 * n, flt))
     vals = struct.unpack("<%d%s" % (len(w) // 4, "I" if flt else "i"), w)
     return [vals[k:k + 4] for k in range(0, len(vals), 4)]
 
 
+@pytest.mark.parametrize("inverse", [False, True], ids=["fwd", "inv"])
 @pytest.mark.parametrize("flt", [False, True], ids=["int32", "float32"])
-def test_wide_twiddles_match_the_c_library(flt):
+def test_wide_twiddles_match_the_c_library(flt, inverse):
     """FIXED_POINT 32: floor(.5 + 2147483647 * cos(phase)) in doubles;
-    float: (float) cos(phase); each word's negation beside it."""
+    float: (float) cos(phase); each word's negation beside it. inverse:
+    the phase times -1 (SignalIrfft's tables; sin(+0.0) is +0.0)."""
+    sg = -1 if inverse else 1
     def want(phase):
         c, s = math.cos(phase), math.sin(phase)
         if flt:
@@ -90,13 +99,14 @@ def test_wide_twiddles_match_the_c_library(flt):
         return c, s, -c, -s
     bad = []
     for n in SIZES[::3] + [6, 12, 24, 480]:
-        quads = _wide_tables(n, flt)
+        quads = _wide_tables(n, flt, inverse)
         for i in range(n):
-            w = want(-2 * math.pi * i / n)
+            w = want(sg * (-2 * math.pi * i / n))
             if tuple(quads[i]) != w:
                 bad.append(("twiddle", n, i, quads[i], w))
         for i in range(n // 2):
-            w = want(-3.14159265358979323846264338327 * ((i + 1) / n + .5))
+            w = want(sg * (-3.14159265358979323846264338327 * (
+                (i + 1) / n + .5)))
             if tuple(quads[n + i]) != w:
                 bad.append(("super", n, i, quads[n + i], w))
     assert not bad, bad[:10]

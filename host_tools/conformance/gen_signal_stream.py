@@ -12,8 +12,7 @@ position in sorted key order:
                        stacker_right_context, stacker_step (int)
     SignalOverlapAdd   T (int, TensorType: 7 int16, 0 float32),
                        frame_step (int)
-    SignalIrfft        T (int: 7 int16; TFLM's 2 int32 and 0 float32
-                       are not generated: not implemented here),
+    SignalIrfft        T (int: 7 int16, 2 int32, 0 float32),
                        fft_length (int)
     CIRCULAR_BUFFER    cycles_max (int)
 
@@ -36,8 +35,9 @@ Irfft lengths kiss_fft cannot do (as SignalRfft, gen_signal.py).
 import numpy as np
 
 from host_tools import opgen
-from host_tools.conformance.gen_signal import (RFFT_LENGTHS, float32_values,
-                                               int16_values, options)
+from host_tools.conformance.gen_signal import (POW2_LENGTHS, RFFT_LENGTHS,
+                                               float32_values, int16_values,
+                                               int32_values, options)
 
 T = opgen.Tensor
 
@@ -142,17 +142,22 @@ def irfft_model(n, outer=(), dtype="int16", extra=0):
 
 
 def gen_irfft(rng, size):
-    """SignalIrfft, int16 (T=7; the int32 and float32 kernels of TFLM
-    are not implemented here): fft_length an even length whose half has
-    only factors 2, 3, 5, input [..., 2 * (N/2 + 1)] (sometimes longer
-    rows), output [..., N]."""
-    dtype = "int16"
+    """SignalIrfft, int16 (T=7; 3 in 5 models), int32 (T=2) or float32
+    (T=0): fft_length an even length whose half has only factors 2, 3, 5
+    (half the time a power of two), input [..., 2 * (N/2 + 1)]
+    (sometimes longer rows), output [..., N]."""
+    dtype = rng.choice(("int16", "int16", "int16", "int32", "float32"))
     cap = (16, 64, 256, 1024)[size - 1]
-    n = rng.choice([x for x in RFFT_LENGTHS if x <= cap])
+    if rng.random() < 0.5:
+        n = rng.choice([x for x in POW2_LENGTHS if x <= cap])
+    else:
+        n = rng.choice([x for x in RFFT_LENGTHS if x <= cap])
     outer = _outer(rng)
     extra = rng.choice((0, 0, 0, rng.randint(1, 3)))
     count = int(np.prod(outer)) * (n + 2 + 2 * extra)
-    return irfft_model(n, outer, dtype, extra), [int16_values(rng, count)]
+    values = {"int16": int16_values, "int32": int32_values,
+              "float32": float32_values}[dtype]
+    return irfft_model(n, outer, dtype, extra), [values(rng, count)]
 
 
 def circular_buffer_model(batch, slots, d2, d3, cycles_max, zp=0,

@@ -31,7 +31,7 @@ from .context import KernelContext
 from .heap import pack, zeros
 from .errors import (ArenaError, TFLMError, UnsupportedOpError,
                      out_of_memory)
-from .interpreter import _bind, _drop
+from .interpreter import _bind, _drop, stops
 from .model import Model
 from .source import (allocate, block, free as _free,
                      open_model as _open_model, oom as _oom)
@@ -462,6 +462,8 @@ def _prepare(it, mods, head, tail, kept_where):
     it._prof_us = array("i", range(n + 1))
     it._profiled = False
     it._steps = steps
+    if stops(steps):
+        it._stops = True
     # Only the tensors' entries are needed from now on (`tensors`).
     for i in range(len(kept_where)):
         kept_where[i] = where[i]

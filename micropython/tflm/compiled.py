@@ -504,6 +504,9 @@ def _build(it, buf, arena_size, user, src, at):
     it._prof_us = array("i", range(n + 1))
     it._profiled = False
     it._steps = steps
+    from .interpreter import stops
+    if stops(steps):
+        it._stops = True
     it._compiled = True
     it._model = None
     return True

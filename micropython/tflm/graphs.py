@@ -508,7 +508,8 @@ def _prepare(g, it, mods, head, tail, kept_where):
     from .allocator import _scratch_len
     from .context import KernelContext
     from .heap import pack
-    from .interpreter import _bind
+    from .errors import PrepareError
+    from .interpreter import _bind, stops
     m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
@@ -558,6 +559,13 @@ def _prepare(g, it, mods, head, tail, kept_where):
     it._prof_us = array("i", range(n + 1))
     it._profiled = False
     it._steps = steps
+    if stops(steps):
+        it._stops = True
+    for s in g.steps:
+        if s and stops(s):
+            raise PrepareError("CIRCULAR_BUFFER in a subgraph other than "
+                               "0: TFLM's abort would end the whole invoke "
+                               "there; not supported here")
     for i in range(len(kept_where)):
         kept_where[i] = where[i]
     it._where = kept_where

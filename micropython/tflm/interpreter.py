@@ -106,6 +106,32 @@ def _drop(had, first=0, end=len(CONSTRUCTION), parse=False):
     gc.collect()
 
 
+# What invoke() returns when an operator ended it early: TFLM's
+# kTfLiteAbort, as its Python Interpreter.invoke() returns it (else None
+# here, 0 there).
+ABORT = 15
+
+# Kernels whose eval may end an invoke early (returning ABORT), as
+# "module:function" of tflm.kernels: TFLM's CIRCULAR_BUFFER.
+_STOPPERS = ("circular_buffer:_eval",)
+
+
+def stops(steps):
+    """True when one of the steps (eval, state, ...) is a _STOPPERS eval:
+    then invoke() checks what each step returns (_invoke_stops); every
+    other model keeps the plain loop."""
+    for s in _STOPPERS:
+        mod, _, name = s.partition(":")
+        m = sys.modules.get("tflm.kernels." + mod)
+        if m is None:
+            continue
+        f = getattr(m, name)
+        for i in range(0, len(steps), 2):
+            if steps[i] is f:
+                return True
+    return False
+
+
 class Interpreter:
     """Runs a .tflite model (subgraph 0).
 
@@ -185,6 +211,11 @@ class Interpreter:
     interpreter (wrong input size in Tensor.set, input / output index out
     of range) raise InvokeError and leave it usable.
     """
+
+    # True when a step's eval may end an invoke early (stops(): TFLM's
+    # kTfLiteAbort); construction sets it on the instance
+    _stops = False
+
 
     def __init__(self, model, arena_size=None, labels=None, arena=None):
         # Every attribute is set here, before anything that dies is made:
@@ -302,6 +333,11 @@ class Interpreter:
         profile=True also times every operator with time.ticks_us (like
         TFLM's MicroProfiler); read the times with profile(). The plain
         path below is untouched by profiling.
+        Returns None, or ABORT (15, TFLM's kTfLiteAbort, what TFLM's
+        Python Interpreter.invoke() returns then) when an operator ended
+        this invoke early (CIRCULAR_BUFFER between its runs): the
+        operators after it did not run and their outputs hold what they
+        held before.
         Raises InvokeError if construction failed, or if the model was
         given as a bytearray or array that has changed size since.
         """
@@ -318,12 +354,26 @@ class Interpreter:
                 "a new Interpreter" % (type(src).__name__,
                                        self._source_len, len(src)))
         if profile:
-            self._invoke_profiled(steps)
-            return
+            return self._invoke_profiled(steps)
+        if self._stops:
+            return self._invoke_stops(steps)
         i = 0
         n = len(steps)
         while i < n:
             steps[i](steps[i + 1])
+            i += 2
+
+    def _invoke_stops(self, steps):
+        # A model with an operator that may end the invoke (stops()): the
+        # same loop, stopping at a step that returns ABORT (TFLM's
+        # MicroInterpreterGraph::InvokeSubgraph; the later operators'
+        # outputs keep what they held), which invoke() returns as TFLM's
+        # Python Interpreter.invoke() returns kTfLiteAbort.
+        i = 0
+        n = len(steps)
+        while i < n:
+            if steps[i](steps[i + 1]):
+                return ABORT
             i += 2
 
     def _invoke_profiled(self, steps):
@@ -333,14 +383,23 @@ class Interpreter:
         ticks = time.ticks_us
         diff = time.ticks_diff
         k = 0
+        n = len(steps) // 2
+        stop = None
         start = ticks()
-        while 2 * k < len(steps):
+        while k < n:
             t0 = ticks()
-            steps[2 * k](steps[2 * k + 1])
+            r = steps[2 * k](steps[2 * k + 1])
             us[k] = diff(ticks(), t0)
+            k += 1
+            if r and self._stops:  # ABORT: the steps after it do not run
+                stop = ABORT
+                break
+        while k < n:
+            us[k] = 0
             k += 1
         us[k] = diff(ticks(), start)
         self._profiled = True
+        return stop
 
     def __getattr__(self, name):
         """What a built interpreter does outside invoke(), imported on

@@ -127,7 +127,9 @@ def lifetimes(model):
                 raise ModelError("%s writes output %d, which is absent, "
                                  "constant or already written"
                                  % (op.label(), i))
-            life[i] = [op.index, op.index]
+            # a variable keeps its bytes from op 0 to the end (its state)
+            life[i] = [0, last_op] if t.is_variable else [op.index,
+                                                          op.index]
     for i in model.outputs:
         if i in life:
             life[i][1] = last_op

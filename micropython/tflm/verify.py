@@ -426,6 +426,16 @@ def check_quantization(t, signed=False):
                              % (t.label(), _at(t), n, qd, shape, n))
 
 
+def _buffered(m, i):
+    """True when variable tensor i is a CIRCULAR_BUFFER's output: that
+    kernel keeps it (ctx.variable), and the operators after it read it
+    as any input (TFLM's streaming models)."""
+    for op in m.operators:
+        if op.custom_code == "CIRCULAR_BUFFER" and i in op.outputs:
+            return True
+    return False
+
+
 def _check_operator(m, op):
     label = op.label()
     ins = set(op.inputs)  # a set: an op may list thousands of tensors
@@ -436,10 +446,12 @@ def _check_operator(m, op):
             continue
         t = m.tensors[i]
         if not (op.code == _SVDF and k == 4 or
-                op.code == _UNIDIRECTIONAL_SEQUENCE_LSTM and k in (18, 19)):
+                op.code == _UNIDIRECTIONAL_SEQUENCE_LSTM and k in (18, 19)
+                or k < len(op.inputs) and _buffered(m, i)):
             # TFLM gives variables their own memory, reset at
             # construction; only SVDF's and the LSTM's state inputs
-            # keep state here.
+            # keep state here (and CIRCULAR_BUFFER's output, which
+            # others read).
             raise ModelError("%s%s uses %s, a variable (state) tensor, "
                              "where no supported kernel keeps state"
                              % (label, _at(op), t.label()))

@@ -242,6 +242,7 @@ _LAZY = (
     " add:s:add_chunks sub:s:add_chunks squared_difference:s:add_chunks"
     " add:h:add_chunks sub:h:add_chunks lstm:f:lstm_f32 lstm:h:lstm_int8"
     " signal_fft:i:signal_fft32 signal_fft:f:signal_fft32 signal_fft32:f:f32"
+    " signal_irfft:i:signal_fft32 signal_irfft:f:signal_fft32"
     " elu:f:elu_f32 log_softmax:f:log_softmax_f32 log_softmax:*:gemmlowp"
     " batch_matmul:f:bmm_f32 batch_matmul:h:bmm16"
     " signal_stream:f:f32 circular_buffer:*:signal_util"

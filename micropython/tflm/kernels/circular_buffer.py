@@ -12,16 +12,22 @@ custom name 'CIRCULAR_BUFFER').
     Options (FlexBuffers, may be absent): cycles_max.
 
 TFLM's Eval then counts invokes down from cycles_max and returns
-kTfLiteAbort, which ends that invoke of the whole graph, until the count
-reaches 0 (cycles_max <= 0 is replaced at Prepare by 1 for an output of
-5, 13 or 25 slots, else 2, or by a process-wide count of prepares for
-[., ., 2, 96] outputs). The abort changes nothing this operator writes;
-it only skips the operators after it, and this runtime's invoke() has no
-way to stop early (tflm/interpreter.py), so the count is not kept here:
-in a model with operators after a CIRCULAR_BUFFER, those run on every
-invoke, where TFLM leaves their outputs as they were on the aborted
-ones. The Python wrapper of TFLM (PyPI tflite-micro) reports nothing on
-an abort.
+kTfLiteAbort until the count reaches 0 (then it starts again from
+cycles_max): MicroInterpreterGraph::InvokeSubgraph stops at that
+operator, so the operators after it do not run and their outputs keep
+what they held; MicroInterpreter::Invoke returns kTfLiteAbort (15),
+which TFLM's Python Interpreter.invoke() returns as it is (no
+exception). Here eval returns ABORT (15) on those invokes, and
+interp.invoke() stops there and returns 15 (tflm/interpreter.py: only
+models with such an operator take that loop). The count is a kernel
+state (ctx.state): 0 is TFLM's cycles_until_run = cycles_max, set at
+construction and by interp.reset() (CircularBufferReset).
+cycles_max <= 0 (or no options) is replaced as TFLM's Prepare does: 1
+for an output of 5, 13 or 25 slots, else 2, but 1 for a [., ., 2, 96]
+output when it is the fifth such prepare since the process started or
+since the last one that took 1 (TFLM's static cb_prepare_count, kept
+here per process too: a compiled model has the count of the host that
+compiled it).
 
 Refused (PrepareError): other types (TFLM: int8 only), ranks other than
 4 (TFLM reads four dimensions of each), shapes that differ as above, an
@@ -35,6 +41,17 @@ from micropython import const
 from ..errors import PrepareError
 
 _INT8 = const(9)
+ABORT = const(15)  # kTfLiteAbort
+
+_S_X = const(0)
+_S_Y = const(1)
+_S_DEPTH = const(2)
+_S_N = const(3)
+_S_COUNT = const(4)  # array('i', [invokes since the last run])
+_S_MAX = const(5)  # cycles_max
+
+# TFLM's static cb_prepare_count (CircularBufferPrepare)
+_prepares = [0]
 
 
 def prepare(op, ins, outs, ctx):
@@ -59,10 +76,20 @@ def prepare(op, ins, outs, ctx):
     if not y.is_variable:
         raise PrepareError("%s: output %s must be a variable tensor (the "
                            "buffer is its state)" % (label, y.label()))
-    _cycles_max(op)  # the options must be readable, as TFLM reads them
+    cycles = _cycles_max(op)  # CircularBufferInit
+    if cycles <= 0:
+        count = _prepares[0] + 1  # (the sizing pass leaves it alone)
+        if ys[1] in (5, 13, 25) or (count == 5 and ys[2] == 2 and
+                                    ys[3] == 96):
+            cycles, count = 1, 0
+        else:
+            cycles = 2
+        if not getattr(ctx, "sizing", False):
+            _prepares[0] = count
     ctx.variable(y)
     depth = xs[2] * xs[3]
-    return _eval, (x.data, y.data, depth, ys[1] * depth)
+    return _eval, (x.data, y.data, depth, ys[1] * depth,
+                   ctx.state("i", 1), cycles)
 
 
 def _cycles_max(op):
@@ -76,7 +103,22 @@ def _cycles_max(op):
 
 
 def _eval(st):
-    _shift(st[0], st[1], st[2], st[3])
+    """Shift in the input; ABORT (the invoke ends here) until cycles_max
+    invokes have passed since the last run, else None."""
+    _shift(st[_S_X], st[_S_Y], st[_S_DEPTH], st[_S_N])
+    return _count(st[_S_COUNT], st[_S_MAX])
+
+
+@micropython.viper
+def _count(c, cycles: int) -> int:
+    """--cycles_until_run != 0: ABORT, else 0 and the count restarts."""
+    p = ptr32(c)
+    k: int = p[0] + 1
+    if k < cycles:
+        p[0] = k
+        return ABORT
+    p[0] = 0
+    return 0
 
 
 @micropython.viper

@@ -616,6 +616,15 @@ def fixed_conv(smax, near):
     return conv
 
 
+def inverse_conv(conv):
+    """conv for the inverse tables (kiss_fft_alloc and kiss_fftr_alloc
+    with inverse set: the double phase negated): the exact sin and the
+    phase's offset from the exact angle change sign, cos does not."""
+    def inv(c, s, d):
+        return conv(c, -s, lambda: -d())
+    return inv
+
+
 def _table(count, step, first, phase, angle, conv, store):
     """store(i, KISS_FFT_COS, KISS_FFT_SIN of phase(i)) for i < count, as
     conv(cos, sin, d) computes them from the exact cos and sin (_P-bit

@@ -1,4 +1,5 @@
-"""SignalRfft, int32 and float32: the real FFT of TFLM's Signal library.
+"""SignalRfft and SignalIrfft, int32 and float32: the real FFT of TFLM's
+Signal library and its inverse.
 
 Follows signal/micro/kernels/rfft.cc with signal/src/rfft_int32.cc and
 rfft_float.cc: KISS FFT v130 (kiss_fft.c, tools/kiss_fftr.c,
@@ -7,6 +8,17 @@ and with float. Input [..., L], output [..., 2 * (N/2 + 1)] (interleaved
 real, imaginary) of the same type, options 'T' (2: int32, 0: float32)
 and 'fft_length' N; the stages, radices, input permutation and checks
 are the int16 variant's (signal_fft.py).
+
+SignalIrfft (signal/micro/kernels/irfft.cc, signal/src/irfft_int32.cc,
+irfft_float.cc; checks in signal_irfft.py): input [..., 2 * B] (B >=
+N/2 + 1 bins), output [..., N]; kiss_fftri's merge (_merge) into
+tmpbuf, the same stages with the inverse tables (the phase times -1:
+float32 sin's sign bit flipped, int32 floor(.5 - 2147483647 * sin)
+decided as the forward ones) and kf_bfly4's inverse branch (_S_INV),
+then float32 each sample / (float) N, C's division (f32.vdiv). The
+merge's negations (fnkc.i = -f.i, tmpbuf.i *= -1) flip the sign bit in
+float32: x86's mulss by -1 would keep a NaN's sign where this flips it
+(no other value differs).
 
 int32 (FIXED_POINT 32): kiss_fft_scalar is int32, a product is the int64
 a * b rounded as sround(x) = (x + 2**30) >> 31 and wrapped to int32
@@ -35,7 +47,8 @@ chunks of at most CHUNK lanes. Each operation is one call of an engine
 w + 2), super twiddles alike, the input permutation and a few constants:
 16 * (N/2 + N/4) + N + 40 bytes (float32: 8 more, the clamp bounds);
 the FFT buffer and the butterflies' scratch vectors are scratch (4 * N +
-64 * lanes bytes, lanes the longest vector, at most CHUNK).
+64 * lanes bytes, lanes the longest vector, at most CHUNK; SignalIrfft:
+4 * N more, kiss_fftri's tmpbuf).
 """
 
 import micropython
@@ -65,7 +78,7 @@ _NZ = const(4)  # the identity of + ("no addend")
 _ZERO = const(5)
 _N_CONSTS = const(10)
 
-# State tuple slots
+# State tuple slots: the engine's (0 .. 13, _setup), then the operator's
 _S_FLT = const(0)
 _S_P = const(1)
 _S_Q = const(2)
@@ -75,14 +88,20 @@ _S_K = const(5)   # word offset of the constants in W
 _S_SC = const(6)  # word offset of the scratch vectors in D
 _S_STW = const(7)  # word offset of the super twiddles in W
 _S_HALF = const(8)  # N / 2
-_S_LEN = const(9)  # L
-_S_ROWS = const(10)
-_S_X = const(11)
-_S_Y = const(12)
-_S_PERM = const(13)
-_S_STAGES = const(14)  # ((radix, m, fstride, blocks), ...) deepest first
-_S_VEC = const(15)  # f32.vec (float32) or None
-_S_CH = const(16)  # lanes per vector operation, at most CHUNK
+_S_PERM = const(9)
+_S_STAGES = const(10)  # ((radix, m, fstride, blocks), ...) deepest first
+_S_VEC = const(11)  # f32.vec (float32) or None
+_S_CH = const(12)  # lanes per vector operation, at most CHUNK
+_S_INV = const(13)  # kiss_fft's inverse (SignalIrfft): kf_bfly4's branch
+_S_X = const(14)
+_S_Y = const(15)
+_S_ROWS = const(16)
+_S_LEN = const(17)  # words per input row (SignalRfft: L samples)
+_S_TMP = const(18)  # SignalIrfft: word offset of kiss_fftri's tmpbuf in D
+_S_VDIV = const(19)  # SignalIrfft float32: f32.vdiv (the / fft_length)
+
+# Constant of the float32 inverse after the six float32 ones: (float) N
+_DIVISOR = const(6)
 
 
 def prepare(op, ins, outs, ctx, ttype, n, factors, length, rows):
@@ -94,7 +113,35 @@ def prepare(op, ins, outs, ctx, ttype, n, factors, length, rows):
     x, y = ins[0], outs[0]
     su.want(op, x, ttype, -2)
     su.want(op, y, ttype, len(x.shape))
+    st = _setup(ctx, ttype == _FLOAT32, n, factors, False, 0)
+    return _eval, st + (su.aligned(x, ctx), y.data, rows, length)
+
+
+def prepare_inverse(op, ins, outs, ctx, ttype, n, factors, last, rows):
+    """Bind SignalIrfft's int32 (ttype 2) or float32 (ttype 0) eval once
+    signal_irfft.prepare has checked the op: input [..., last] (last >=
+    n + 2 values: interleaved bins, those past n / 2 not read), output
+    [..., n] of type ttype, rows rows, factors kf_factor's of n / 2.
+    Raises PrepareError for a tensor of another type."""
+    x, y = ins[0], outs[0]
+    su.want(op, x, ttype, -2)
+    su.want(op, y, ttype, len(x.shape))
     flt = ttype == _FLOAT32
+    st = _setup(ctx, flt, n, factors, True, n)
+    vdiv = None
+    if flt:
+        from . import f32
+        vdiv = f32.vdiv
+    # tmpbuf: after the FFT buffer and the scratch vectors
+    return _eval_inverse, st + (su.aligned(x, ctx), y.data, rows, last,
+                                n + 2 * _SLOTS * st[_S_CH], vdiv)
+
+
+def _setup(ctx, flt, n, factors, inverse, extra):
+    """The engine's state slots (0 .. _S_INV) for a kiss_fft of n / 2
+    points, forward or inverse: tables (twiddles, super twiddles,
+    constants, the input permutation) in the arena's persistent part,
+    the FFT buffer, scratch vectors and extra more words of scratch."""
     half = n // 2
     quarter = half // 2
     k = 4 * (half + quarter)
@@ -103,11 +150,15 @@ def prepare(op, ins, outs, ctx, ttype, n, factors, length, rows):
     if not getattr(ctx, "sizing", False):  # the sizing pass counts bytes
         if flt:
             conv = _float_conv()
+            if inverse:
+                conv = _float_inverse(conv)
         else:
             conv = sf.fixed_conv(2147483647, (1 << sf.FRAC_BITS) >> 16)
+            if inverse:
+                conv = sf.inverse_conv(conv)
         sf.twiddle_table(half, conv, _quads(w, 0, flt))
         sf.super_twiddle_table(half, conv, _quads(w, 4 * half, flt))
-        _consts(w, k, flt)
+        _consts(w, k, flt, n)
         sf._permutation(perm, factors)
     nst = len(factors) // 2
     stages = []
@@ -119,16 +170,25 @@ def prepare(op, ins, outs, ctx, ttype, n, factors, length, rows):
         lanes = max(lanes, m, fstride)
         fstride *= radix
     ch = max(1, min(CHUNK, lanes))
-    work = ctx.work(2 * half + 2 * _SLOTS * ch, True)
+    work = ctx.work(2 * half + 2 * _SLOTS * ch + extra, True)
     q = vec = None
     if flt:
         from . import f32
         q = keep(ctx, f32.consts(f32.NEG_INF, f32.INF))
         vec = f32.vec
     p = su.words(_P_LEN)  # set from Python at eval: not kept
-    return _eval, (flt, p, q, w, work, k, 2 * half, 4 * half, half,
-                   length, rows, su.aligned(x, ctx), y.data, perm,
-                   tuple(stages[::-1]), vec, ch)
+    return (flt, p, q, w, work, k, 2 * half, 4 * half, half, perm,
+            tuple(stages[::-1]), vec, ch, inverse)
+
+
+def _float_inverse(conv):
+    """The inverse tables' conv for float32: C negates the double phase
+    (exact), so cos is the same and sin (odd, as the C library's is) has
+    its sign bit flipped; twiddle 0's sin(+0.0) is +0.0."""
+    def inv(c, s, d):
+        vc, vs = conv(c, s, d)
+        return vc, vs ^ 0x80000000
+    return inv
 
 
 def _quads(w, base, flt):
@@ -145,8 +205,11 @@ def _quads(w, base, flt):
     return store
 
 
-def _consts(w, k, flt):
-    vals = ((0x3F800000, 0x3F000000, 0xBF800000, 0xBF000000, 0x80000000, 0)
+def _consts(w, k, flt, n):
+    """The constants at word k of w (see _ONE ..): float32 also (float) n
+    (exact: n <= 131072) at k + _DIVISOR, the inverse's divisor."""
+    vals = ((0x3F800000, 0x3F000000, 0xBF800000, 0xBF000000, 0x80000000, 0,
+             _f32_bits(n << sf.FRAC_BITS))
             if flt else (0, 0, 0, 0, 0, 0, 1073741823, 715827882, 536870911,
                          429496729))
     for i, v in enumerate(vals):
@@ -228,6 +291,92 @@ def _eval(st):
         for radix, m, fs, nblk in stages:
             _stage(st, radix, m, fs, nblk)
         _split(st, y, 2 * r * (half + 1), half)
+
+
+def _eval_inverse(st):
+    """SignalIrfft, every row: kiss_fftri's merge into tmpbuf, kf_work's
+    permuted copy into D, the inverse butterflies, the row out."""
+    half = st[_S_HALF]
+    last = st[_S_LEN]
+    x = st[_S_X]
+    y = st[_S_Y]
+    d = st[_S_D]
+    t = st[_S_TMP]
+    stages = st[_S_STAGES]
+    for r in range(st[_S_ROWS]):
+        _merge(st, x, r * last, half)
+        _gather(d, t, 2 * half, st[_S_PERM], half, d)
+        for radix, m, fs, nblk in stages:
+            _stage(st, radix, m, fs, nblk)
+        _store(st, y, 2 * half * r, 2 * half)
+
+
+def _merge(st, x, xo, half):
+    """kiss_fftri before its complex FFT: the half + 1 bins of x from
+    word xo into half complex values, tmpbuf (D from word st[_S_TMP])."""
+    d = st[_S_D]
+    t = st[_S_TMP]
+    sc = st[_S_SC]
+    g = 2 * st[_S_CH]
+    pk = sc  # fk
+    pn = sc + g  # fnkc
+    fe = sc + 2 * g  # fek
+    tm = sc + 3 * g  # tmp
+    fo = sc + 4 * g  # fok
+    # tmpbuf[0] = (f[0].r + f[half].r, f[0].r - f[half].r), C_FIXDIV(., 2)
+    _add(st, d, t, 0, x, xo, 0, x, xo + 2 * half, 0, 1, 1)
+    _add(st, d, t + 1, 0, x, xo, 0, x, xo + 2 * half, 0, -1, 1)
+    _cfix(st, t, 0, 2, 1)
+    k0 = 1
+    while k0 <= half // 2:
+        n = min(st[_S_CH], half // 2 + 1 - k0)
+        a = xo + 2 * k0  # freqdata[k], lane stride 2
+        b = xo + 2 * (half - k0)  # freqdata[half - k], lane stride -2
+        # fk = C_FIXDIV(freqdata[k], 2); fnkc = C_FIXDIV(conj(
+        # freqdata[half - k]), 2) (the negation first)
+        _fixdiv(st, d, pk, 2, x, a, 2, 2, n)
+        _fixdiv(st, d, pk + 1, 2, x, a + 1, 2, 2, n)
+        _fixdiv(st, d, pn, 2, x, b, -2, 2, n)
+        _negate(st, d, pn + 1, 2, x, b + 1, -2, n)
+        _fixdiv(st, d, pn + 1, 2, d, pn + 1, 2, 2, n)
+        _cadd(st, d, fe, 2, d, pk, 2, d, pn, 2, 1, n)
+        _cadd(st, d, tm, 2, d, pk, 2, d, pn, 2, -1, n)
+        _cmul(st, fo, d, tm, 2, st[_S_STW] + 4 * (k0 - 1), 4, n)
+        # tmpbuf[k] = fek + fok; tmpbuf[half - k] = fek - fok, its
+        # imaginary part then times -1 (k = half / 2: this one wins)
+        _cadd(st, d, t + 2 * k0, 2, d, fe, 2, d, fo, 2, 1, n)
+        j = t + 2 * (half - k0)
+        _cadd(st, d, j, -2, d, fe, 2, d, fo, 2, -1, n)
+        _negate(st, d, j + 1, -2, d, j + 1, -2, n)
+        k0 += n
+
+
+def _store(st, y, yo, count):
+    """The FFT buffer's count words into y from word yo: int32 as they
+    are, float32 each divided by (float) fft_length (IrfftFloatApply's
+    output[i] /= fft_length)."""
+    if st[_S_FLT]:
+        p = st[_S_P]
+        p[0] = 0
+        p[1] = 1
+        p[2] = st[_S_K] + _DIVISOR
+        p[3] = 0
+        p[4] = yo
+        p[5] = count
+        st[_S_VDIV](p, st[_S_Q], st[_S_D], st[_S_W], y)
+    else:
+        _copy(st[_S_D], y, yo, count)
+
+
+@micropython.viper
+def _copy(src, dst, off: int, count: int):
+    """dst's words off .. off + count = src's words 0 .. count."""
+    ps = ptr32(src)
+    pd = ptr32(int(ptr32(dst)) + 4 * off)
+    i: int = 0
+    while i < count:
+        pd[i] = ps[i]
+        i += 1
 
 
 @micropython.viper
@@ -515,10 +664,13 @@ def _bfly4(st, f, ls, dm, tk, tks, n):
     _cadd(st, d, s4, 2, d, s0, 2, d, s2, 2, -1, n)
     _cadd(st, d, f2, ls, d, f, ls, d, s3, 2, -1, n)
     _cadd(st, d, f, ls, d, f, ls, d, s3, 2, 1, n)
-    _add(st, d, f1, ls, d, s5, 2, d, s4 + 1, 2, 1, n)
-    _add(st, d, f1 + 1, ls, d, s5 + 1, 2, d, s4, 2, -1, n)
-    _add(st, d, f3, ls, d, s5, 2, d, s4 + 1, 2, -1, n)
-    _add(st, d, f3 + 1, ls, d, s5 + 1, 2, d, s4, 2, 1, n)
+    # forward: Fout[m] = (s5.r + s4.i, s5.i - s4.r), Fout[3m] = (s5.r -
+    # s4.i, s5.i + s4.r); kiss_fft's inverse branch swaps the signs
+    sg = -1 if st[_S_INV] else 1
+    _add(st, d, f1, ls, d, s5, 2, d, s4 + 1, 2, sg, n)
+    _add(st, d, f1 + 1, ls, d, s5 + 1, 2, d, s4, 2, -sg, n)
+    _add(st, d, f3, ls, d, s5, 2, d, s4 + 1, 2, -sg, n)
+    _add(st, d, f3 + 1, ls, d, s5 + 1, 2, d, s4, 2, sg, n)
 
 
 def _bfly3(st, f, ls, dm, tk, tks, mfs, n):

@@ -1,31 +1,34 @@
-"""SignalIrfft, int16: the inverse real FFT of TFLM's Signal library.
+"""SignalIrfft: the inverse real FFT of TFLM's Signal library (int16
+here; int32 and float32 in signal_fft32.py, from the same prepare).
 
 Follows signal/micro/kernels/irfft.cc and signal/src/irfft_int16.cc,
-which run KISS FFT v130's kiss_fftri (tools/kiss_fftr.c) with
-FIXED_POINT 16, allocated with inverse_fft = 1: input int16 [..., 2 * B]
-(B >= N/2 + 1 complex bins per row, real then imaginary; bins past N/2
-are not read), output int16 [..., N] with as many rows, options 'T'
-(TensorType, 7 here) and 'fft_length' N. Per row:
+irfft_int32.cc and irfft_float.cc, which run KISS FFT v130's kiss_fftri
+(tools/kiss_fftr.c) with FIXED_POINT 16, FIXED_POINT 32 or float,
+allocated with inverse_fft = 1: input [..., 2 * B] (B >= N/2 + 1
+complex bins per row, real then imaginary; bins past N/2 are not read),
+output [..., N] with as many rows, both of type T, options 'T'
+(TensorType: 7 int16, 2 int32, 0 float32) and 'fft_length' N. Per row:
 
     kiss_fftri's merge of the N/2 + 1 bins into N/2 complex values
     (C_FIXDIV by 2 of bin k and of the conjugate of bin N/2 - k, their
     sum plus their difference times the super twiddle, every stored
-    value wrapped to int16, the imaginary part of the mirrored value
-    negated);
+    value wrapped to the integer type, the imaginary part of the
+    mirrored value negated);
     kiss_fft's inverse transform of those N/2 values into the row's N
     samples: the same stages as SignalRfft's (signal_fft.py: radix 4,
-    2, 3, 5, each scaling by its radix), with the conjugate twiddles
-    and kf_bfly4's inverse branch.
+    2, 3, 5, each scaling by its radix in fixed point), with the
+    conjugate twiddles and kf_bfly4's inverse branch;
+    float32 only: each sample divided by (float) N (IrfftFloatApply).
 
 Twiddles are kiss_fft_alloc's and kiss_fftr_alloc's for the inverse
 (phases negated), computed at prepare as signal_fft.py computes the
-forward ones. The int32 and float32 variants of TFLM's kernel are not
-implemented here (PrepareError). Refused as for SignalRfft: an
-fft_length that is odd, below 4, above 131072 or whose half has a prime
-factor above 5 (TFLM's kiss_fft fails or crashes there); and an input
-row shorter than N + 2 values or of odd length, an output row of
-another length than N, or rows that do not pair up (TFLM would read or
-write past the tensors).
+forward ones. Refused as for SignalRfft: a T other than 7, 2, 0 (TFLM's
+Init returns nullptr), tensors of another type than T, an fft_length
+that is odd, below 4, above 131072 or whose half has a prime factor
+above 5 (TFLM's kiss_fft fails or crashes there); and an input row
+shorter than N + 2 values or of odd length, an output row of another
+length than N, or rows that do not pair up (TFLM would read or write
+past the tensors).
 """
 
 import micropython
@@ -65,15 +68,12 @@ def prepare(op, ins, outs, ctx):
     x, y = ins[0], outs[0]
     label = op.label()
     ttype = su.option_by_key(op, "T")  # IrfftInitAll: m["T"].AsInt32()
-    if ttype in (_INT32, _FLOAT32):
-        raise PrepareError("%s: T = %d: int32 and float32 SignalIrfft are "
-                           "not supported here (int16 is)" % (label, ttype))
-    if ttype != _INT16:
+    if ttype not in (_INT16, _INT32, _FLOAT32):
         raise PrepareError("%s: T = %s: TFLM's SignalIrfft takes int16 (7), "
                            "int32 (2) and float32 (0)" % (label, ttype))
     n = su.options(op, 2)[1]  # 'fft_length', after 'T'
-    su.want(op, x, _INT16, -2)
-    su.want(op, y, _INT16, len(x.shape))
+    su.want(op, x, ttype, -2)
+    su.want(op, y, ttype, len(x.shape))
     if n < 4 or n & 1 or n > _MAX_N:
         raise PrepareError("%s: fft_length %d must be even, at least 4 and "
                            "at most %d" % (label, n, _MAX_N))
@@ -93,11 +93,15 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: %d input rows and fft_length %d need an "
                            "output of %d rows of %d values, not %s"
                            % (label, rows, n, rows, n, y.shape))
+    if ttype != _INT16:
+        from . import signal_fft32
+        return signal_fft32.prepare_inverse(op, ins, outs, ctx, ttype, n,
+                                            factors, last, rows)
     tw = persistent(ctx, "B", 4 * half, True)
     stw = persistent(ctx, "B", 4 * (half // 2), True)
     perm = persistent(ctx, "B", 2 * half, True)
     if not getattr(ctx, "sizing", False):  # the sizing pass counts bytes
-        conv = _inverse(sf._conv15())
+        conv = sf.inverse_conv(sf._conv15())
         sf.twiddle_table(half, conv, sf._int16_pairs(tw))
         sf.super_twiddle_table(half, conv, sf._int16_pairs(stw))
         sf._permutation(perm, factors)
@@ -114,14 +118,6 @@ def prepare(op, ins, outs, ctx):
     work = ctx.work(n, True)  # tmpbuf, then kf_work's output (int16 pairs)
     return _eval, (su.aligned(x, ctx), y.data, work, tw, stw, perm,
                    keep(ctx, stages), keep(ctx, p), memoryview(work)[2 * n:])
-
-
-def _inverse(conv):
-    """conv for the inverse tables: the phase negated flips sin and the
-    double phase's offset from the exact angle."""
-    def inv(c, s, d):
-        return conv(c, -s, lambda: -d())
-    return inv
 
 
 def _eval(st):
