@@ -12,8 +12,11 @@ arithmetic), fixedpoint.requant_i8b's negative channels against TFLM's
 int64 MultiplyByQuantizedMultiplier (the saturating case included), and
 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV models
 with zero and negative channels against the TFLM interpreter, bit for
-bit. What TFLM refuses, or where its result is undefined (NaN, infinite
-scales), is refused. The module runs on the port that TFLM_MICROPYTHON
+bit, int8 and 16x8 (whose int32 accumulation rescales with
+requant_neg.scale_any, checked against mbqm_sat, and int64 accumulation
+with wide.finish's negative reduced multipliers, against mbqm64). What
+TFLM refuses, or where its result is undefined (NaN, infinite scales),
+is refused. The module runs on the port that TFLM_MICROPYTHON
 names (a 32-bit build too).
 """
 
@@ -176,6 +179,93 @@ print(bytes(out).hex())
     assert inside.sum() > n // 10, inside.sum()  # not all clamped
 
 
+def mbqm64(x, m, shift):
+    """common.cc's int64 MultiplyByQuantizedMultiplier (double rounding),
+    as it computes for any sign of m: the reduced multiplier (>> floors),
+    the int64 product and sum wrapping, >> total_shift, then the int32
+    truncation."""
+    r = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
+    ts = 15 - shift
+    v = (x * r + (1 << (ts - 1))) % (1 << 64)
+    v = (v - (1 << 64) if v >> 63 else v) >> ts
+    return wrap32(v)
+
+
+def test_16x8_rescaling_negative_multipliers(tmp_path):
+    """requant_neg.scale_any (int32 accumulation) against mbqm_sat and
+    wide.finish with negative reduced multipliers (int64 accumulation,
+    wide.channel_multipliers) against mbqm64, channels of both signs, m =
+    -2**31 and -2**30, 0, shifts -31 .. 14, accumulators at the int32 /
+    int64 edges (the saturating case x = m = -2**31, shift 0, among
+    them), under heap_lock."""
+    rng = np.random.default_rng(21)
+    nch = 9
+    m = rng.integers(-(1 << 31), -(1 << 30), nch, endpoint=True)
+    m[0], m[1], m[2] = INT32_MIN, -(1 << 30), 0
+    m[3] = rng.integers(1 << 30, 1 << 31)
+    m[4] = (1 << 31) - 1
+    shift = np.array([0, -3, 2, -9, -5, 0, -31, 14, -15])
+    n = nch * 300
+    x32 = rng.integers(-(1 << 31), 1 << 31, n) >> rng.integers(0, 32, n)
+    x64 = rng.integers(-(1 << 62), 1 << 62, n) >> rng.integers(0, 62, n)
+    x64 = x64 * np.where(rng.random(n) < 0.1, 2, 1)  # beyond 2**62 too
+    for k, e in enumerate([INT32_MIN, (1 << 31) - 1, 0, 1, -1]):
+        x32[k * nch:(k + 1) * nch] = e
+    for k, e in enumerate([-(1 << 63), (1 << 63) - 1, 0, -1, 1 << 47]):
+        x64[k * nch:(k + 1) * nch] = e
+    want32 = [mbqm_sat(int(v), int(m[i % nch]), int(shift[i % nch]))
+              for i, v in enumerate(x32)]
+    want64 = [mbqm64(int(v), int(m[i % nch]), int(shift[i % nch]))
+              for i, v in enumerate(x64)]
+    limbs = []
+    for v in x64:
+        u = int(v) % (1 << 64)
+        limbs += [(u >> 16 * j) & 0xFFFF for j in range(3)]
+        limbs.append(wrap32(u >> 48) if u >> 63 == 0 else (u >> 48) - 65536)
+    from tflm.kernels.conv_util import NEG_MARK
+    sb = [int(v) + NEG_MARK if mm < 0 else int(v)
+          for mm, v in zip(m, shift)]
+    code = """
+from array import array
+import micropython
+from tflm.kernels.requant_neg import scale_any
+from tflm.kernels.wide import channel_multipliers, finish
+x = array('i', %r)
+m = array('i', %r)
+s = array('i', %r)
+sb = array('b', %r)
+l = array('i', %r)
+class Op:
+    def label(self):
+        return 'op'
+rms, tss = channel_multipliers(Op(), Op(), len(m), m, sb, None)
+nch = len(m)
+views = [memoryview(x)[k:] for k in range(0, len(x), nch)]
+lv = [memoryview(l)[k:] for k in range(0, len(l), 4 * nch)]
+micropython.heap_lock()
+for v in views:
+    scale_any(v, nch, m, s, 1)
+for v in lv:
+    finish(v, nch, rms, tss)
+micropython.heap_unlock()
+print('A', ','.join(str(v) for v in x))
+# finish leaves channel k's result in word k of its group's words
+print('B', ','.join(str(l[4 * nch * (i // nch) + i %% nch])
+                    for i in range(len(l) // 4)))
+""" % ([int(v) for v in x32], [int(v) for v in m],
+       [int(v) for v in shift], sb, limbs)
+    out = run_mp(code, tmp_path).split()
+    got32 = [int(v) for v in out[out.index("A") + 1].split(",")]
+    got64 = [int(v) for v in out[out.index("B") + 1].split(",")]
+    bad = [i for i in range(n) if got32[i] != want32[i]]
+    assert not bad, [(int(x32[i]), int(m[i % nch]), int(shift[i % nch]),
+                      got32[i], want32[i]) for i in bad[:5]]
+    bad = [i for i in range(n) if got64[i] != want64[i]]
+    assert not bad, [(int(x64[i]), int(m[i % nch]), int(shift[i % nch]),
+                      got64[i], want64[i]) for i in bad[:5]]
+    assert want32[0] == (1 << 31) - 1  # the saturating case is there
+
+
 # --- models vs TFLM ----------------------------------------------------------
 
 SIGNED = [3e-3, -2.5e-3, 0.0, 1.7e-3, -1.98e-08, -0.0, -1.0]
@@ -265,34 +355,138 @@ def hand_models():
         ("fully connected", fully_connected(g)),
         ("fully connected no bias", fully_connected(g, bias=False)),
         ("transpose conv", transpose_conv(g)),
-        ("conv 16x8 zero channel", conv16(g, "int64")),
-        ("conv 16x8 zero channel, int32 bias", conv16(g, "int32")),
-        ("fully connected 16x8 zero unit", fc16(g)),
-    ]
+        ("conv 16x8 zero channel", conv16(g, "int64", fs=Z16)),
+        ("conv 16x8 zero channel, int32 bias", conv16(g, "int32", fs=Z16)),
+        ("fully connected 16x8 zero unit", fc16(g, fs=Z16)),
+    ] + hand_models16(g)
 
 
-def conv16(g, bias):
-    """16x8 CONV_2D with a zero-scale channel (its multiplier (0, 0) goes
-    through the int64 or int32 accumulation's reduction)."""
-    fs = [1e-3, 0.0, 2e-3]
-    x = T([1, 3, 3, 2], "int16", scale=0.01, zero_point=0)
-    f = T([3, 1, 1, 2], scale=fs, zero_point=0, data=_w(g, (3, 1, 1, 2)),
+# 16x8 scales: positive, zero; and negative ones. With the input scale
+# IN16 and output scale 0.01, S16[6]'s multiplier is -2**31 (in * f / out
+# is within 2**-33 of -2**-7: TFLM's QuantizeMultiplier keeps -2**31,
+# test_neg16_edge_multiplier), the one whose negation is not an int32.
+Z16 = [1e-3, 0.0, 2e-3]
+IN16 = 0.009100181981921196
+S16 = [1e-3, -2.5e-3, 0.0, -1.98e-08, -0.0, 2e-3, -0.008584992960095406,
+       -2 ** -7, -1e-3]
+
+
+def test_neg16_edge_multiplier():
+    assert quant.conv_multiplier_signed(IN16, S16[6], 0.01) == \
+        tflm_quantize_multiplier(float(np.float32(IN16)) * S16[6]
+                                 / float(np.float32(0.01))) == (INT32_MIN, -7)
+
+
+def conv16(g, bias, fs=S16, big=False, kh=1):
+    """16x8 CONV_2D (int64, int32 or no bias: bias None, or "int32-acc"
+    for none with quantized_bias_type INT32). big: accumulators near the
+    int32 / int64 edges (full-range weights and inputs, biases of up to
+    2**31 / 2**62)."""
+    oc = len(fs)
+    x = T([1, 3, 3, 2], "int16", scale=IN16, zero_point=0)
+    w = _w(g, (oc, kh, kh, 2))
+    if big:  # full-range weights; channels 0 and 6 (multiplier -2**31)
+        w = np.where(w < 0, -128, 127).astype(np.int8)
+        w[0] = w[6] = 0  # accumulate only their bias
+    f = T([oc, kh, kh, 2], scale=fs, zero_point=0, data=w,
           quantized_dimension=0)
-    b = T([3], bias, scale=[1e-5, 0.0, 2e-5], zero_point=0,
-          data=g.integers(-3000, 3000, 3))
-    y = T([1, 3, 3, 3], "int16", scale=0.01, zero_point=0)
-    return opgen.single_op("CONV_2D", [x, f, b], [y], {"padding": "VALID"})
+    ins = [x, f]
+    opts = {"padding": "VALID"}
+    if bias in ("int32", "int64"):
+        lim = (1 << (62 if bias == "int64" else 31)) if big else 3000
+        data = g.integers(-lim, lim, oc, dtype=np.int64)
+        if big:  # x = -2**31 (with m = -2**31: the saturating case)
+            data[0] = data[6] = INT32_MIN if bias == "int32" else -(1 << 62)
+        ins.append(T([oc], bias, scale=[IN16 * s for s in fs],
+                     zero_point=0, data=data))
+    elif bias == "int32-acc":
+        opts["quantized_bias_type"] = "int32"
+    o = 3 - kh + 1
+    y = T([1, o, o, oc], "int16", scale=0.01, zero_point=0)
+    return opgen.single_op("CONV_2D", ins, [y], opts)
 
 
-def fc16(g):
-    w = T([3, 4], scale=[1e-3, 0.0, 2e-3], zero_point=0, data=_w(g, (3, 4)),
-          quantized_dimension=0)
-    b = T([3], "int64", scale=[1e-5, 0.0, 2e-5], zero_point=0,
-          data=g.integers(-3000, 3000, 3))
+def depthwise16(g, fs=S16, big=False):
+    c = len(fs)
+    x = T([1, 4, 4, c], "int16", scale=IN16, zero_point=0)
+    f = T([1, 3, 3, c], scale=fs, zero_point=0, data=_w(g, (1, 3, 3, c)),
+          quantized_dimension=3)
+    lim = (1 << 62) if big else 3000
+    b = T([c], "int64", scale=[IN16 * s for s in fs], zero_point=0,
+          data=g.integers(-lim, lim, c, dtype=np.int64))
+    y = T([1, 2, 2, c], "int16", scale=0.01, zero_point=0)
+    return opgen.single_op("DEPTHWISE_CONV_2D", [x, f, b], [y],
+                           {"padding": "VALID"})
+
+
+def fc16(g, fs=Z16, bias="int64", big=False):
+    units = len(fs)
+    w = T([units, 4], scale=fs if len(fs) > 1 else fs[0], zero_point=0,
+          data=_w(g, (units, 4)), quantized_dimension=0)
+    ins = [T([2, 4], "int16", scale=IN16, zero_point=0), w]
+    opts = {}
+    if bias in ("int32", "int64"):
+        lim = (1 << (62 if bias == "int64" else 31)) if big else 3000
+        data = g.integers(-lim, lim, units, dtype=np.int64)
+        ins.append(T([units], bias, scale=[IN16 * s for s in fs],
+                     zero_point=0, data=data))
+    elif bias == "int32-acc":
+        opts["quantized_bias_type"] = "int32"
     return opgen.single_op(
-        "FULLY_CONNECTED", [T([2, 4], "int16", scale=0.01, zero_point=0),
-                            w, b],
-        [T([2, 3], "int16", scale=0.01, zero_point=0)])
+        "FULLY_CONNECTED", ins,
+        [T([2, units], "int16", scale=0.01, zero_point=0)], opts)
+
+
+def transpose_conv16(g, fs=S16, bias="int64"):
+    oc = len(fs)
+    shape = T([4], "int32", data=np.array([1, 7, 7, oc], np.int32))
+    f = T([oc, 3, 3, 2], scale=fs, zero_point=0, data=_w(g, (oc, 3, 3, 2)),
+          quantized_dimension=0)
+    x = T([1, 3, 3, 2], "int16", scale=IN16, zero_point=0)
+    ts = [shape, f, x]
+    if bias is not None:
+        ts.append(T([oc], bias, scale=[IN16 * s for s in fs], zero_point=0,
+                    data=g.integers(-3000, 3000, oc).astype(bias)))
+    m = opgen.Model()
+    idx = [m.add_tensor(t) for t in ts]
+    yi = m.add_tensor(T([1, 7, 7, oc], "int16", scale=0.01, zero_point=0))
+    m.add_op("TRANSPOSE_CONV", idx, [yi],
+             {"padding": "VALID", "stride_h": 2, "stride_w": 2})
+    m.inputs, m.outputs = [idx[2]], [yi]
+    return m.build()
+
+
+def hand_models16(g):
+    """16x8 models with negative channels: each kernel, each accumulator
+    (int64: wide.finish with a negative reduced multiplier; int32:
+    requant_neg.scale_any), accumulators at the edges."""
+    return [
+        ("conv 16x8 negative, int64 bias", conv16(g, "int64")),
+        ("conv 16x8 negative, int32 bias", conv16(g, "int32")),
+        ("conv 16x8 negative, no bias (int64)", conv16(g, None)),
+        ("conv 16x8 negative, no bias (int32)", conv16(g, "int32-acc")),
+        ("conv 16x8 negative 2x2, int32", conv16(g, "int32", kh=2)),
+        ("conv 16x8 negative, int64 edges", conv16(g, "int64", big=True)),
+        ("conv 16x8 negative, int32 edges", conv16(g, "int32", big=True)),
+        ("depthwise 16x8 negative", depthwise16(g)),
+        ("depthwise 16x8 negative, edges", depthwise16(g, big=True)),
+        ("fully connected 16x8 negative, int64",
+         fc16(g, fs=S16, bias="int64")),
+        ("fully connected 16x8 negative, int32",
+         fc16(g, fs=S16, bias="int32")),
+        ("fully connected 16x8 negative, int32 edges",
+         fc16(g, fs=S16, bias="int32", big=True)),
+        ("fully connected 16x8 negative, no bias (int32)",
+         fc16(g, fs=S16, bias="int32-acc")),
+        ("fully connected 16x8 negative, no bias (int64)",
+         fc16(g, fs=S16, bias=None)),
+        ("transpose conv 16x8 negative, int64",
+         transpose_conv16(g)),
+        ("transpose conv 16x8 negative, int16 bias",
+         transpose_conv16(g, bias="int16")),
+        ("transpose conv 16x8 negative, no bias",
+         transpose_conv16(g, bias=None)),
+    ]
 
 
 def signed_generated(n_per_op):
@@ -337,6 +531,10 @@ def test_signed_scales_match_tflm(tmp_path):
             y = np.frombuffer(outs[0], np.int8).reshape(-1, len(SIGNED))
             assert len(set(y[:, 1])) > 2, name
             assert len(set(y[:, 6])) > 1, name  # scale -1.0: shift 5
+        if "16x8 negative" in name and "edges" not in name:
+            y = np.frombuffer(outs[0], np.int16).reshape(-1, len(S16))
+            for ch in (1, 6, 7, 8):  # negative channels: varied outputs
+                assert len(set(y[:, ch])) > 1, (name, ch)
     got = run_batch(cases, tmp_path)
     for name, w, (st, g_) in zip(names, want, got):
         assert st == "OK", "%s rejected: %s" % (name, g_)
@@ -373,14 +571,9 @@ def reject_cases():
     # requires input scale * weights scale >= 0
     c.append((fully_connected(g, fs=[-2e-3], bias=False), "PrepareError",
               ["per-tensor", ">= 0"], True))
-    # the 16x8 kernels take no negative multiplier here (TFLM does)
-    x = T([1, 3, 3, 2], "int16", scale=0.01, zero_point=0)
-    f = T([2, 1, 1, 2], scale=[1e-3, -1e-3], zero_point=0,
-          data=_w(g, (2, 1, 1, 2)), quantized_dimension=0)
-    y = T([1, 3, 3, 2], "int16", scale=0.01, zero_point=0)
-    c.append((opgen.single_op("CONV_2D", [x, f], [y], {"padding": "VALID"}),
-              "PrepareError", ["negative scale", "int8 kernels only"],
-              False))
+    # a negative per-tensor scale in the 16x8 FULLY_CONNECTED too
+    c.append((fc16(g, fs=[-2e-3]), "PrepareError", ["per-tensor", ">= 0"],
+              True))
     # REDUCE_ALL takes bool only (PrepareAllHelper)
     c.append((opgen.single_op(
         "REDUCE_ALL", [T([2, 3], scale=1.0, zero_point=0),

@@ -90,8 +90,8 @@ def signed_scales(rng, fs, p=0.25, negative=True):
     accepts them (a public ImageNet MCUNet has a channel of scale
     -1.98e-08): the multiplier of such a channel is (0, 0) or negative.
     Everything else about the case (output scale, bias scales) is chosen
-    from fs as it was. negative=False: zeros only (the 16x8 kernels
-    refuse a negative multiplier)."""
+    from fs as it was, for the int8 and the 16x8 kernels alike.
+    negative=False: zeros only."""
     if len(fs) < 2 or rng.random() >= p:
         return fs
     fs = list(fs)
@@ -226,8 +226,7 @@ def gen_conv(rng, size):
     k = kh * kw * cin // groups
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(k))
-    # (the 16x8 kernels refuse a negative multiplier)
-    fs = signed_scales(rng, fs, negative=not int16)
+    fs = signed_scales(rng, fs)  # zero or negative channels now and then
     act = "int16" if int16 else "int8"
     x = T([n, h, w, cin], act, scale=in_s, zero_point=in_z)
     f = T(fshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
@@ -281,8 +280,7 @@ def gen_depthwise(rng, size):
     fs = _filter_scales(rng, cout, rng.random() < 0.75)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(kh * kw))
-    # (the 16x8 kernels refuse a negative multiplier)
-    fs = signed_scales(rng, fs, negative=not int16)
+    fs = signed_scales(rng, fs)  # zero or negative channels now and then
     act = "int16" if int16 else "int8"
     x = T([n, h, w, c], act, scale=in_s, zero_point=in_z)
     f = T(fshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
@@ -362,7 +360,7 @@ def _fc16(rng, in_shape, wshape, out_shape, opts, has_bias):
     fs = _filter_scales(rng, units, rng.random() < 0.3)
     gm = math.exp(sum(math.log(s) for s in fs) / len(fs))
     out_s = _out_scale(rng, in_s * gm * 140 * math.sqrt(depth))
-    fs = signed_scales(rng, fs, negative=False)  # zero units now and then
+    fs = signed_scales(rng, fs)  # zero or negative units now and then
     x = T(in_shape, "int16", scale=in_s, zero_point=zp())
     wt = T(wshape, scale=fs if len(fs) > 1 else fs[0], zero_point=0,
            data=_weights(rng, wshape), quantized_dimension=0)

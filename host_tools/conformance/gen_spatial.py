@@ -147,7 +147,7 @@ def _tconv16(rng, dims, padding, in_s, f_s, per_channel):
     # TFLM's int64 rounding needs a total shift 15 - shift >= 1
     while not all(2.0 ** -31 < in_s * f / out_s < 2.0 ** 13 for f in f_s):
         out_s = rand.scale(rng)
-    f_s = signed_scales(rng, f_s, negative=False)  # zero channels too
+    f_s = signed_scales(rng, f_s)  # zero or negative channels too
     x = T([b, h, w, ic], "int16", scale=in_s, zero_point=0)
     filt = T([oc, kh, kw, ic], scale=f_s if per_channel else f_s[0],
              zero_point=0, quantized_dimension=0,

@@ -18,6 +18,11 @@ MultiplyByQuantizedMultiplier (rescale.scale_i32); an int64 bias (or
 none, quantized_bias_type left FLOAT32) sums in int64 and uses the int64
 one (wide.finish). Groups, strides, dilation, padding, multipliers and
 checks are the int8 kernel's (conv.py, conv_util), with int16 bounds.
+A filter channel's scale may be zero or negative, as in TFLM: its
+multiplier is then (0, 0) or negative and used as TFLM uses it (int64:
+a negative reduced multiplier, wide.finish; int32: the state's rescale
+function is requant_neg.scale_any, imported only then, in place of
+scale_i32).
 Imported by conv's prepare for int16 inputs only (kernels._LAZY).
 """
 
@@ -88,20 +93,25 @@ def prepare(op, ins, outs, ctx):
     ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
-                                                False, ctx, -32768, 32767)
+                                                False, ctx, -32768, 32767,
+                                                neg_ok=True)
     # per channel: int32 accumulation's (multiplier, shift) as int32
     # words, int64's (reduced multiplier, total shift)
     ms, ss = channel_multipliers(op, filt, oc, mults, shifts, ctx, wide)
     # one output pixel's accumulators: a word per channel (int32), or 4
     # (int64 limbs)
     work = conv_util.work_buffer(ctx, 4 * oc if wide else oc)
+    rescale = scale_i32
+    if not wide and not getattr(ctx, "sizing", False) and \
+            any(ms[k] < 0 for k in range(oc)):  # a negative multiplier
+        from .requant_neg import scale_any as rescale
     p = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
                     sh, sw, dh, dw, ph, pw, oc // groups,
                     0 if bias is None else 1, wide))
     # in the order of the _S_ slots (below)
     st = (conv_util.keep(ctx, p), inp.data, filt.data,
           filt.data if bias is None else bias.data, out.data, ms, ss,
-          conv_util.keep(ctx, qp), work)
+          conv_util.keep(ctx, qp), work, rescale)
     return _eval, st
 
 
@@ -116,6 +126,7 @@ _S_MULTS = const(5)
 _S_SHIFTS = const(6)
 _S_QP = const(7)
 _S_WORK = const(8)
+_S_RESCALE = const(9)  # int32 accumulation's: scale_i32 or scale_any
 # st[_S_PARAMS]: these words (p in the viper code); FPG: filters per
 # group; WIDE: int64 accumulation.
 _P_B = const(0)
@@ -146,7 +157,8 @@ def _eval(st):
 @micropython.viper
 def _conv16(st):
     """Every output pixel: its channels' accumulators in the work words,
-    then scale_i32 (int32) or wide.finish (int64) and store_i16. Input
+    then st[_S_RESCALE] (int32: scale_i32, or scale_any) or wide.finish
+    (int64) and store_i16. Input
     and bias are read bytewise (any alignment)."""
     p = ptr32(st[_S_PARAMS])
     B: int = p[_P_B]
@@ -176,6 +188,7 @@ def _conv16(st):
     ss = st[_S_SHIFTS]
     qp = st[_S_QP]
     work = st[_S_WORK]
+    rescale = st[_S_RESCALE]
     wp = ptr32(work)
     o: int = 0  # output pixel index
     bi: int = 0
@@ -256,7 +269,7 @@ def _conv16(st):
                 if wide:
                     finish(work, OC, ms, ss)
                 else:
-                    scale_i32(work, OC, ms, ss, 1)
+                    rescale(work, OC, ms, ss, 1)
                 store_i16(work, OC, out, o * OC, qp)
                 o += 1
                 ox += 1

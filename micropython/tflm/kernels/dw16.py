@@ -76,7 +76,8 @@ def prepare(op, ins, outs, ctx):
     ph, pw = conv_util.geometry(op, inp, filt, out, padding, sh, sw, dh, dw,
                                 oc)
     mults, shifts, qp = conv_util.quant_params(op, inp, filt, out, act, oc,
-                                                True, ctx, -32768, 32767)
+                                                True, ctx, -32768, 32767,
+                                                neg_ok=True)
     rms, tss = channel_multipliers(op, filt, oc, mults, shifts, ctx)
     # one output pixel's accumulators: 4 words (int64 limbs) per channel
     work = conv_util.work_buffer(ctx, 4 * oc)

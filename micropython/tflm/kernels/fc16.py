@@ -15,8 +15,13 @@ int32 arithmetic does, and uses the int32 MultiplyByQuantizedMultiplier
 (rescale.scale_i32); an int64 bias (or none, quantized_bias_type left
 FLOAT32) sums in int64 and uses the int64 one (wide.finish). The
 multipliers, the activation range and the checks are the int8 kernel's
-(fully_connected.py), with int16 bounds. Imported by fully_connected's
-prepare for int16 inputs only (kernels._LAZY).
+(fully_connected.py), with int16 bounds. A unit's scale may be zero or
+negative (per-channel weights, as in TFLM): its multiplier is then
+(0, 0) or negative and used as TFLM uses it (int64: a negative reduced
+multiplier, wide.finish; int32: the state's rescale function is
+requant_neg.scale_any, imported only then, in place of scale_i32); a
+negative per-tensor scale is refused as TFLM refuses it. Imported by
+fully_connected's prepare for int16 inputs only (kernels._LAZY).
 """
 
 from array import array
@@ -83,7 +88,7 @@ def prepare(op, ins, outs, ctx):
     PrepareError (also for a multiplier whose total shift 15 - shift is
     below 1, where TFLM's int64 rounding shifts by a negative amount).
     """
-    from .conv_util import keep, limit_scratch
+    from .conv_util import NEG_MARK, keep, limit_scratch
     from .. import quant
     label = op.label()
     act, fmt, _ = _options(op)
@@ -98,12 +103,6 @@ def prepare(op, ins, outs, ctx):
         wide = (op.opt_byte(_FULLY_CONNECTED_QUANTIZED_BIAS_TYPE, 0) != _INT32
                 if op.options_type == _FULLY_CONNECTED_OPTIONS else 1)
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
-    for u in range(len(mults)):
-        if mults[u] < 0:
-            raise PrepareError("%s: weights %s have a negative scale (unit "
-                               "%d): its negative multiplier is supported "
-                               "by the int8 kernel only" % (label, w.label(),
-                                                            u))
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point,
                                         -32768, 32767)
@@ -113,9 +112,13 @@ def prepare(op, ins, outs, ctx):
     # (multiplier, shift), int64's (reduced multiplier, total shift)
     m32 = array("i", range(units))
     s32 = array("i", range(units))
+    neg = False
     for u in range(units):
         m, s = mults[u if per_channel else 0], shifts[u if per_channel
                                                       else 0]
+        if m < 0:  # a negative unit scale: _multipliers marked its shift
+            s -= NEG_MARK
+            neg = True
         if wide:
             r = reduced(m, s)
             if r is None:
@@ -130,13 +133,16 @@ def prepare(op, ins, outs, ctx):
     chunks = []  # (multipliers, shifts) from each chunk's first unit
     for u0 in range(0, units, nc):
         chunks.append((memoryview(m32)[u0:], memoryview(s32)[u0:]))
+    rescale = scale_i32
+    if neg and not wide:  # int32 accumulation, a negative multiplier
+        from .requant_neg import scale_any as rescale
     prm = array("i", (batches, units, depth, nc, -x.zero_point,
                       0 if bias is None else 1, wide))
     qp = array("i", [y.zero_point, lo, hi])
     # in the order of the _S_ slots (below)
     state = (x.data, w.data, y.data,
              w.data if bias is None else bias.data, keep(ctx, prm),
-             tuple(chunks), keep(ctx, qp), ctx.scratch)
+             tuple(chunks), keep(ctx, qp), ctx.scratch, rescale)
     return _eval, state
 
 
@@ -150,6 +156,7 @@ _S_PARAMS = const(4)
 _S_CHUNKS = const(5)
 _S_QP = const(6)
 _S_SCRATCH = const(7)
+_S_RESCALE = const(8)  # int32 accumulation's: scale_i32 or scale_any
 # st[_S_PARAMS]: these words (p in the viper code); NC: units per
 # chunk; OFF: -input_zero_point; WIDE: int64 accumulation.
 _P_B = const(0)
@@ -168,7 +175,8 @@ def _eval(st):
 @micropython.viper
 def _fc16(st):
     """All rows and units; per chunk of units the accumulators go to the
-    scratch words, then through scale_i32 (int32) or wide.finish (int64,
+    scratch words, then through st[_S_RESCALE] (int32: scale_i32, or
+    scale_any for negative multipliers) or wide.finish (int64,
     4 words each) and store_i16. Input and bias are read bytewise (any
     alignment)."""
     p = ptr32(st[_S_PARAMS])
@@ -188,6 +196,7 @@ def _fc16(st):
     chunks = st[_S_CHUNKS]
     qp = st[_S_QP]
     scr = st[_S_SCRATCH]
+    rescale = st[_S_RESCALE]
     sp = ptr32(scr)
     b: int = 0
     while b < B:
@@ -260,7 +269,7 @@ def _fc16(st):
             if wide:
                 finish(scr, n, ch[0], ch[1])
             else:
-                scale_i32(scr, n, ch[0], ch[1], 1)
+                rescale(scr, n, ch[0], ch[1], 1)
             store_i16(scr, n, out, b * U + u0, qp)
             u0 += n
             ci += 1

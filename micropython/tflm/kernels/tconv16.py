@@ -126,7 +126,8 @@ def prepare(op, ins, outs, ctx):
                                   bias.size))
         nb = 8 if bias.type == _INT64 else 2
     mults, shifts, qp = conv_util.quant_params(op, x, filt, y, act, oc, True,
-                                                ctx, -32768, 32767)
+                                                ctx, -32768, 32767,
+                                                neg_ok=True)
     ms, ss = channel_multipliers(op, filt, oc, mults, shifts, ctx)
     k = conv_util.keep
     p = array("i", (b, h, w, ic, oh, ow, oc, kh, kw, sh, sw, nb))

@@ -7,7 +7,9 @@ that the 16x8 CONV_2D and DEPTHWISE_CONV_2D share (check_io16):
     total_shift = 15 - shift
     out = int32((acc * reduced + 2**(total_shift - 1)) >> total_shift)
 
-in int64 arithmetic (the product wraps there as C's does). The kernels
+in int64 arithmetic (the product wraps there as C's does; m < 0, from a
+filter's negative scale, gives a reduced multiplier in [-2**15, -2**14],
+which TFLM uses as it is: the product is then negative). The kernels
 keep an int64 accumulator as four 16-bit limbs in viper ints (l3 signed,
 limbs normalized with carries; they sum at most 64 int8 * int16 products
 in one word before adding it), so every product stays below 2**31 and the
@@ -25,9 +27,10 @@ _INT16 = const(7)
 
 def reduced(m, shift):
     """(reduced multiplier, total shift) of TFLM's int64
-    MultiplyByQuantizedMultiplier for QuantizeMultiplier's (m, shift);
-    None when the total shift is below 1 (shift > 14: TFLM would shift by
-    a negative amount)."""
+    MultiplyByQuantizedMultiplier for QuantizeMultiplier's (m, shift) (m
+    of any sign: >> floors as C's arithmetic shift); None when the total
+    shift is below 1 (shift > 14: TFLM would shift by a negative
+    amount)."""
     if 15 - shift < 1:
         return None
     return ((m + 32768) >> 16 if m < 0x7FFF0000 else 0x7FFF), 15 - shift
@@ -39,10 +42,13 @@ def channel_multipliers(op, filt, oc, mults, shifts, ctx, wide=True):
     left unfilled in the sizing pass), the (reduced multiplier, total
     shift) above for int64 accumulation (wide), else int32
     accumulation's (multiplier, shift). mults, shifts: oc values from
-    conv_util.quant_params (shifts as int8 bytes, read unsigned from an
-    arena view). Raises PrepareError naming op and filter for a shift
-    that int64 accumulation cannot use (reduced is None)."""
+    conv_util.quant_params with neg_ok (shifts as int8 bytes, read
+    unsigned from an arena view; a channel with a negative multiplier has
+    its shift + conv_util.NEG_MARK, taken off here). Raises PrepareError
+    naming op and filter for a shift that int64 accumulation cannot use
+    (reduced is None)."""
     from ..heap import persistent
+    from .conv_util import NEG_MARK
     sizing = getattr(ctx, "sizing", False)
     ms = persistent(ctx, "i", oc, sizing)
     ss = persistent(ctx, "i", oc, sizing)
@@ -50,6 +56,8 @@ def channel_multipliers(op, filt, oc, mults, shifts, ctx, wide=True):
         m, s = mults[k], shifts[k]
         if s > 127:
             s -= 256
+        if m < 0:
+            s -= NEG_MARK
         if wide:
             r = reduced(m, s)
             if r is None:
@@ -96,8 +104,14 @@ def finish(buf, n: int, rms, tss):
     """In place, for k < n: buf[k] = the int32 result for the int64
     accumulator in buf[4k .. 4k + 3] (16-bit limbs, least significant
     first, the last one signed, as the kernels leave them), with
-    multiplier rms[k] (reduced, 0 .. 0x7FFF) and total shift tss[k]
-    (1 .. 46). buf, rms, tss: int32 words (arrays or views)."""
+    multiplier rms[k] (reduced, -0x8000 .. 0x7FFF: negative for a
+    filter's negative scale) and total shift tss[k] (1 .. 46). buf, rms,
+    tss: int32 words (arrays or views).
+
+    The product is summed limb by limb with carries that >> floors, so
+    it is acc * rm mod 2**64 for rm of either sign; every partial sum
+    stays within [-2**31, 2**31) (|limb * rm| <= 0xFFFF * 0x8000, carry
+    <= 2**15)."""
     p = ptr32(buf)
     pm = ptr32(rms)
     ps = ptr32(tss)
@@ -110,9 +124,9 @@ def finish(buf, n: int, rms, tss):
         l1: int = p[j + 1]
         l2: int = p[j + 2]
         l3: int = (p[j + 3] ^ S) - S
-        rm: int = pm[k]
+        rm: int = (pm[k] ^ S) - S
         ts: int = ps[k]
-        # acc * rm, mod 2**64 (l0 * rm < 2**31)
+        # acc * rm, mod 2**64 (|l0 * rm| < 2**31)
         t: int = l0 * rm
         q0: int = t & 0xFFFF
         t = l1 * rm + (t >> 16)
