@@ -127,26 +127,30 @@ def headline():
 
 
 def bench_device():
-    """performance.md: armv6m instructions per MAC, per model and op."""
+    """performance.md: instructions per MAC, per model and op: armv6m's
+    table, then one per other arch that device.json holds."""
     dev = _json("device.json")
-    rows = []
-    for d in dev["models"]:
-        ops = ", ".join(
-            "%s %s (%d%%)" % (name, _f(o.get("per_mac")),
-                              round(100 * o["share"]))
-            for name, o in sorted(d["ops"].items(),
-                                  key=lambda kv: -kv[1]["share"])
-            if round(100 * o["share"]) >= 1)
-        mhz = d["instructions"] / 125e6 * 1000
-        rows.append((d["name"], _n(d["macs"]), _m(d["instructions"]),
-                     "**%s**" % _f(d["per_mac"]), "%.0f" % mhz
-                     if mhz >= 10 else "%.1f" % mhz, ops))
-    return "\n".join([
-        "Measured by %s." % _device_note(dev), "",
-        _table(("model", "MACs", "instructions / invoke", "per MAC",
-                "ms at 125 MHz, 1 instruction / cycle",
-                "by operator: instructions per MAC (share)"),
-               rows, "lrrrrl")])
+    out = []
+    for arch, d in [("armv6m", dev)] + sorted(dev.get("arches", {}).items()):
+        rows = []
+        for m in d["models"]:
+            ops = ", ".join(
+                "%s %s (%d%%)" % (name, _f(o.get("per_mac")),
+                                  round(100 * o["share"]))
+                for name, o in sorted(m["ops"].items(),
+                                      key=lambda kv: -kv[1]["share"])
+                if round(100 * o["share"]) >= 1)
+            mhz = m["instructions"] / 125e6 * 1000
+            rows.append((m["name"], _n(m["macs"]), _m(m["instructions"]),
+                         "**%s**" % _f(m["per_mac"]), "%.0f" % mhz
+                         if mhz >= 10 else "%.1f" % mhz, ops))
+        out += [
+            "%s: measured by %s." % (arch, _device_note(d)), "",
+            _table(("model", "MACs", "instructions / invoke", "per MAC",
+                    "ms at 125 MHz, 1 instruction / cycle",
+                    "by operator: instructions per MAC (share)"),
+                   rows, "lrrrrl"), ""]
+    return "\n".join(out[:-1])
 
 
 def bench_unix():
