@@ -92,17 +92,24 @@ def headline():
     except OSError:
         con = {}
     unix = {m["name"]: m for m in res["models"]}
+    m4 = {m["name"]: m for m in dev.get("arches", {}).get(
+        "armv7emsp", {}).get("models", ())}
     fit = {f["name"]: f for f in res["fit"]}
     exact = sum(1 for m in res["models"] if m["bit_exact"])
     rows, others = [], []
     for d in dev["models"]:
         u, f = unix.get(d["name"]), fit.get(d["name"])
+        e = m4.get(d["name"])
         if not u or not f:
-            others.append("%s %s" % (d["name"], _f(d["per_mac"])))
+            others.append("%s %s%s" % (d["name"], _f(d["per_mac"]),
+                                       " (M4F: %s)" % _f(e["per_mac"])
+                                       if e else ""))
             continue
         c = con.get(d["name"])
         rows.append((
-            d["name"], _f(d["per_mac"]), "%.2fx" % u["ratio"],
+            d["name"], "%s / %s" % (_f(d["per_mac"]),
+                                    _f(e["per_mac"]) if e else "-"),
+            "%.2fx" % u["ratio"],
             "%s / %s" % (_n(u["arena"] + u["persistent"]),
                          _n(u["tflm_head"] + u["tflm_tail"])),
             _n(f["kept"]), "%.0f M / %.0f M" % (
@@ -111,7 +118,7 @@ def headline():
     return "\n".join([
         "Bit-exact with TFLM's reference kernels: %d of the %d models that "
         "`make bench` runs." % (exact, len(res["models"])), "",
-        _table(("model", "armv6m instructions / MAC",
+        _table(("model", "instructions / MAC, armv6m / armv7emsp",
                 "time vs TFLM (unix port)",
                 "arena head + tail, ours / TFLM's, B", "RAM kept, B",
                 "armv6m construction, plain / compiled model, instructions"),
