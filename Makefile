@@ -52,6 +52,7 @@ ARCH ?=
 PORT ?= auto
 # armv6m instructions per MAC on an emulated Cortex-M0+ MicroPython you
 # provide (host_tools/bench_device.py): make bench-device TFLM_ARMV6M_CMD="..."
+# and / or TFLM_ARMV7EMSP_CMD="..." (a Cortex-M4F: DSP and FPU loops)
 .PHONY: bench-device
 bench-device: $(STAMP)
 	$(VPY) -m host_tools bench-device

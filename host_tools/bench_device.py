@@ -1,13 +1,15 @@
 """`python -m host_tools bench-device`: instructions per MAC on an armv6m
-(Cortex-M0+) MicroPython, per model and per operator type.
+(Cortex-M0+) and an armv7emsp (Cortex-M4F) MicroPython, per model and per
+operator type.
 
 The unix port's time says little about a board: there the figure that
-matters is how many Thumb-1 instructions the viper kernels spend per
-multiply-accumulate. This tool builds a ROMFS image (the package as armv6m
-.mpy, the int8 benchmark models and zero inputs), runs the project's
-device driver (host_tools/mp_cases.py, through case_driver.run_target)
-once per model on the target with that image mounted at /rom (a fresh
-heap for each), and turns its times into instructions:
+matters is how many Thumb instructions the kernels spend per
+multiply-accumulate. This tool builds a ROMFS image (the package as .mpy
+for the target's arch, the benchmark models and zero inputs), runs the
+project's device driver (host_tools/mp_cases.py, through
+case_driver.run_target) once per model on the target with that image
+mounted at /rom (a fresh heap for each), and turns its times into
+instructions:
 
 - each model: construct, invoke twice and time the second (the whole
   model), then one invoke(profile=True) (per operator), with
@@ -18,15 +20,22 @@ heap for each), and turns its times into instructions:
   ticks_us() counts thousands of instructions);
 - MACs per operator from the model's shapes (host_tools/macs.py).
 
-The target is a command you give (--cmd, or TFLM_ARMV6M_CMD for `make
-bench-device`) with {image} and {script} in it; it must print the
-script's output. For example MicroPython's qemu port for the mps2-an385
-machine, built with -mcpu=cortex-m0plus and the Thumb-1 native emitter,
-run under qemu-system-arm -icount shift=0 with the image loaded at the
-port's ROMFS address. The project ships no such build (it would be
-MicroPython's code); tests run it on the unix port (tests/unix_target.py
-mounts the image), whose times are not instructions. Results:
-bench/device.md and device.json, with the commit they were measured at.
+The target is a command you give (--cmd with --arch, or for `make
+bench-device` TFLM_ARMV6M_CMD and / or TFLM_ARMV7EMSP_CMD: each one set is
+measured) with {image} and {script} in it; it must print the script's
+output. For example MicroPython's qemu port for the mps2-an385 machine,
+built with -mcpu=cortex-m0plus and the Thumb-1 native emitter (armv6m),
+or for the mps2-an386 built with -mcpu=cortex-m4 -mfloat-abi=hard
+(armv7emsp: the DSP and FPU loops), run under qemu-system-arm -icount
+shift=0 with the image loaded at the port's ROMFS address. The project
+ships no such build (it would be MicroPython's code); tests run it on the
+unix port (tests/unix_target.py mounts the image), whose times are not
+instructions. Results: bench/device.md and device.json, with the commit
+they were measured at; device.json keeps each arch's last figures
+(armv6m's at its top level, the others under "arches"), so that one arch
+can be measured again alone. The inputs are zeros: the integer float32
+code takes shortcuts on zero operands that the FPU does not need (the
+first layer's only).
 """
 
 import json
@@ -51,7 +60,15 @@ MODELS = [
      "micro_speech_quantized/micro_speech_quantized.tflite"),
     ("lstm_int8", "gen:lstm_int8"),
     ("svdf_keyword", "gen:svdf_keyword"),
+    # float32 (issue 36: the FPU of a Cortex-M4F)
+    ("magic_wand", "magic_wand/magic_wand.tflite"),
+    ("ad01_float32", "gen:ad01_float32"),
 ]
+# The arches bench-device measures with no --cmd: each one whose
+# environment variable names a target command. device.json's top level is
+# armv6m's (the headline's); other arches go under "arches".
+ARCH_ENV = (("armv6m", "TFLM_ARMV6M_CMD"),
+            ("armv7emsp", "TFLM_ARMV7EMSP_CMD"))
 
 
 def _generated(name):
@@ -63,7 +80,13 @@ def _generated(name):
     - svdf_keyword: TFLM's keyword benchmark arrangement (QUANTIZE, SVDF
       with int8 state, FULLY_CONNECTED, SVDF with int16 state,
       FULLY_CONNECTED, SOFTMAX int16, QUANTIZE) over 40 features, SVDFs
-      of 64 and 32 units."""
+      of 64 and 32 units;
+    - ad01_float32: MLPerf Tiny's anomaly-detection autoencoder (AD01:
+      640 -> 128 x 4 -> 8 -> 128 x 4 -> 640, ten dense layers) in float32,
+      each hidden layer's batch normalization as a MUL and an ADD by
+      per-unit constants and its ReLU as a RELU operator (no shared model
+      has the float32 AD01; its int8 one folds both into the
+      FULLY_CONNECTED), random weights."""
     import random
     from . import opgen
     from .conformance import gen_recurrent
@@ -74,7 +97,57 @@ def _generated(name):
                                opts)
     if name == "svdf_keyword":
         return gen_recurrent.keyword_model(rng, 4, (40, 64, 32, 32, 4))
+    if name == "ad01_float32":
+        return _ad01_float32(rng)
     raise ValueError("no generated model %r" % name)
+
+
+def _ad01_float32(rng):
+    """ad01_float32's bytes (see _generated). Its hidden 128 x 128 layers
+    share one weight tensor and its last layer's 128 x 640 weights are
+    the first layer's 640 x 128 bytes (one buffer), so that the model
+    (about 400 KB instead of 1.06 MB) and the package fit a 1 MiB ROMFS;
+    the FPU's instruction counts do not depend on the values."""
+    import numpy as np
+    from . import opgen
+    T = opgen.Tensor
+    m = opgen.Model()
+    dims = (640, 128, 128, 128, 128, 8, 128, 128, 128, 128, 640)
+    r = np.random.default_rng(rng.randrange(1 << 30))
+    shared = {}
+    x = T([1, dims[0]], "float32")
+    for k in range(10):
+        n_in, n_out = dims[k], dims[k + 1]
+        w = shared.get((n_out, n_in))
+        if w is None:
+            w = T([n_out, n_in], "float32", data=r.standard_normal(
+                (n_out, n_in)) / np.sqrt(n_in))
+            if n_out == n_in:
+                shared[(n_out, n_in)] = w
+        b = T([n_out], "float32", data=0.1 * r.standard_normal(n_out))
+        y = T([1, n_out], "float32")
+        m.add_op("FULLY_CONNECTED", [x, w, b], [y])
+        if k < 9:  # batch normalization, then ReLU
+            s = T([1, n_out], "float32")
+            m.add_op("MUL", [y, T([n_out], "float32", data=0.5 + r.random(
+                n_out))], [s])
+            t = T([1, n_out], "float32")
+            m.add_op("ADD", [s, T([n_out], "float32", data=0.1 * (
+                r.standard_normal(n_out)))], [t])
+            y = T([1, n_out], "float32")
+            m.add_op("RELU", [t], [y])
+        x = y
+    import flatbuffers
+    mt = opgen.parse(m.build())
+    sg = mt.subgraphs[0]
+    first, last = (sg.tensors[sg.operators[i].inputs[1]]
+                   for i in (0, len(sg.operators) - 1))
+    mt.buffers[last.buffer].data = None
+    last.buffer = first.buffer
+    mt.buffers = [opgen._AlignedBufferT(data=b.data) for b in mt.buffers]
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(mt.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
 
 
 def model_file(rel):
@@ -171,17 +244,25 @@ def commit():
         return "unknown"
 
 
-def markdown(rows, target, rev, arch="armv6m"):
-    lines = [
-        "# %s instructions per MAC" % arch,
+_GOALS = {
+    "armv6m": "Issue 16's goals: person_detect, KWS, ResNet-8 and AD01 <= "
+              "15 instructions per MAC, micro_speech <= 20; "
+              "DEPTHWISE_CONV_2D <= 20; CONV_2D and FULLY_CONNECTED <= 12.",
+    "armv7emsp": "Issue 36's goal: the float32 AD01 <= 6 instructions per "
+                 "MAC (the FPU's VMUL and VADD: kernels.FPU).",
+}
+
+
+def markdown(rows, target, rev, arch="armv6m", title=True):
+    """One arch's table (with the page's title unless title is False)."""
+    lines = (["# Instructions per MAC on Cortex-M", ""] if title else []) + [
+        "## %s" % arch,
         "",
         "Measured by `python -m host_tools bench-device` at commit %s on: %s."
         % (rev, target),
         "Instructions per invoke (one plain invoke after a first one); per "
         "operator type, from invoke(profile=True): instructions per MAC and "
-        "share of the operators' time. Issue 16's goals: person_detect, "
-        "KWS, ResNet-8 and AD01 <= 15 instructions per MAC, micro_speech "
-        "<= 20; DEPTHWISE_CONV_2D <= 20; CONV_2D and FULLY_CONNECTED <= 12.",
+        "share of the operators' time. " + _GOALS.get(arch, ""),
         "",
         "| model | MACs | instructions / invoke | per MAC | by operator "
         "(instructions per MAC, share) |",
@@ -195,6 +276,17 @@ def markdown(rows, target, rev, arch="armv6m"):
             r["name"], "{:,}".format(r["macs"]), r["instructions"] / 1e6,
             r["per_mac"] or 0, by))
     return "\n".join(lines) + "\n"
+
+
+def page(dev):
+    """device.md from device.json's dict: armv6m's table, then the other
+    arches' (device.json: armv6m at the top level, others under
+    "arches")."""
+    parts = [markdown(dev["models"], dev["target"], dev["commit"])]
+    for arch, d in sorted(dev.get("arches", {}).items()):
+        parts.append(markdown(d["models"], d["target"], d["commit"], arch,
+                              title=False))
+    return "\n".join(parts)
 
 
 # Construction on the target (--construction): a fresh boot per model and
@@ -310,9 +402,11 @@ def add_parser(sub):
     p.add_argument("--arch", default="armv6m",
                    choices=("armv6m", "armv7m", "armv7em", "armv7emsp",
                             "armv7emdp"),
-                   help="the target's arch: the package's .mpy are built "
-                        "for it (armv7em*: thumb_dsp.py's DSP loops; "
-                        "default armv6m)")
+                   help="--cmd's arch: the package's .mpy are built "
+                        "for it (armv7em*: thumb_dsp.py's DSP loops, "
+                        "armv7emsp / dp: thumb_fpu.py's float32 loops; "
+                        "default armv6m); device.json keeps each arch's "
+                        "figures")
     p.add_argument("--models", nargs="+", choices=[n for n, _ in MODELS],
                    metavar="NAME", help="subset of: " +
                    " ".join(n for n, _ in MODELS))
@@ -326,44 +420,70 @@ def add_parser(sub):
 
 
 def main(args):
-    if not args.target_cmd:
-        print("bench-device needs a target: --cmd or TFLM_ARMV6M_CMD, a "
-              "command with {image} and {script} that runs the script on "
-              "an armv6m MicroPython (see host_tools/bench_device.py)",
+    if args.target_cmd:
+        todo = [(args.arch, args.target_cmd)]
+    else:
+        todo = [(arch, os.environ[env]) for arch, env in ARCH_ENV
+                if os.environ.get(env)]
+    if not todo:
+        print("bench-device needs a target: --cmd (with --arch), or "
+              "TFLM_ARMV6M_CMD and / or TFLM_ARMV7EMSP_CMD, a command with "
+              "{image} and {script} that runs the script on a MicroPython "
+              "of that arch (see host_tools/bench_device.py)",
               file=sys.stderr)
         return 2
     models = [m for m in MODELS if not args.models or m[0] in args.models]
     if args.construction:
-        return _main_construction(args, models)
+        cmd = dict(todo).get("armv6m")
+        if not cmd:
+            print("bench-device --construction measures armv6m: give "
+                  "TFLM_ARMV6M_CMD (or --cmd)", file=sys.stderr)
+            return 2
+        return _main_construction(args, models, cmd)
+    path = os.path.join(args.out, "device.json")
     try:
-        recs = run(args.target_cmd, models, args.arch)
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-        print("error: %s" % e, file=sys.stderr)
-        return 1
-    rows = summarize(recs, models, args.per_us)
-    md = markdown(rows, args.target or args.target_cmd, commit(), args.arch)
-    print(md)
+        with open(path) as f:
+            dev = json.load(f)
+    except (OSError, ValueError):
+        dev = {}
+    for arch, cmd in todo:
+        try:
+            recs = run(cmd, models, arch)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+            print("error: %s" % e, file=sys.stderr)
+            return 1
+        rows = summarize(recs, models, args.per_us)
+        target = args.target if args.target and len(todo) == 1 else cmd
+        print(markdown(rows, target, commit(), arch))
+        # (outputs: the first 64 values, a check that a later run computed
+        # the same)
+        rec = {"commit": commit(), "target": target, "per_us": args.per_us,
+               "models": [dict(r, output=r["output"][:64]) for r in rows]}
+        if arch == "armv6m":
+            dev.update(rec)
+        else:
+            dev.setdefault("arches", {})[arch] = rec
     if args.out != "-":
+        if "models" not in dev:
+            print("error: device.json needs armv6m's figures first (its "
+                  "top level): run with TFLM_ARMV6M_CMD too",
+                  file=sys.stderr)
+            return 1
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "device.md"), "w") as f:
-            f.write(md)
-        with open(os.path.join(args.out, "device.json"), "w") as f:
-            # (outputs: the first 64 values, a check that a later run
-            # computed the same)
-            json.dump({"commit": commit(), "target": args.target or
-                       args.target_cmd, "per_us": args.per_us,
-                       "models": [dict(r, output=r["output"][:64])
-                                  for r in rows]}, f, indent=1)
+            f.write(page(dev))
+        with open(path, "w") as f:
+            json.dump(dev, f, indent=1)
     return 0
 
 
-def _main_construction(args, models):
+def _main_construction(args, models, cmd):
     try:
-        rows = construction(args.target_cmd, models, args.per_us)
+        rows = construction(cmd, models, args.per_us)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print("error: %s" % e, file=sys.stderr)
         return 1
-    target = args.target or args.target_cmd
+    target = args.target or cmd
     md = construction_markdown(rows, target, commit())
     print(md)
     if args.out != "-":

@@ -92,17 +92,24 @@ def headline():
     except OSError:
         con = {}
     unix = {m["name"]: m for m in res["models"]}
+    m4 = {m["name"]: m for m in dev.get("arches", {}).get(
+        "armv7emsp", {}).get("models", ())}
     fit = {f["name"]: f for f in res["fit"]}
     exact = sum(1 for m in res["models"] if m["bit_exact"])
     rows, others = [], []
     for d in dev["models"]:
         u, f = unix.get(d["name"]), fit.get(d["name"])
+        e = m4.get(d["name"])
         if not u or not f:
-            others.append("%s %s" % (d["name"], _f(d["per_mac"])))
+            others.append("%s %s%s" % (d["name"], _f(d["per_mac"]),
+                                       " (M4F: %s)" % _f(e["per_mac"])
+                                       if e else ""))
             continue
         c = con.get(d["name"])
         rows.append((
-            d["name"], _f(d["per_mac"]), "%.2fx" % u["ratio"],
+            d["name"], "%s / %s" % (_f(d["per_mac"]),
+                                    _f(e["per_mac"]) if e else "-"),
+            "%.2fx" % u["ratio"],
             "%s / %s" % (_n(u["arena"] + u["persistent"]),
                          _n(u["tflm_head"] + u["tflm_tail"])),
             _n(f["kept"]), "%.0f M / %.0f M" % (
@@ -111,7 +118,7 @@ def headline():
     return "\n".join([
         "Bit-exact with TFLM's reference kernels: %d of the %d models that "
         "`make bench` runs." % (exact, len(res["models"])), "",
-        _table(("model", "armv6m instructions / MAC",
+        _table(("model", "instructions / MAC, armv6m / armv7emsp",
                 "time vs TFLM (unix port)",
                 "arena head + tail, ours / TFLM's, B", "RAM kept, B",
                 "armv6m construction, plain / compiled model, instructions"),
@@ -127,26 +134,30 @@ def headline():
 
 
 def bench_device():
-    """performance.md: armv6m instructions per MAC, per model and op."""
+    """performance.md: instructions per MAC, per model and op: armv6m's
+    table, then one per other arch that device.json holds."""
     dev = _json("device.json")
-    rows = []
-    for d in dev["models"]:
-        ops = ", ".join(
-            "%s %s (%d%%)" % (name, _f(o.get("per_mac")),
-                              round(100 * o["share"]))
-            for name, o in sorted(d["ops"].items(),
-                                  key=lambda kv: -kv[1]["share"])
-            if round(100 * o["share"]) >= 1)
-        mhz = d["instructions"] / 125e6 * 1000
-        rows.append((d["name"], _n(d["macs"]), _m(d["instructions"]),
-                     "**%s**" % _f(d["per_mac"]), "%.0f" % mhz
-                     if mhz >= 10 else "%.1f" % mhz, ops))
-    return "\n".join([
-        "Measured by %s." % _device_note(dev), "",
-        _table(("model", "MACs", "instructions / invoke", "per MAC",
-                "ms at 125 MHz, 1 instruction / cycle",
-                "by operator: instructions per MAC (share)"),
-               rows, "lrrrrl")])
+    out = []
+    for arch, d in [("armv6m", dev)] + sorted(dev.get("arches", {}).items()):
+        rows = []
+        for m in d["models"]:
+            ops = ", ".join(
+                "%s %s (%d%%)" % (name, _f(o.get("per_mac")),
+                                  round(100 * o["share"]))
+                for name, o in sorted(m["ops"].items(),
+                                      key=lambda kv: -kv[1]["share"])
+                if round(100 * o["share"]) >= 1)
+            mhz = m["instructions"] / 125e6 * 1000
+            rows.append((m["name"], _n(m["macs"]), _m(m["instructions"]),
+                         "**%s**" % _f(m["per_mac"]), "%.0f" % mhz
+                         if mhz >= 10 else "%.1f" % mhz, ops))
+        out += [
+            "%s: measured by %s." % (arch, _device_note(d)), "",
+            _table(("model", "MACs", "instructions / invoke", "per MAC",
+                    "ms at 125 MHz, 1 instruction / cycle",
+                    "by operator: instructions per MAC (share)"),
+                   rows, "lrrrrl"), ""]
+    return "\n".join(out[:-1])
 
 
 def bench_unix():

@@ -41,6 +41,7 @@ def test_bench_device_on_the_unix_port(tmp_path):
 def test_bench_device_needs_a_target():
     env = dict(os.environ)
     env.pop("TFLM_ARMV6M_CMD", None)
+    env.pop("TFLM_ARMV7EMSP_CMD", None)
     proc = subprocess.run([sys.executable, "-m", "host_tools",
                            "bench-device"], cwd=ROOT, capture_output=True,
                           text=True, env=env, timeout=120)
@@ -63,3 +64,29 @@ def test_bench_device_bad_model_or_target_is_one_line(tmp_path):
     assert proc.stderr.startswith("error: the target printed no result "
                                   "for micro_speech_quantized")
     assert not os.listdir(str(tmp_path))
+
+
+def test_device_page_has_every_arch():
+    """device.md: armv6m's table (device.json's top level), then each
+    other arch's, each with its own commit, target and goals; the
+    generated float32 AD01 has AD01's MACs and fits a 1 MiB ROMFS with
+    the package."""
+    row = {"name": "m", "macs": 1000, "instructions": 4000.0,
+           "per_mac": 4.0, "ops": {"ADD": {"instructions": 4000.0,
+                                           "macs": 0, "per_mac": None,
+                                           "share": 1.0}}, "output": []}
+    dev = {"commit": "aaa", "target": "an M0", "per_us": 1000.0,
+           "models": [row],
+           "arches": {"armv7emsp": {"commit": "bbb", "target": "an M4F",
+                                    "per_us": 1000.0,
+                                    "models": [dict(row, per_mac=2.0)]}}}
+    md = bench_device.page(dev)
+    assert md.index("## armv6m") < md.index("## armv7emsp")
+    assert "commit aaa on: an M0" in md and "commit bbb on: an M4F" in md
+    assert "| m | 1,000 | 0.0 M | 4.0 | ADD - (100%) |" in md
+    assert "| m | 1,000 | 0.0 M | 2.0 | ADD - (100%) |" in md
+    assert "Issue 36's goal" in md and "Issue 16's goals" in md
+    path = bench_device.model_file("gen:ad01_float32")
+    assert macs.total(path) == macs.total(os.path.join(
+        bench_device.SHARED, "tiny_ad01_int8/ad01_int8.tflite")) == 264192
+    assert os.path.getsize(path) < 450 * 1024

@@ -29,6 +29,7 @@ from thumb_emu import Emulator, asm_functions, block_layout  # noqa: E402
 
 REL = "tflm/kernels/thumb_fpu.py"
 BLOCK = block_layout(REL, "FDOT_BLOCK")
+VBLOCK = block_layout(REL, "FVEC_BLOCK")
 SPECIAL = [0, 0x80000000, 1, 0x80000001, 0x007FFFFF, 0x00800000,
            0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
            0xFFC00000, 0x7F800001, 0xFFA00000, 0x3F800000, 0x00400000]
@@ -215,7 +216,7 @@ def test_two_roundings_not_fused(fpu):
 
 
 def test_instructions_per_mac(fpu):
-    """A FULLY_CONNECTED row of 256 against 8 units: under 6 instructions
+    """A FULLY_CONNECTED row of 256 against 8 units: under 4 instructions
     per multiply-accumulate, everything counted (f32.dot on an M4's
     viper: about 700)."""
     rng = random.Random(3)
@@ -228,7 +229,7 @@ def test_instructions_per_mac(fpu):
     q = [0, LOWEST, FLT_MAX, 0x3F800000]
     got, nans, _, count = _run(fpu, x, w, b, s, q)
     assert got == _ref(x, w, b, s, q) and nans == 0
-    assert count / (n * nout) < 6, count / (n * nout)
+    assert count / (n * nout) < 4, count / (n * nout)
 
 
 def test_vldr_needs_aligned_operands(fpu):
@@ -248,11 +249,12 @@ def test_encodings_are_the_assemblers(fpu, tmp_path, monkeypatch):
     (vldr, vstr, vmul, vadd, vmov between core and VFP registers, vmrs)
     the module with the mnemonics in place of the data compiles to the
     same bytes; vcmp (the assembler's is VCMPE), vmov.f32 between VFP
-    registers and vmsr stay data, checked by their encodings here."""
+    registers, vmsr and vldmia stay data, checked by their encodings
+    here."""
     import os
     from host_tools import PKG_DIR
     src = open(os.path.join(PKG_DIR, *REL.split("/"))).read()
-    own = {"vcmp.f32", "vmov.f32", "vmsr"}
+    own = {"vcmp.f32", "vmov.f32", "vmsr", "vldmia"}
     n = 0
 
     def mnemonic(m):
@@ -279,7 +281,7 @@ def test_encodings_are_the_assemblers(fpu, tmp_path, monkeypatch):
         assert asm_functions(REL, "armv7emsp") == fpu
     finally:
         thumb_emu.PKG_DIR = old
-    # the three the assembler lacks (ARM ARM encodings T1)
+    # the four the assembler lacks (ARM ARM encodings T1; VLDM's T2)
     for _, hi, lo, ins in pat.findall(src):
         op = ins.split()[0]
         h, lw = int(hi, 16), int(lo, 16)
@@ -289,6 +291,204 @@ def test_encodings_are_the_assemblers(fpu, tmp_path, monkeypatch):
             assert h & 0xFFBF == 0xEEB4 and lw & 0x0FD0 == 0x0A40
         elif op == "vmov.f32":
             assert h & 0xFFBF == 0xEEB0 and lw & 0x0FD0 == 0x0A40
+        elif op == "vldmia":  # VLDMIA Rn!, {Sd-Sd+k-1}: P 0, U 1, W 1
+            m = re.match(r"vldmia r(\d)!, \{s(\d+)-s(\d+)\}", ins)
+            rn, d, e = (int(v) for v in m.groups())
+            assert h == 0xECB0 | (d & 1) << 6 | rn, ins
+            assert lw == (d >> 1) << 12 | 0x0A00 | (e - d + 1), ins
+
+
+# ---- fvec: f32.vec's loop (ADD, SUB, MUL, RELU, RELU6 of float_ops) ----
+
+def _vref(a, b, c, lo, hi):
+    """f32.vec's element: clamp(fl(c + fl(a * b))), NaN passing."""
+    with np.errstate(all="ignore"):
+        acc = np.float32(_f(c) + np.float32(_f(a) * _f(b)))
+    if acc < _f(lo):
+        acc = _f(lo)
+    if _f(hi) < acc:
+        acc = _f(hi)
+    return _bits(acc)
+
+
+def _vrun(code, a, b, c, s, lo, hi, fpscr=0, alias=None):
+    """vec() on the emulated M4, fvec and its NaN hand-over as
+    thumb_fpu.vec does them (the NaN element computed here in its
+    place, from what memory then holds). s: offsets (in elements) ao,
+    bo, co, oo, strides as, bs, cs, os and n. alias "c": out is c's
+    buffer. Returns (out buffer's words, NaN hand-overs, instructions,
+    FPSCR after)."""
+    emu = Emulator(True)
+    addr = {}
+    for k, v in (("a", a), ("b", b), ("c", c)):
+        addr[k] = emu.alloc(struct.pack("<%dI" % len(v), *v),
+                            writable=k == alias)
+    nout = s["oo"] + s["os"] * s["n"] + 1 if alias is None else len(c)
+    addr["o"] = addr[alias] if alias else emu.alloc(
+        b"\xa5" * 4 * nout, writable=True)
+    blk = dict(A=addr["a"] + 4 * s["ao"], AS=4 * s["as"],
+               B=addr["b"] + 4 * s["bo"], BS=4 * s["bs"],
+               C=addr["c"] + 4 * s["co"], CS=4 * s["cs"],
+               O=addr["o"] + 4 * s["oo"], OS=4 * s["os"], N=s["n"],
+               LO=lo, HI=hi, FPSCR=0)
+    pa = emu.alloc(struct.pack("<%dI" % len(VBLOCK),
+                               *[blk[k] & 0xFFFFFFFF for k in VBLOCK]),
+                   writable=True)
+    vmsr = struct.pack("<2H", 0xEEE1, 0x1A10)
+    nans = count = 0
+    while True:
+        r = emu.call(vmsr + code["fvec"], pa, fpscr)
+        count += emu.count
+        after = emu.uc.reg_read(A.UC_ARM_REG_FPSCR)
+        v = dict(zip(VBLOCK, emu.words(pa, len(VBLOCK))))
+        if r == 0:
+            assert v["N"] == 0
+            break
+        assert r == 1 and v["N"] > 0
+        nans += 1
+        word = [struct.unpack("<I", emu.read(v[k] & 0xFFFFFFFF, 4))[0]
+                for k in "ABC"]
+        want = _vref(*word, lo, hi)
+        assert (want & 0x7FFFFFFF) > 0x7F800000, "fvec stopped on a number"
+        emu.uc.mem_write(v["O"] & 0xFFFFFFFF, struct.pack("<I", want))
+        for k in "ABCO":
+            v[k] += v[k + "S"]
+        v["N"] -= 1
+        emu.uc.mem_write(pa, struct.pack("<%di" % len(VBLOCK),
+                                         *[v[k] for k in VBLOCK]))
+    words = list(struct.unpack("<%dI" % nout, emu.read(addr["o"],
+                                                       4 * nout)))
+    return words, nans, count, after
+
+
+def _vwant(a, b, c, s, lo, hi, alias=None):
+    """The out buffer after f32.vec, element by element in order."""
+    nout = s["oo"] + s["os"] * s["n"] + 1 if alias is None else len(c)
+    out = list(c) if alias else [0xA5A5A5A5] * nout
+    src = {"a": a, "b": b, "c": out if alias else c}
+    for i in range(s["n"]):
+        w = [src[k][s[k + "o"] + i * s[k + "s"]] for k in "abc"]
+        out[s["oo"] + i * s["os"]] = _vref(*w, lo, hi)
+    return out
+
+
+def _vcase(rng, rare, alias=None):
+    n = rng.randrange(0, 12)
+    s = {"n": n, "os": 1 if alias else rng.choice((1, 1, 2))}
+    for k in "abc":
+        s[k + "s"] = 1 if alias == "c" and k == "c" else rng.choice(
+            (0, 1, 1, 2, -1))
+        s[k + "o"] = rng.randrange(3) + (n * 2 if s[k + "s"] < 0 else 0)
+    if alias:
+        s["oo"] = s["co"]
+    else:
+        s["oo"] = rng.randrange(3)
+    vals = {k: [_value(rng, rare) for _ in range(n * 3 + 8)] for k in "abc"}
+    lo, hi = rng.choice(((LOWEST, FLT_MAX), (0, FLT_MAX), (0, 0x40C00000),
+                         (0xFF800000, 0x7F800000), (0xBF800000, 0x3F800000)))
+    return vals["a"], vals["b"], vals["c"], s, lo, hi
+
+
+def _vcheck(got, want, what):
+    for g, r in zip(got, want):
+        if (r & 0x7FFFFFFF) > 0x7F800000:  # NaN bits: from f32.vec, here
+            assert g == r, (what, hex(g), hex(r))
+        else:
+            assert g == r, (what, hex(g), hex(r))
+
+
+def test_vec_contract_on_random_values(fpu):
+    """fvec + vec()'s hand-over of NaN elements: f32.vec's outputs, bit
+    for bit, with strides of 0, 1, 2 and -1, the clamps of every
+    activation, binary32's edges, and out in place of c (ADD y = y + x:
+    a NaN element's operands still there when f32.vec redoes it)."""
+    rng = random.Random(3636)
+    seen_nan = seen_sub = 0
+    for i in range(400):
+        alias = "c" if i % 4 == 3 else None
+        a, b, c, s, lo, hi = _vcase(rng, rare=i % 2 == 1, alias=alias)
+        want = _vwant(a, b, c, s, lo, hi, alias)
+        got, nans, _, _ = _vrun(fpu, a, b, c, s, lo, hi, alias=alias)
+        assert got == want, (i, s, [(hex(g), hex(w)) for g, w in
+                                    zip(got, want) if g != w][:3])
+        seen_nan += nans > 0
+        seen_sub += any(0 < (r & 0x7FFFFFFF) < 0x00800000 for r in want)
+    assert seen_nan > 20 and seen_sub > 5, (seen_nan, seen_sub)
+
+
+def test_vec_ops_and_port_fpscr(fpu):
+    """ADD (c + a * 1.0), SUB (c + b * -1.0), MUL (-0.0 + a * b) and RELU
+    as float_ops lays them out give numpy's float32 x1 + x2, x1 - x2,
+    x1 * x2 and max(x, 0) (one rounding each, -0.0 kept); a port's
+    flush-to-zero, default NaN or rounding mode changes nothing and comes
+    back."""
+    rng = random.Random(11)
+    n = 64
+    x1 = [_value(rng, i % 3 == 0) for i in range(n)]
+    x2 = [_value(rng, i % 3 == 1) for i in range(n)]
+    tiny = [rng.getrandbits(1) << 31 | (1 + rng.randrange(3)) << 23
+            | rng.getrandbits(23) for _ in range(n)]  # sums and products
+    one, mone, nzero = [0x3F800000], [0xBF800000], [0x80000000]
+    f1 = np.array(x1, np.uint32).view(np.float32)
+    f2 = np.array(x2, np.uint32).view(np.float32)
+    ft = np.array(tiny, np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        cases = [  # (a, b, c, strides of a b c, numpy's result)
+            (x1, one, x2, (1, 0, 1), f1 + f2),
+            (x2, mone, x1, (1, 0, 1), f1 - f2),
+            (x1, x2, nzero, (1, 1, 0), f1 * f2),
+            (tiny, one, tiny, (1, 0, 1), ft + ft),
+            (tiny, tiny, nzero, (1, 1, 0), ft * ft),
+        ]
+    for k, (a, b, c, st, ref) in enumerate(cases):
+        s = dict(ao=0, bo=0, co=0, oo=0, os=1, n=n, **{
+            "as": st[0], "bs": st[1], "cs": st[2]})
+        want = _vwant(a, b, c, s, LOWEST, FLT_MAX)
+        for w, r in zip(want, np.asarray(ref, np.float32).view(np.uint32)):
+            r = int(r)  # f32.vec's layout of the op is the op, clamped
+            if (r & 0x7FFFFFFF) <= 0x7F800000:
+                assert w == {0x7F800000: FLT_MAX, 0xFF800000: LOWEST}.get(
+                    r, r), (k, hex(w), hex(r))
+        for fpscr in (0, 1 << 24, 1 << 25, 3 << 22, 0xF << 22):
+            got, _, _, after = _vrun(fpu, a, b, c, s, LOWEST, FLT_MAX,
+                                     fpscr=fpscr)
+            _vcheck(got, want, (k, fpscr))
+            assert after & 0x07C00000 == fpscr
+    # without fvec's own FPSCR (its first VMSR made two NOPs) the port's
+    # flush-to-zero changes the sums of subnormals: the checks mean something
+    vmsr = struct.pack("<2H", 0xEEE1, 0x1A10)
+    mutant = {"fvec": fpu["fvec"].replace(vmsr, b"\x00\xbf" * 2, 1)}
+    s = dict(ao=0, bo=0, co=0, oo=0, os=1, n=1, **{"as": 1, "bs": 0,
+                                                     "cs": 1})
+    sub = ([0x00400000], one, [0x00200000], s, LOWEST, FLT_MAX)
+    assert _vwant(*sub) == [0x00600000, 0xA5A5A5A5]
+    assert _vrun(fpu, *sub, fpscr=1 << 24)[0] == [0x00600000, 0xA5A5A5A5]
+    assert _vrun(mutant, *sub, fpscr=1 << 24)[0] == [0, 0xA5A5A5A5]
+    # RELU: max(x, 0), -0.0 and NaN passing
+    s = dict(ao=0, bo=0, co=0, oo=0, os=1, n=n, **{"as": 1, "bs": 0,
+                                                     "cs": 0})
+    got, _, _, _ = _vrun(fpu, x1, one, nzero, s, 0, FLT_MAX)
+    for g, x in zip(got, x1):
+        if (x & 0x7FFFFFFF) > 0x7F800000:
+            assert (g & 0x7FFFFFFF) > 0x7F800000
+        elif x == 0x80000000 or not x >> 31:
+            assert g == (FLT_MAX if x == 0x7F800000 else x), hex(x)
+        else:
+            assert g == 0, hex(x)
+
+
+def test_vec_instructions_per_element(fpu):
+    """An ADD of 256 elements: under 30 instructions each, everything
+    counted (f32.vec on an M4's viper: 550-800, bench/device.md)."""
+    rng = random.Random(5)
+    n = 256
+    a = [_value(rng, False) for _ in range(n)]
+    c = [_value(rng, False) for _ in range(n)]
+    s = dict(ao=0, bo=0, co=0, oo=0, os=1, n=n, **{"as": 1, "bs": 0,
+                                                     "cs": 1})
+    got, nans, count, _ = _vrun(fpu, a, [0x3F800000], c, s, LOWEST, FLT_MAX)
+    assert got == _vwant(a, [0x3F800000], c, s, LOWEST, FLT_MAX)
+    assert nans == 0 and count / n < 30, count / n
 
 
 def test_compiles_for_armv6m(fpu):

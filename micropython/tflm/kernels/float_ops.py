@@ -6,7 +6,9 @@ reference_ops Add / Sub / Mul and their Broadcast*Slow versions: each
 output is ActivationFunctionWithMinMax(x1 op x2) with one float32
 rounding, inputs broadcast NumPy-style. RELU / RELU6 follow
 micro/kernels/activations_common.cc (x < 0 ? 0 : x, and x > 6 ? 6 : ...;
--0.0 and NaN pass). All of these run in f32.vec (bit-exact float32).
+-0.0 and NaN pass). All of these run in f32.vec (bit-exact float32), on
+Cortex-M4F/M7/M33 (kernels.FPU) in thumb_fpu.vec (the same bits from the
+FPU's VMUL and VADD).
 
 SOFTMAX follows reference_ops::Softmax (kernels/internal/reference/
 softmax.h) on the last dimension: max = std::max chain from lowest;
@@ -30,9 +32,18 @@ from micropython import const
 
 from ..heap import zeros
 from ..errors import PrepareError
-from . import f32, f32_math
-from .f32 import dot, vdiv, vec
+from . import FPU, f32, f32_math
+from .f32 import dot, vdiv
 from .f32_math import vexp, vtanh
+
+vec = None
+if FPU:  # Cortex-M4F/M7/M33: VMUL and VADD on the FPU, the same bits
+    try:
+        from .thumb_fpu import vec
+    except (ImportError, SyntaxError, ValueError):  # a build without it
+        vec = None
+if vec is None:
+    from .f32 import vec
 
 _ADD = const(0)
 _FLOAT32 = const(0)
