@@ -228,10 +228,16 @@ class Block:
         a stack of the containers being read (a call per object costs a
         board more than the object)."""
         at, n = self.h[17], self.n
-        # the stream's words copied once (any address: byte loads), so
-        # that each is read by index
-        w = zeros("i", (n - at) // 4)
-        _copy(w, self.fb.mv[self.pos + at:self.pos + n], 4 * len(w))
+        # the stream's words read by index: viewed in place where they
+        # are word-aligned in memory (no copy: the board's peak), else
+        # copied once (any address: byte loads)
+        from .static_arena import words_in_place
+        src = self.fb.mv[self.pos + at:self.pos + n]
+        w = words_in_place(src, (n - at) // 4)
+        if w is None:
+            w = zeros("i", (n - at) // 4)
+            _copy(w, src, 4 * len(w))
+        src = None
         nt = self.h[10]
         if nt > len(w):
             raise FormatError("%s: cut short at byte %d" % (NAME, at))
