@@ -111,7 +111,7 @@ def _kernel_order(names=None):
     model that has tensors of their type."""
     from tflm import kernels
     from .build import _kernel_deps
-    from .romfs import THUMB_ONLY, package_sources
+    from .romfs import ON_DEMAND, THUMB_ONLY, package_sources
     lazy = set()
     if names is None:
         names = _model_kernels(rel for _, rel in package_sources())
@@ -124,8 +124,9 @@ def _kernel_order(names=None):
         deps = set()
         _kernel_deps(n, deps, set() if lazy else None)
         for d in sorted(deps, key=_depth):
+            path = "tflm/kernels/%s.py" % d
             if d not in order and d not in lazy and \
-                    "tflm/kernels/%s.py" % d not in THUMB_ONLY:
+                    path not in THUMB_ONLY and path not in ON_DEMAND:
                 order.append(d)
     return order
 
@@ -172,11 +173,13 @@ def measure_one(modules, path=None):
 def _model_kernels(needed):
     """kernels/ module names in build.needed_modules() paths, but for
     those that only Thumb ports import (romfs.THUMB_ONLY: measured on
-    the unix port, the estimate leaves their few hundred bytes out)."""
-    from .romfs import THUMB_ONLY
+    the unix port, the estimate leaves their few hundred bytes out), and
+    those imported on demand (romfs.ON_DEMAND)."""
+    from .romfs import ON_DEMAND, THUMB_ONLY
     return [p.split("/")[2][:-3] for p in needed
             if p.count("/") == 2 and p.startswith("tflm/kernels/")
-            and not p.endswith("__init__.py") and p not in THUMB_ONLY]
+            and not p.endswith("__init__.py") and p not in THUMB_ONLY
+            and p not in ON_DEMAND]
 
 
 class Cost:

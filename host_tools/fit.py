@@ -36,15 +36,15 @@ def modules_file(path, work, name=None):
     one a line (the unix port from PyPI aborts on an argument over 255
     bytes), written as work/<name> (default: the model's file name +
     '.modules'). Modules that only Thumb ports import (romfs.THUMB_ONLY)
-    are left out."""
-    from .romfs import THUMB_ONLY
+    and those imported on demand (romfs.ON_DEMAND) are left out."""
+    from .romfs import ON_DEMAND, THUMB_ONLY
     out = os.path.join(work, name or os.path.basename(path) + ".modules")
     tmp = "%s.%d" % (out, os.getpid())
     with open(tmp, "w") as f:
         f.write("\n".join(sorted(
             rel[:-3].replace("/", ".").replace(".__init__", "")
             for rel in build.needed_modules([path])
-            if rel not in THUMB_ONLY)))
+            if rel not in THUMB_ONLY and rel not in ON_DEMAND)))
     os.replace(tmp, out)  # whole, for a process reading it meanwhile
     return out
 

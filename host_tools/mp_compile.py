@@ -36,6 +36,9 @@ class NotCompilable(Exception):
     pass
 
 
+IMPORTED_FOR_EFFECT = (("tflm.kernels.requant_neg", "requant_i8_neg"),)
+
+
 def typecode(v):
     """The typecode of array or memoryview v (mp_obj_array_t's)."""
     return chr(uctypes.bytearray_at(id(v) + HOST_WORD, 1)[0] & 0x7F)
@@ -230,6 +233,13 @@ def main():
     # first pass registers the references only
     for x in top:
         emit(x)
+    # modules that no state refers to but that construction imported for
+    # their side effect (kernels/requant_neg.py makes itself
+    # fixedpoint._requant_neg): the board imports every module that a
+    # reference names (compiled.Block.modules)
+    for mod, name in IMPORTED_FOR_EFFECT:
+        if mod in sys.modules:
+            string(mod + ":" + name)
     nrefs = len(strings) - 1
     for m in messages:
         string(m)

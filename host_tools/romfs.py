@@ -69,6 +69,12 @@ THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
               "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
               "tflm/kernels/thumb_fpu.py")
+# Modules that a kernel's prepare imports only when a model's values need
+# them (kernels/requant_neg.py: a negative filter scale), or a compiled
+# model's block names: in the image of every model whose kernels may
+# import them, but neither imported ahead (fit.modules_file) nor counted
+# in a model's RAM estimate (boards.py).
+ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 # Arches with the DSP extension (kernels.DSP) and the machine code that
 # only they import (DSP_ONLY: the kernels' dots and pixels in place of
 # thumb.py's, depthwise's dw, dw3 and plane in place of thumb_dw.py's,

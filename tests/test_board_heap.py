@@ -235,7 +235,8 @@ def test_lazy_imports_are_declared():
 # which double as they fill), and at rest (what is left once an
 # interpreter is built: it drops the construction modules and the
 # parser, interpreter.PARSE); armv6m machine code: (tflm, kernels).
-# construction: what the construction modules take while imported (the
+# construction: what the construction modules take while imported, the
+# qstr pools they grew left out (the
 # emulated M0 showed that they are most of what construction needs
 # beyond what is kept: ResNet-8 needs 11.7 KB more than it keeps there),
 # 64-bit / 32-bit, about 2% above today's (construct.py and source.py,
@@ -244,12 +245,13 @@ def test_lazy_imports_are_declared():
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         # (the kernel registry grows with each operator added; armv6m:
-        # fixedpoint._requant_neg, negative per-channel scales, 1.6 KB)
-        "x64": 29800, "x86": 17200, "armv6m": (208, 13400),
+        # 11.8 KB, the negative per-channel scales' code not among it:
+        # kernels/requant_neg.py is imported on demand)
+        "x64": 30400, "x86": 17400, "armv6m": (208, 12100),
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},
-        "construction": {"x64": 21400, "x86": 12600}},
+        "construction": {"x64": 19200, "x86": 10300}},
 }
 
 
@@ -274,16 +276,18 @@ def test_package_cost(tmp_path, rel):
     assert not set(CONSTRUCTION) & set(r["after_kernels"]), r
     assert r["construction"] > 2000, r
     budget = PACKAGE_COST[rel]
-    assert r["construction"] <= budget["construction"][arch], r
     assert r["tflm"] + r["kernels"] <= budget[arch], r
     # a built interpreter drops the parser: at rest, less than imported.
     # The names and short strings of the modules imported after the
     # kernels (the construction modules) stay interned when they are
-    # dropped, in qstr pools that grow in steps of a kilobyte or more:
-    # left out here, where the port tells them (micropython.qstr_info)
+    # dropped, in qstr pools that grow in steps of a kilobyte or more
+    # (a name or two more can start a new, larger pool): left out here
+    # and of the construction figure, where the port tells them
+    # (micropython.qstr_info)
     q = r["qstr"]
     grown = q["at_rest"] - q["kernels"] if len(q) == 2 else 0
     assert 0 <= grown, r
+    assert r["construction"] - grown <= budget["construction"][arch], r
     assert r["at_rest"] - grown <= budget["at_rest"][arch], r
     assert r["at_rest"] - grown < r["tflm"] + r["kernels"] - 2000, r
     assert not {"tflm.model", "tflm.flatbuf", "tflm.kernels"} & set(

@@ -518,3 +518,45 @@ def test_circular_buffer_abort_compiled(tmp_path, arch):
             if i == 1 and j == 0:
                 continue  # z before any run: TFLM's arena leftovers
             assert b.hex() == o[i], (j, i)
+
+
+NEG_RUN = """
+import sys
+import tflm
+with open(PATH, "rb") as f:
+    raw = f.read()
+it = tflm.Interpreter(raw)
+before = "tflm.kernels.requant_neg" in sys.modules
+for t, x in zip(it.inputs, INPUTS):
+    t.data[:] = bytes.fromhex(x)
+it.invoke()
+print(it.compiled, before, [bytes(o.data).hex() for o in it.outputs])
+"""
+
+
+@pytest.mark.parametrize("name", ["conv 3x3", "depthwise 3x3",
+                                  "fully connected", "transpose conv",
+                                  "positive"])
+def test_negative_scales_compiled(tmp_path, arch, name):
+    """Negative filter scales in a compiled model: construction, in a
+    fresh process, imports kernels/requant_neg.py (which no state refers
+    to: fixedpoint.requant_i8b calls it by name) because the block names
+    it; outputs equal TFLM's. A model without negative scales does not
+    import it."""
+    import sys as _sys
+    _sys.path.insert(0, os.path.dirname(__file__))
+    import test_scales
+    g = np.random.default_rng(5)
+    raw = dict(test_scales.hand_models()).get(name) or \
+        test_scales.conv(g, 3, fs=[3e-3, 1e-3, 2e-3])
+    out, _ = comp.compile_model(raw, arch)
+    p = tmp_path / "neg.c.tflite"
+    p.write_bytes(out)
+    ins, want = test_scales.oracle_case(raw, None, g)
+    code = "PATH = %r\nINPUTS = %r\n" % (
+        str(p), [np.ascontiguousarray(x).tobytes().hex() for x in ins])
+    compiled, imported, got = run_mp(code + NEG_RUN, tmp_path).split(
+        None, 2)
+    assert compiled == "True"
+    assert imported == str(name != "positive")
+    assert eval(got) == [w.hex() for w in want]

@@ -158,6 +158,7 @@ def test_requant_negative_channels(tmp_path):
 from array import array
 import micropython
 from tflm.fixedpoint import requant_i8b
+import tflm.kernels.requant_neg  # makes itself fixedpoint._requant_neg
 x = array('i', %r)
 m = array('i', %r)
 s = array('b', %r)

@@ -46,7 +46,8 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
     channel's multiplier and shift are decoded once per batch. A channel
     whose shift is above 30 has a negative multiplier and the shift
     + _NEG_MARK (a filter's negative scale, conv_util.quant_params):
-    _requant_neg computes it.
+    _requant_neg computes it (kernels/requant_neg.py's requant_i8_neg,
+    which the prepare that made it imported).
 
     Same bits as TFLM's int64 code (common.cc, double rounding) on 32- and
     64-bit ports: SaturatingRoundingDoublingHighMul(x, m) for m >= 0 is
@@ -156,77 +157,12 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
         c += 1
 
 
-@micropython.viper
-def _requant_neg(buf, mults, qp, out, c: int, n: int, nch: int, off: int,
-                 sh: int):
-    """requant_i8b's loop for channel c, whose multiplier m = mults[c] is
-    negative (TFLM's QuantizeMultiplier of a negative double: m in
-    [-2**31, -2**30]), shift sh. SaturatingRoundingDoublingHighMul(x, m)
-    is floor((x * m + 2**30) / 2**31) for any signs (gemmlowp's nudge
-    1 - 2**30 for a negative product, then C's division toward zero, is
-    that floor), which is (-x) * (-m) through requant_i8b's 16-bit limbs;
-    the two values without a negation in int32: x = -2**31 gives -m (or
-    2**31 - 1, the saturating case, for m = -2**31), m = -2**31 gives
-    -x. Then RoundingDivideByPOT, the int32 sum with the zero point and
-    the clamp as requant_i8b. Rare (one channel in a model, if any): no
-    fast path."""
-    p = ptr32(buf)
-    q = ptr32(qp)
-    o = ptr8(out)
-    one: int = 1
-    S: int = one << 31
-    R: int = one << 30
-    M: int = (S << 1) - 1  # 2**32 - 1 on 64-bit, -1 on 32-bit
-    zp: int = (q[0] ^ S) - S
-    lo: int = (q[1] ^ S) - S
-    hi: int = (q[2] ^ S) - S
-    m: int = (ptr32(mults)[c] ^ S) - S
-    mp: int = 0 - m  # in (0, 2**31) unless m = -2**31
-    mh: int = mp >> 16
-    ml: int = mp & 0xFFFF
-    ls: int = 0
-    e: int = 0
-    if sh > 0:
-        ls = sh
-    else:
-        e = 0 - sh
-    mask: int = (one << e) - 1
-    half: int = mask >> 1
-    i: int = c
-    while i < n:
-        x: int = (p[i] ^ S) - S
-        if ls:
-            # x * 2**ls wrapped to int32, as C computes it
-            x = x << ls
-            x = ((((((x >> 16) & 0xFFFF) ^ 0x8000) - 0x8000) << 16)
-                 | (x & 0xFFFF))
-        if m == 0 - S:
-            if x == 0 - S:
-                x = S - 1  # the saturating case (wraps to it on 32-bit)
-            else:
-                x = 0 - x
-        elif x == 0 - S:
-            x = mp
-        else:
-            x = 0 - x
-            xh: int = x >> 16  # signed high limb, |xh| < 2**15
-            xl: int = x & 0xFFFF
-            t: int = (xl & 0xFF) * ml + R
-            t = (xl >> 8) * ml + (t >> 8)
-            hb: int = xh * ml
-            hc: int = xl * mh
-            t = (t >> 8) + (hb & 0xFFFF) + (hc & 0xFFFF)
-            x = ((xh * mh + (hb >> 16) + (hc >> 16)) << 1) + (t >> 15)
-        # RoundingDivideByPOT(x, e); x >> 31 is -1 for negative x.
-        t = x & mask
-        if t > half - (x >> 31):
-            x = (x >> e) + 1
-        else:
-            x = x >> e
-        x = ((x + zp + S) & M) - S  # TFLM's int32 sum with the zero point
-        if x < lo:
-            x = lo
-        elif x > hi:
-            x = hi
-        o[off + i] = x
-        i += nch
+def _requant_neg(buf, mults, qp, out, c, n, nch, off, sh):
+    """requant_i8b's loop for channel c whose multiplier is negative:
+    kernels/requant_neg.py's requant_i8_neg takes this name when it is
+    imported (by the prepare that made the multiplier, or by a compiled
+    model's construction), so that a model without negative scales keeps
+    none of its code in RAM."""
+    from .errors import InvokeError
+    raise InvokeError("channel %d: a negative multiplier, but "
+                      "tflm.kernels.requant_neg was not imported" % c)

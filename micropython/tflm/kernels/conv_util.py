@@ -50,6 +50,7 @@ _PADDING_VALID = const(1)
 # takes it off again).
 NEG_MARK = 64
 
+
 # TFLM's ConvParams / DepthwiseParams / PaddingValues hold strides,
 # dilations, depth multiplier and padding as int16_t (kernels/internal/
 # types.h): larger values would be truncated there, so they are rejected.
@@ -245,6 +246,8 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None,
             if top <= 30:  # shifts are in [-31, 30]: they fit a byte
                 mults[c] = ms[0]
                 shifts[c] = ms[1] + NEG_MARK if ms[0] < 0 else ms[1]
+                if ms[0] < 0:  # requant_i8b's negative channels
+                    from . import requant_neg  # noqa: F401
         lo, hi = quant.activation_range(act, out_s, out.zero_point, qmin,
                                         qmax)
     except ModelError as e:

@@ -187,6 +187,8 @@ def _multipliers(op, x, w, bias, y, units):
                                "(shift %d)" % (label, s))
     mults = array("i", [m for m, _ in pairs])
     shifts = array("b", [s + NEG_MARK if m < 0 else s for m, s in pairs])
+    if min(m for m, _ in pairs) < 0:  # requant_i8b's negative units
+        from . import requant_neg  # noqa: F401
     return mults, shifts, per_channel
 
 
