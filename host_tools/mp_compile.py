@@ -123,19 +123,42 @@ def main():
         h[2] = max(h[2], a + n - items)
         return (len(regions) + h[0], a - items, n)
 
-    def count(x):
+    def addr_key(x):
+        """The memo key of view x in an address slot, if it is one of
+        the arena or the model (then a T_ADDR), else None."""
+        if type(x).__name__ != "memoryview":
+            return None
+        k = view_key(x)
+        return ("addr",) + k if k[0] < len(regions) else None
+
+    def count(x, addr=False):
         if id(x) in refs and not isinstance(x, (int, tuple)):
             return
         if type(x).__name__ == "array" or isinstance(x, bytearray):
             arrays.append(x)
-        k = key(x)
+        k = (addr and addr_key(x)) or key(x)
         if k is not None:
             seen[k] = seen.get(k, 0) + 1
             if seen[k] > 1:
                 return
         if isinstance(x, (list, tuple)):
-            for y in x:
-                count(y)
+            slots = address_slots(x)
+            for j, y in enumerate(x):
+                count(y, j in slots)
+
+    # each step's state: the slots its kernel module declares ADDRESSES
+    # (eval only casts them to pointers) get the address of a view of
+    # the arena or the model (an int on the board, no object)
+    addresses = {}
+    steps = it._steps
+    for k in range(0, len(steps) - 1, 2):
+        ref = refs.get(id(steps[k]))
+        if ref is not None and isinstance(steps[k + 1], tuple):
+            mod = sys.modules.get(ref.split(":")[0])
+            addresses[id(steps[k + 1])] = getattr(mod, "ADDRESSES", ())
+
+    def address_slots(x):
+        return addresses.get(id(x), ())
 
     heaps = {}  # items address -> [index, typecode, bytes]
     arrays = []  # the arrays of the states (each is emitted as a copy)
@@ -163,7 +186,7 @@ def main():
     def w(v):
         out.append(v)
 
-    def emit(x):
+    def emit(x, addr=False):
         if x is None:
             w(C.T_NONE)
             return
@@ -185,7 +208,8 @@ def main():
             w(C.T_REF)
             w(string(refs[id(x)]))
             return
-        k = key(x)
+        ak = addr and addr_key(x)
+        k = ak or key(x)
         if k is not None and seen.get(k, 0) > 1:
             if k in shared:
                 w(C.T_SAME)
@@ -195,11 +219,17 @@ def main():
             w(C.T_MEMO)
             w(shared[k])
         t = type(x).__name__
-        if isinstance(x, (list, tuple)):
+        if ak:  # a view of the arena or the model: its address (an int
+            # on the board where it is a small int, else a view)
+            w(C.T_ADDR)
+            for v in ak[1:]:
+                w(v)
+        elif isinstance(x, (list, tuple)):
             w(C.T_TUPLE if isinstance(x, tuple) else C.T_LIST)
             w(len(x))
-            for y in x:
-                emit(y)
+            slots = address_slots(x)
+            for j, y in enumerate(x):
+                emit(y, j in slots)
         elif t == "memoryview":
             r, off, n = view_key(x)
             w(C.T_VIEW)

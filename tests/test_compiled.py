@@ -560,3 +560,38 @@ def test_negative_scales_compiled(tmp_path, arch, name):
     assert compiled == "True"
     assert imported == str(name != "positive")
     assert eval(got) == [w.hex() for w in want]
+
+
+ADDR_RUN = """
+import tflm
+from tflm.kernels import conv
+def views(it):
+    n, ints = 0, 0
+    for k in range(1, len(it._steps), 2):
+        st = it._steps[k]
+        if type(st) is tuple:
+            for j, x in enumerate(st):
+                n += type(x) is memoryview
+                ints += type(x) is int and j in conv.ADDRESSES
+    return n, ints
+a = tflm.Interpreter(PLAIN)
+b = tflm.Interpreter(COMPILED)
+print(list(views(a) + views(b)) + [b.compiled is True])
+"""
+
+
+def test_address_slots_hold_ints(tmp_path, arch):
+    """In a compiled model, the state slots a kernel lists in ADDRESSES
+    (eval only casts them to pointers) hold the address of their view of
+    the arena or the model, an int where it is a small one (the unix
+    port, a Cortex-M's RAM and flash): far fewer view objects than the
+    plain construction keeps (the outputs are compared in
+    test_outputs_equal_plain)."""
+    src, p, _ = _compile(tmp_path, "tiny_kws_ref_int8/kws_ref_model.tflite",
+                         arch)
+    out = run_mp("PLAIN = %r\nCOMPILED = %r\n" % (src, p) + ADDR_RUN,
+                 tmp_path).strip().splitlines()[-1]
+    pv, pi, cv, ci, compiled = eval(out)
+    assert compiled
+    assert pv > 40 and cv < pv // 4, out
+    assert ci > 30, out

@@ -38,7 +38,10 @@ The block (little-endian int32 words, at any address in the model):
   zeroes them) and the list of variables.
 An object is a tag word and its fields (see the _T_ constants);
 T_MEMO k stores the object that follows as shared object k,
-T_SAME k refers to it again.
+T_SAME k refers to it again; T_ADDR is a view's address, an int: in the
+state slots a kernel module lists in ADDRESSES (its eval only casts them
+to pointers), a view of the arena or the model, which the interpreter
+holds, costs no object.
 
 Checks (check()): a block whose FORMAT or package version differs, or
 that was compiled for another word size or machine code, is not used
@@ -78,6 +81,8 @@ T_FALSE = const(10)
 T_ERROR = const(11)  # string: an InvokeError with that message
 T_MEMO = const(12)  # k, then the object (shared object k)
 T_SAME = const(13)  # k
+T_ADDR = const(14)  # as T_VIEW, of the head, tail, words or model: the
+# address of the view's first byte (an int: a kernel module's ADDRESSES)
 
 # regions of a T_VIEW
 R_HEAD = const(0)
@@ -222,7 +227,7 @@ class Block:
         return self.pos + h[16], self.pos + h[16] + h[8]
 
     def objects(self, regions):
-        """Read the object stream: [where (an array('i')), steps, step
+        """Read the object stream: [where (int32 words), steps, step
         ops, states, variables]. regions: the head, tail bytes, words
         ('i') and model memoryviews that views refer to. One loop with
         a stack of the containers being read (a call per object costs a
@@ -241,7 +246,8 @@ class Block:
         nt = self.h[10]
         if nt > len(w):
             raise FormatError("%s: cut short at byte %d" % (NAME, at))
-        where = array("i", w[:nt])
+        where = w[:nt]  # in place: a view of the model's words, else
+        # an array of its own
         try:
             out = _decode(w, nt, list(regions), self.strings)
         except IndexError:
@@ -257,6 +263,10 @@ def _decode(w, at, regions, strings):
     module doc and objects()): the first, a list of arrays, extends
     regions (a list) with a view of each, the heap regions that the
     views of the others may refer to."""
+    from .static_arena import _address
+    # addresses below this are small ints (no object): 2**30 on 32-bit
+    # ports (a Cortex-M's RAM and flash), 2**62 on 64-bit ones
+    big = 1 << (30 if sys.maxsize < 1 << 32 else 62)
     memo = {}
     out = []
     stack = [[out, 5, T_LIST, -1]]  # items, left to read, tag, memo key
@@ -299,10 +309,10 @@ def _decode(w, at, regions, strings):
                     NAME, n, len(stack)))
             stack.append([[], n, tag, k])
             continue
-        if tag == T_VIEW:
+        if tag == T_VIEW or tag == T_ADDR:
             r, off, n = w[at], w[at + 1], w[at + 2]
             at += 3
-            if not 0 <= r < len(regions):
+            if not 0 <= r < (len(regions) if tag == T_VIEW else 4):
                 raise FormatError("%s: view of region %d" % (NAME, r))
             base = regions[r]
             size = sizes[r]
@@ -310,7 +320,10 @@ def _decode(w, at, regions, strings):
                     off + n > size * len(base):
                 raise FormatError("%s: view of %d bytes at %d, outside "
                                   "region %d" % (NAME, n, off, r))
-            x = base[off // size:(off + n) // size]
+            x = _address(base) + off if tag == T_ADDR else big
+            if x >= big:  # a view (an address that is not a small int
+                # would be an object larger than the view)
+                x = base[off // size:(off + n) // size]
         elif tag == T_INT:
             x = w[at]
             at += 1
@@ -506,7 +519,7 @@ def _build(it, buf, arena_size, user, src, at):
     it._variables = variables or None
     it.copied_bytes = h[11]
     it.persistent_size = h[12]
-    it._prof_ops = array("i", ops)
+    it._prof_ops = ops  # (the stream's list of ints: no copy)
     it._prof_us = array("i", range(n + 1))
     it._profiled = False
     it._steps = steps

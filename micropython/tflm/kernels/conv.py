@@ -168,6 +168,11 @@ _S_SHIFTS = const(6)
 _S_SCRATCH = const(7)
 _S_WIN = const(8)
 _S_MAC = const(9)
+# The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
+# code arguments): a compiled model stores there the address of its view
+# of the arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (_S_PARAMS, _S_X, _S_FILTER, _S_BIAS, _S_OUT, _S_MULTS,
+             _S_SHIFTS, _S_SCRATCH, _S_WIN)
 # st[_S_PARAMS]: requant_i8b's qp (_QP words: output zero point,
 # activation min and max), then the parameter words below (p = the block
 # after qp). OFF = -input_zero_point - 128; FPG: filters per group; NB:

@@ -176,6 +176,11 @@ _S_SHIFTS = const(6)
 _S_WORK = const(7)
 _S_DW = const(8)
 _S_PLANE = const(9)
+# The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
+# code arguments): a compiled model stores there the address of its view
+# of the arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (_S_PARAMS, _S_X, _S_FILTER, _S_BIAS, _S_OUT, _S_MULTS,
+             _S_SHIFTS, _S_WORK)
 # st[_S_PARAMS]: requant_i8b's qp (_QP words: output zero point,
 # activation min and max), then these words (p: the block after qp). ZP:
 # the input zero point; TH, TW: output rows and columns per tile; PWW:

@@ -285,6 +285,11 @@ _S_QP = const(6)
 _S_CHUNKS = const(7)
 _S_WIN = const(8)
 _S_MAC = const(9)
+# The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
+# code arguments): a compiled model stores there the address of its view
+# of the arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (_S_ACC, _S_X, _S_W, _S_OUT, _S_BIAS, _S_PARAMS, _S_QP,
+             _S_WIN)
 # st[_S_PARAMS]: these words (prm in the viper code). N: units per
 # chunk (the scratch words); DC: depth values per gathered chunk; OFF:
 # -input_zero_point - 128; REL: 1 on 64-bit ports (the block's

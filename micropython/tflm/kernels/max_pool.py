@@ -32,6 +32,13 @@ def prepare(op, ins, outs, ctx):
     return prepare_with(op, ins, outs, ctx, _max_pool, _eval, False)
 
 
+# eval's state: (loop, acc, x, y, parameters, channels); the slots it only
+# passes to the loop, which casts them to pointers: a compiled model stores
+# there the address of its view of the arena or the model, an int, no
+# object (compiled.py T_ADDR).
+ADDRESSES = (1, 2, 3, 4)
+
+
 def _eval(state):
     fn, acc, xd, yd, p, c = state
     fn(xd, yd, acc, p, 0, c)

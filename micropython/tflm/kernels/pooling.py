@@ -39,6 +39,13 @@ def prepare(op, ins, outs, ctx):
     return prepare_with(op, ins, outs, ctx, avg_pool, _eval, True)
 
 
+# eval's state: (loop, acc, x, y, parameters, channels); the slots it only
+# passes to the loop, which casts them to pointers: a compiled model stores
+# there the address of its view of the arena or the model, an int, no
+# object (compiled.py T_ADDR).
+ADDRESSES = (1, 2, 3, 4)
+
+
 def _eval(state):
     """The loop over all channels at once (pooling_prep gives it a work
     buffer of max(C, 16) words)."""
