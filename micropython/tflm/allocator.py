@@ -40,9 +40,11 @@ _MIN_SCRATCH = const(32)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
 _REQUESTS_PER_OP = const(2)
-# _high: bytes left free above the sizing pass's buffer, and the smallest
-# filler worth making
-_FILL_SPARE = const(2048)
+# _high: bytes left free above the sizing pass's buffer (the free heap
+# outside its largest block, the holes that imports leave, is rarely
+# more: a filler that does not fit costs a collection), and the
+# smallest filler worth making
+_FILL_SPARE = const(8192)
 _FILL_MIN = const(4096)
 
 
@@ -192,7 +194,6 @@ def _build(it, buf, arena_size, had, user, src):
             dummy = _high(big, free)
         except MemoryError:
             raise _oom(what, big)
-        gc.collect()  # the filler's room, free from here on (see _high)
     head, tail, words, mods = (_size if g is None else g.size)(
         it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before
@@ -231,11 +232,11 @@ def _build(it, buf, arena_size, had, user, src):
 def _high(n, free):
     """bytearray(n) placed high in the heap: a filler block takes the
     free heap below it while it is made (the GC's first fit puts a
-    block at the lowest place it fits) and is dropped then (the caller
-    collects once this frame, which may hold a stale word of it, is
-    gone), so that what the sizing pass makes and keeps lands below it,
-    not after it: once it goes, the free heap above what lives on is
-    one block for the arena. free: the free heap (None: not known, no
+    block at the lowest place it fits) and is dropped then (its room is
+    free again at the sizing pass's first collection), so that what the
+    pass makes and keeps lands below the buffer, or at the top above it,
+    not amid the free heap: once the buffer goes, the free heap between
+    is one block for the arena. free: the free heap (None: not known, no
     filler). MemoryError when n bytes are not free in one block."""
     k = 0 if free is None else free - n - _FILL_SPARE
     while k >= _FILL_MIN:

@@ -15,7 +15,7 @@ gc.collect()
 n = gc.mem_free() // 3
 if sys.argv[2] == "high":
     d = allocator._high(n, gc.mem_free())
-    gc.collect()  # as allocator._build: the filler goes
+    gc.collect()  # as the sizing pass's first one: the filler goes
 else:
     d = bytearray(n)
 # what a sizing pass keeps: made while d lives, some larger than any hole
