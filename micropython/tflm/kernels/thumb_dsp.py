@@ -20,6 +20,23 @@ multiplies int16 halves: the window values must lie in -32768..32767.
 They are x - input_zero_point (-255..255) for every caller: CONV_2D,
 FULLY_CONNECTED, BATCH_MATMUL and fc_rows.py check int8 zero points.
 
+pixels takes the pixels of its row two at a time (one left over goes
+alone, as before). It gathers both into the window buffer as int16
+pairs (per 4 values the words A0|A2, A1|A3, B0|B2, B1|B3 from one LDR of
+each pixel's bytes, SXTB16 and SADD16 with -input_zero_point; then one
+word An|Bn per value left: the same n words), and sums two filters at a
+time against both: per 4 values one LDM of the 4 window words, one LDR
+of each filter's bytes, 4 SXTB16 and 8 SMLAD, 16 multiply-accumulates
+in 17 instructions; the values left one at a time by SMLABB / SMLABT.
+Its 4 sums are requantized by the code of the single pixel's path (a
+subroutine: BL, BX LR). A pair with a value beyond the fast path is
+summed again, its first pixel alone (that path writes ACC and returns
+1, as the contract says), the second with the next pixel. Those input
+and filter words are read with LDR at any address (an M4, M7 or M33
+reads unaligned words with LDR; LDM and LDRD, which fault, touch only
+the aligned window buffer and stack). conv.py hands pixels a stride-1
+1x1 convolution's whole image as one row.
+
 ARMv6-M has none of these instructions and the inline assembler has no
 mnemonics for them: they are data() halfwords (T32 encodings, the
 mnemonic in the comment), the rest Thumb-1, so the module compiles for
@@ -151,8 +168,10 @@ def dots(r0, r1):
 @micropython.asm_thumb
 def pixels(r0, r1):
     """thumb.pixels, with the same block (PX_BLOCK) and results, for
-    window values v = (byte ^ 0x80) + OFF in -32768..32767. BASE is not
-    written (its word is free). Returns 0 or 1 as thumb.pixels."""
+    window values v = (byte ^ 0x80) + OFF in -32768..32767 (input
+    zero points -128..127). BASE is the pairs' pending flag (its word
+    is free); the window buffer's content is not the contract's (packed
+    pairs, see above). Returns 0 or 1 as thumb.pixels."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
     label(TOP)
