@@ -146,6 +146,61 @@ def test_pixels_instructions_per_mac(dsp, m0):
     assert dsp_count * 1.7 < m0_count, (dsp_count, m0_count)
 
 
+def _px_run(code, m4, n, nf, npix, seed=3):
+    """pixels over npix pixels of a 1x1 convolution of n channels into
+    nf (random input and filters, multiplier 2**30, shift -10): the
+    instruction count, the output bytes and the return value."""
+    rng = random.Random(seed)
+    emu = Emulator(m4)
+    va = emu.alloc(b"\0" * 4 * n, writable=True)
+    xa = emu.alloc(bytes(rng.randrange(256) for _ in range(n * npix)))
+    wa = emu.alloc(bytes(rng.randrange(256) for _ in range(n * nf)))
+    ba = emu.alloc(struct.pack("<%di" % nf, *[rng.randint(-5000, 5000)
+                                              for _ in range(nf)]))
+    ma = emu.alloc(struct.pack("<i", 1 << 30) * nf)
+    sa = emu.alloc(bytes([0xF6]) * nf)  # shift -10
+    aa = emu.alloc(b"\0" * 4 * nf, writable=True)
+    qa = emu.alloc(b"\0" * nf * npix, writable=True)
+    from test_thumb import PX
+    blk = dict(V=va, V8=va + 4 * (n & ~7), VE=va + 4 * n, WP=0, WS=n,
+               BP=0, BASE=0, OUT=0, NF=0, X=xa, XS=n, OFF=-128 + 7,
+               NPIX=npix, MP0=ma, MSTEP=4, SP0=sa, SSTEP=1, ZO=3, LO=-128,
+               HI=127, QOUT=qa, QSTEP=nf, PEND=0, LIM=1 << 20,
+               LIM2=2 << 20, WP0=wa, BP0=ba, ACC=aa, NF0=nf, MP=0,
+               SP=0, Q=0, REL=0)
+    pa = emu.alloc(struct.pack("<%di" % len(PX), *[blk[k] for k in PX]),
+                   writable=True)
+    r = emu.call(code["pixels"], pa, 0, limit=10 ** 8)
+    return emu.count, emu.read(qa, nf * npix), r
+
+
+@pytest.mark.parametrize("n,nf,npix,most", [
+    (16, 32, 24, 6.0), (64, 32, 8, 2.3), (128, 128, 6, 1.7),
+    (256, 64, 3, 2.0)])
+def test_pixels_pairs_instructions_per_mac(dsp, m0, n, nf, npix, most):
+    """A row of pixels goes through pixels two at a time (two filters x
+    two pixels per inner loop: each widened filter word serves both
+    pixels, each window word both filters): the armv6m code's bytes, in
+    at most `most` instructions per multiply-accumulate, everything
+    counted (gather, requantization, an odd last pixel alone)."""
+    count, q, r = _px_run(dsp, True, n, nf, npix)
+    m0_count, m0_q, m0_r = _px_run(m0, False, n, nf, npix)
+    assert (q, r) == (m0_q, m0_r) and r == 0
+    assert count / (n * nf * npix) <= most, count / (n * nf * npix)
+    assert count * 1.8 < m0_count
+
+
+def test_pixels_pairs_pending_and_odd_counts(dsp):
+    """Pairs of pixels with values beyond the fast path (the pair is
+    summed again, its first pixel alone, then the second with the next
+    one), odd filter counts and every window length up to 20: the
+    contract's bytes and pending pixels (test_thumb._px_case)."""
+    rng = random.Random(36)
+    for _ in range(120):
+        _px_case(dsp, rng, lim=rng.choice([300, 3000, 1 << 20]), m4=True,
+                 sizes=list(range(1, 21)))
+
+
 def test_dsp_code_loads_aligned_words_only(dsp):
     """The window is read in words: one that is not word-aligned is an
     unaligned access, which the harness reports (so the filter words the
@@ -159,6 +214,26 @@ def test_dsp_code_loads_aligned_words_only(dsp):
                                oa, 1), writable=True)
     with pytest.raises(ThumbError, match="unaligned"):
         emu.call(dsp["dots"], pa, 0)
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFB25, 0x990C), (0xFB25, 0x991C)),  # smlad r9 -> smladx
+    ((0xFA2F, 0xF594), (0xFA2F, 0xF584)),  # sxtb16 ror #8 -> no rotation
+    ((0xFA98, 0xF805), (0xFAD8, 0xF805)),  # sadd16 -> ssub16 (gather)
+    ((0xFB14, 0x9916), (0xFB14, 0x9906)),  # smlabt -> smlabb (value left)
+    ((0xEAC4, 0x4406), (0xEAC4, 0x4486)),  # pkhbt lsl #16 -> lsl #18
+])
+def test_a_mutated_pair_instruction_fails(dsp, old, new):
+    """The pair path's own DSP instructions are checked too: each mutant
+    of pixels (first occurrence changed) fails the contract."""
+    pat = struct.pack("<2H", *old)
+    code = dsp["pixels"]
+    assert pat in code
+    mutant = {"pixels": code.replace(pat, struct.pack("<2H", *new), 1)}
+    rng = random.Random(24)
+    with pytest.raises(AssertionError):
+        for _ in range(40):
+            _px_case(mutant, rng, m4=True, sizes=(5, 7, 9, 13))
 
 
 @pytest.mark.parametrize("old,new", [

@@ -130,7 +130,13 @@ def prepare(op, ins, outs, ctx):
     nb = ctx.scratch_len // oc
     # qp (output zero point, activation range: requant_i8b's) first, so
     # that one kept block serves both (see _QP)
-    p = array("i", list(qp) + [b, h, w, c, out.shape[1], out.shape[2], oc,
+    oh, ow = out.shape[1], out.shape[2]
+    if one and sh == 1 and sw == 1:
+        # stride 1, no padding: the pixels of every row and batch follow
+        # each other in the input and the output, one row for _conv_1x1
+        # (one mac.pixels call: thumb_dsp.pixels takes them in pairs)
+        b, h, w, oh, ow = 1, 1, b * h * w, 1, b * h * w
+    p = array("i", list(qp) + [b, h, w, c, oh, ow, oc,
                                kh, kw, cin, sh, sw, dh, dw, ph, pw, off,
                                oc // groups, nb, conv_util.WORD // 8])
     win = conv_util.work_buffer(ctx, _BLK + c if one else

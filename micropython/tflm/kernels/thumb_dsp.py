@@ -20,6 +20,23 @@ multiplies int16 halves: the window values must lie in -32768..32767.
 They are x - input_zero_point (-255..255) for every caller: CONV_2D,
 FULLY_CONNECTED, BATCH_MATMUL and fc_rows.py check int8 zero points.
 
+pixels takes the pixels of its row two at a time (one left over goes
+alone, as before). It gathers both into the window buffer as int16
+pairs (per 4 values the words A0|A2, A1|A3, B0|B2, B1|B3 from one LDR of
+each pixel's bytes, SXTB16 and SADD16 with -input_zero_point; then one
+word An|Bn per value left: the same n words), and sums two filters at a
+time against both: per 4 values one LDM of the 4 window words, one LDR
+of each filter's bytes, 4 SXTB16 and 8 SMLAD, 16 multiply-accumulates
+in 17 instructions; the values left one at a time by SMLABB / SMLABT.
+Its 4 sums are requantized by the code of the single pixel's path (a
+subroutine: BL, BX LR). A pair with a value beyond the fast path is
+summed again, its first pixel alone (that path writes ACC and returns
+1, as the contract says), the second with the next pixel. Those input
+and filter words are read with LDR at any address (an M4, M7 or M33
+reads unaligned words with LDR; LDM and LDRD, which fault, touch only
+the aligned window buffer and stack). conv.py hands pixels a stride-1
+1x1 convolution's whole image as one row.
+
 ARMv6-M has none of these instructions and the inline assembler has no
 mnemonics for them: they are data() halfwords (T32 encodings, the
 mnemonic in the comment), the rest Thumb-1, so the module compiles for
@@ -151,10 +168,279 @@ def dots(r0, r1):
 @micropython.asm_thumb
 def pixels(r0, r1):
     """thumb.pixels, with the same block (PX_BLOCK) and results, for
-    window values v = (byte ^ 0x80) + OFF in -32768..32767. BASE is not
-    written (its word is free). Returns 0 or 1 as thumb.pixels."""
+    window values v = (byte ^ 0x80) + OFF in -32768..32767 (input
+    zero points -128..127). BASE is the pairs' pending flag (its word
+    is free); the window buffer's content is not the contract's (packed
+    pairs, see above). Returns 0 or 1 as thumb.pixels."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    label(TOP)
+    ldr(r4, [r0, 48])         # NPIX >= 2: a pair of pixels (below);
+    cmp(r4, 2)                # one: PIXEL
+    bcs(PAIR)
+    b(PIXEL)
+    label(PAIR)
+    mov(r4, 0)                # BASE: the pair's pending flag
+    str(r4, [r0, 24])
+    ldr(r1, [r0, 36])         # gather A = X and B = X + XS, packed: per
+    ldr(r3, [r0, 40])         # 4 values the words A0|A2, A1|A3, B0|B2,
+    ldr(r2, [r0, 0])          # B1|B3 (int16 halves), then one word
+    ldr(r5, [r0, 44])         # An|Bn per value left
+    add(r5, 128)              # -input_zero_point = OFF + 128 (x + that:
+    data(2, 0xEAC5, 0x4505)   # pkhbt r5, r5, r5, lsl #16
+    ldr(r7, [r0, 8])          # x ^ 0x80 + OFF), in both halves
+    sub(r7, r7, r2)
+    lsr(r7, r7, 4)
+    lsl(r7, r7, 4)
+    add(r7, r7, r2)           # the end of the 4-value groups
+    b(GTEST)
+    label(GLOOP)
+    ldr(r4, [r1, 0])          # (x: arena bytes, unaligned LDR allowed)
+    data(2, 0x58CE)           # ldr r6, [r1, r3]
+    add(r1, 4)
+    data(2, 0xFA2F, 0xF884)   # sxtb16 r8, r4
+    data(2, 0xFA2F, 0xF994)   # sxtb16 r9, r4, ror #8
+    data(2, 0xFA2F, 0xFA86)   # sxtb16 r10, r6
+    data(2, 0xFA2F, 0xFB96)   # sxtb16 r11, r6, ror #8
+    data(2, 0xFA98, 0xF805)   # sadd16 r8, r8, r5
+    data(2, 0xFA99, 0xF905)   # sadd16 r9, r9, r5
+    data(2, 0xFA9A, 0xFA05)   # sadd16 r10, r10, r5
+    data(2, 0xFA9B, 0xFB05)   # sadd16 r11, r11, r5
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    label(GTEST)
+    cmp(r2, r7)
+    bcc(GLOOP)
+    ldr(r7, [r0, 8])
+    b(TTEST)
+    label(TLOOP)
+    data(2, 0x56CE)           # ldrsb r6, [r1, r3]
+    data(2, 0xF911, 0x4B01)   # ldrsb.w r4, [r1], #1
+    data(2, 0xEAC4, 0x4406)   # pkhbt r4, r4, r6, lsl #16
+    data(2, 0xFA94, 0xF405)   # sadd16 r4, r4, r5
+    str(r4, [r2, 0])
+    add(r2, 4)
+    label(TTEST)
+    cmp(r2, r7)
+    bcc(TLOOP)
+    ldr(r4, [r0, 100])        # WP = WP0, BP = BP0, NF = NF0, MP = MP0,
+    str(r4, [r0, 12])         # SP = SP0, Q = QOUT
+    ldr(r4, [r0, 104])
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 112])
+    str(r4, [r0, 32])
+    ldr(r4, [r0, 52])
+    str(r4, [r0, 116])
+    ldr(r4, [r0, 60])
+    str(r4, [r0, 120])
+    ldr(r4, [r0, 80])
+    str(r4, [r0, 124])
+    label(FPAIR)              # filters k and k + 1 (k alone if NF = 1:
+    ldr(r2, [r0, 20])         # then summed twice, stored once)
+    ldr(r4, [r2, 0])
+    mov(r8, r4)               # A1 = B1 = BP[k]
+    mov(r9, r4)
+    ldr(r3, [r0, 16])
+    ldr(r5, [r0, 32])
+    cmp(r5, 1)
+    bne(TWO)
+    mov(r3, 0)
+    b(ONE)
+    label(TWO)
+    ldr(r4, [r2, 4])
+    label(ONE)
+    mov(r10, r4)              # A2 = B2 = BP[k + 1]
+    mov(r11, r4)
+    sub(r3, 4)                # the second filter at w + r3 + 4
+    ldr(r1, [r0, 12])         # w = WP (model bytes: unaligned LDR, never
+    ldr(r6, [r0, 0])          # LDRD or LDM)
+    ldr(r2, [r0, 8])
+    sub(r2, r2, r6)
+    lsr(r2, r2, 4)
+    lsl(r2, r2, 4)
+    add(r2, r2, r6)
+    push({r0})
+    mov(r0, r6)
+    b(MTEST)
+    label(MLOOP)              # 4 values x 2 filters x 2 pixels:
+    data(2, 0xE8B0, 0x50C0)   # ldmia.w r0!, {r6, r7, r12, lr}
+    data(2, 0xF851, 0x4B04)   # ldr.w r4, [r1], #4
+    data(2, 0xFA2F, 0xF584)   # sxtb16 r5, r4
+    data(2, 0xFB25, 0x8806)   # smlad r8, r5, r6, r8
+    data(2, 0xFB25, 0x990C)   # smlad r9, r5, r12, r9
+    data(2, 0xFA2F, 0xF594)   # sxtb16 r5, r4, ror #8
+    data(2, 0xFB25, 0x8807)   # smlad r8, r5, r7, r8
+    data(2, 0xFB25, 0x990E)   # smlad r9, r5, lr, r9
+    data(2, 0xF851, 0x4003)   # ldr.w r4, [r1, r3]
+    data(2, 0xFA2F, 0xF584)   # sxtb16 r5, r4
+    data(2, 0xFB25, 0xAA06)   # smlad r10, r5, r6, r10
+    data(2, 0xFB25, 0xBB0C)   # smlad r11, r5, r12, r11
+    data(2, 0xFA2F, 0xF594)   # sxtb16 r5, r4, ror #8
+    data(2, 0xFB25, 0xAA07)   # smlad r10, r5, r7, r10
+    data(2, 0xFB25, 0xBB0E)   # smlad r11, r5, lr, r11
+    label(MTEST)
+    cmp(r0, r2)
+    bcc(MLOOP)
+    pop({r2})                 # the block
+    ldr(r7, [r2, 8])
+    b(XTEST)
+    label(XLOOP)              # the values left, one at a time
+    data(2, 0xF850, 0x6B04)   # ldr.w r6, [r0], #4
+    data(2, 0xF911, 0x4B01)   # ldrsb.w r4, [r1], #1
+    add(r5, r1, r3)
+    data(2, 0xF995, 0x5003)   # ldrsb.w r5, [r5, #3]
+    data(2, 0xFB14, 0x8806)   # smlabb r8, r4, r6, r8
+    data(2, 0xFB14, 0x9916)   # smlabt r9, r4, r6, r9
+    data(2, 0xFB15, 0xAA06)   # smlabb r10, r5, r6, r10
+    data(2, 0xFB15, 0xBB16)   # smlabt r11, r5, r6, r11
+    label(XTEST)
+    cmp(r0, r7)
+    bcc(XLOOP)
+    mov(r0, r2)
+    ldr(r1, [r0, 116])        # A1 -> Q[0], B1 -> Q[QSTEP]
+    ldr(r2, [r0, 120])
+    ldr(r6, [r0, 124])
+    mov(r3, r8)
+    bl(RQ)
+    ldr(r2, [r0, 120])
+    ldr(r6, [r0, 124])
+    ldr(r4, [r0, 84])
+    add(r6, r6, r4)
+    mov(r3, r9)
+    bl(RQ)
+    ldr(r4, [r0, 32])
+    cmp(r4, 1)
+    beq(PNEXT)
+    ldr(r1, [r0, 116])        # A2 -> Q[1], B2 -> Q[QSTEP + 1]
+    ldr(r4, [r0, 56])
+    add(r1, r1, r4)
+    ldr(r2, [r0, 120])
+    ldr(r4, [r0, 64])
+    add(r2, r2, r4)
+    ldr(r6, [r0, 124])
+    add(r6, 1)
+    mov(r3, r10)
+    bl(RQ)
+    ldr(r2, [r0, 120])
+    ldr(r4, [r0, 64])
+    add(r2, r2, r4)
+    ldr(r6, [r0, 124])
+    add(r6, 1)
+    ldr(r4, [r0, 84])
+    add(r6, r6, r4)
+    mov(r3, r11)
+    bl(RQ)
+    label(PNEXT)
+    ldr(r4, [r0, 20])         # BP += 8, WP += 2 * WS, MP += 2 * MSTEP,
+    add(r4, 8)                # SP += 2 * SSTEP, Q += 2, NF -= 2
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    ldr(r4, [r0, 116])
+    ldr(r5, [r0, 56])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 116])
+    ldr(r4, [r0, 120])
+    ldr(r5, [r0, 64])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 120])
+    ldr(r4, [r0, 124])
+    add(r4, 2)
+    str(r4, [r0, 124])
+    ldr(r4, [r0, 32])
+    sub(r4, 2)
+    str(r4, [r0, 32])
+    ble(PAIRDONE)
+    b(FPAIR)
+    label(PAIRDONE)
+    ldr(r4, [r0, 24])         # a value beyond the fast path: pixel A
+    cmp(r4, 0)                # again alone (PIXEL: its sums in ACC, the
+    beq(PAIROK)               # caller's), B with the next pixel
+    b(PIXEL)
+    label(PAIROK)
+    ldr(r4, [r0, 36])         # X += 2 * XS, QOUT += 2 * QSTEP, NPIX -= 2
+    ldr(r5, [r0, 40])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 36])
+    ldr(r4, [r0, 80])
+    ldr(r5, [r0, 84])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 80])
+    ldr(r4, [r0, 48])
+    sub(r4, 2)
+    str(r4, [r0, 48])
+    beq(PAIRRET)
+    b(TOP)
+    label(PAIRRET)
+    b(RET0)
+    label(RQ)                 # requantize r3 into the byte at r6 with
+    ldrb(r7, [r2, 0])         # the multiplier at r1 and the shift at r2
+    lsl(r7, r7, 24)           # (as SUMMED below), or set the pending
+    asr(r7, r7, 24)           # flag; uses r2-r7, returns to lr
+    neg(r7, r7)
+    cmp(r7, 21)
+    bhi(RQP)
+    ldr(r5, [r0, 92])
+    add(r4, r3, r5)
+    ldr(r5, [r0, 96])
+    cmp(r4, r5)
+    bhi(RQP)
+    ldr(r2, [r1, 0])
+    lsl(r4, r2, 21)
+    lsr(r4, r4, 21)
+    mul(r4, r3)
+    asr(r4, r4, 11)
+    lsl(r5, r2, 10)
+    lsr(r5, r5, 21)
+    mul(r5, r3)
+    add(r4, r4, r5)
+    asr(r4, r4, 11)
+    lsr(r5, r2, 22)
+    mul(r5, r3)
+    add(r4, r4, r5)
+    add(r4, 128)
+    add(r4, 128)
+    cmp(r7, 0)
+    beq(RQN)
+    mov(r2, r7)
+    add(r2, 8)
+    mov(r5, 1)
+    lsl(r5, r2)
+    add(r4, r4, r5)
+    asr(r3, r3, 31)
+    lsl(r3, r3, 9)
+    add(r4, r4, r3)
+    add(r2, 1)
+    asr(r4, r2)
+    b(RQZ)
+    label(RQN)
+    asr(r4, r4, 9)
+    label(RQZ)
+    ldr(r5, [r0, 68])
+    add(r4, r4, r5)
+    ldr(r5, [r0, 72])
+    cmp(r4, r5)
+    bge(RQL)
+    mov(r4, r5)
+    label(RQL)
+    ldr(r5, [r0, 76])
+    cmp(r4, r5)
+    ble(RQH)
+    mov(r4, r5)
+    label(RQH)
+    strb(r4, [r6, 0])
+    bx(lr)
+    label(RQP)
+    mov(r4, 1)
+    str(r4, [r0, 24])
+    bx(lr)
+
     label(PIXEL)
     ldr(r1, [r0, 36])         # gather: x = X, v = V, up to VE
     ldr(r2, [r0, 0])
@@ -352,7 +638,7 @@ def pixels(r0, r1):
     bne(RET1)
     cmp(r4, 0)
     beq(RET0)
-    b(PIXEL)
+    b(TOP)
     label(RET1)
     mov(r0, 1)
     b(END)
