@@ -263,8 +263,8 @@ def huffman_pair(rng, g, shape, dtype, wide=None, first=None):
 
 
 def _shape(rng, size):
-    """Rank 0-4, at most 16, 128, 1024, 6000 elements by size."""
-    cap, most = (3, 6, 12, 40)[size - 1], (16, 128, 1024, 6000)[size - 1]
+    """Rank 0-4, at most 16, 128, 1024, 2048 elements by size."""
+    cap, most = (3, 6, 12, 40)[size - 1], (16, 128, 1024, 2048)[size - 1]
     rank = rng.randint(0 if rng.random() < 0.05 else 1, 4)
     out = []
     for _ in range(rank):

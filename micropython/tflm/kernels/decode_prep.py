@@ -24,10 +24,10 @@ _INT32 = const(2)
 _INT64 = const(4)
 
 _DCM_BYTES = const(16)  # kDcmSizeInBytes
-_LUT = const(0)  # kDcmTypeLUT
-_HUFFMAN = const(1)  # kDcmTypeHuffman
-_PRUNE = const(2)  # kDcmTypePrune
-_CUSTOM = const(127)  # kDcmTypeCustom
+_DCM_LUT = const(0)  # kDcmTypeLUT
+_DCM_HUFFMAN = const(1)  # kDcmTypeHuffman
+_DCM_PRUNE = const(2)  # kDcmTypePrune
+_DCM_CUSTOM = const(127)  # kDcmTypeCustom
 
 # decode.py's parameter words (const names do not import)
 _PL_BITS = const(0)
@@ -74,7 +74,7 @@ def prepare(op, ins, outs, ctx):
         if version != 1:
             raise PrepareError("%s: %s: decode version %d, supported: 1"
                                % (label, anc.label(), version))
-        if kind not in (_LUT, _PRUNE, _HUFFMAN):
+        if kind not in (_DCM_LUT, _DCM_PRUNE, _DCM_HUFFMAN):
             raise PrepareError("%s: %s: decode type %s is not supported "
                                "(0 LUT, 1 Huffman, 2 Prune; TFLM has no "
                                "custom decoders either)"
@@ -82,9 +82,9 @@ def prepare(op, ins, outs, ctx):
         if a[4] != 1:
             raise PrepareError("%s: %s: %s version %d, supported: 1"
                                % (label, anc.label(), _name(kind), a[4]))
-        if kind == _LUT:
+        if kind == _DCM_LUT:
             st = _prepare_lut(label, src, anc, y)
-        elif kind == _PRUNE:
+        elif kind == _DCM_PRUNE:
             st = _prepare_prune(label, src, anc, y)
         else:
             st = _prepare_huffman(label, src, anc, y)
@@ -94,9 +94,9 @@ def prepare(op, ins, outs, ctx):
 
 
 def _name(kind):
-    return ("LUT" if kind == _LUT else "Huffman" if kind == _HUFFMAN
-            else "Prune" if kind == _PRUNE else "127 (custom)"
-            if kind == _CUSTOM else "%d" % kind)
+    return ("LUT" if kind == _DCM_LUT else "Huffman" if kind == _DCM_HUFFMAN
+            else "Prune" if kind == _DCM_PRUNE else "127 (custom)"
+            if kind == _DCM_CUSTOM else "%d" % kind)
 
 
 def _channels(label, y):
