@@ -224,4 +224,12 @@ OPS = {
         "fast and regular NMS; TFLM's kernel dequantizes nothing (int8 / "
         "uint8 refused); box sizes: exp to ~60 bits, then TFLM's double "
         "rounding"),
+    # TFLM's DECODE (CUSTOM, built in: compressed constants)
+    "TFLM_DECODE": (
+        "LUT, Prune: bool, int8, int16, int32, int64, float32; Huffman: "
+        "int8, int16",
+        "decodes at every invoke into the arena, as TFLM; per-channel along "
+        "the first or last axis; CONV_2D and DEPTHWISE_CONV_2D take decoded "
+        "filters, but biases and FULLY_CONNECTED's weights must be constant "
+        "here: decoded ones are refused"),
 }

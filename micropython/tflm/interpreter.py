@@ -35,7 +35,8 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.reshape_prep", "tflm.kernels.pooling_prep",
                 "tflm.kernels.softmax_prep",
                 "tflm.kernels.softmax16_prep",
-                "tflm.kernels.broadcast_prep", "tflm.static_arena",
+                "tflm.kernels.broadcast_prep", "tflm.kernels.decode_prep",
+                "tflm.static_arena",
                 "tflm.compiled", "tflm.source", "tflm.construct",
                 "tflm.graphs")
 # The model parser and the op resolver (model.py with flatbuf.py, and the

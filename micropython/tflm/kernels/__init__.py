@@ -187,6 +187,8 @@ _CUSTOM_KERNELS = (
     " CIRCULAR_BUFFER:circular_buffer"
     # TFLM's DETECTION_POSTPROCESS (SSD detectors' last op)
     " TFLite_Detection_PostProcess:detection_postprocess"
+    # TFLM's DECODE (compressed constants: AddDecode)
+    " TFLM_DECODE:decode"
 )
 
 # Operators whose output is a view of their first input (no copy).
@@ -246,6 +248,7 @@ _LAZY = (
     " elu:f:elu_f32 log_softmax:f:log_softmax_f32 log_softmax:*:gemmlowp"
     " batch_matmul:f:bmm_f32 batch_matmul:h:bmm16"
     " signal_stream:f:f32 circular_buffer:*:signal_util"
+    " decode:*:decode_prep"
 )
 
 
