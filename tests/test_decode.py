@@ -356,3 +356,30 @@ def test_rejections(tmp_path):
         assert "op 0 (" in msg, msg
         for w in words:
             assert w in msg, (k, w, msg)
+
+
+def test_compiled_models(tmp_path):
+    """Models with DECODE compiled on the host (host_tools compile): the
+    decoded filters of CONV_2D / DEPTHWISE_CONV_2D (read through their
+    addresses in the arena, compiled.py T_ADDR) and a DECODE of several
+    pairs match TFLM, which runs the compiled file unchanged."""
+    from conftest import unix_arch
+    from host_tools import compile as comp
+    rng, g = _rng(11)
+    jobs, want = [], []
+    raws = [_conv_model(op, rng, g) for op in ("CONV_2D",
+                                                 "DEPTHWISE_CONV_2D")]
+    raws += [(gd.gen_decode(random.Random(s), 2), None) for s in (3, 8)]
+    for raw, shape in raws:
+        if isinstance(raw, tuple):  # the generator's (model, inputs)
+            raw = raw[0]
+        out, _ = comp.compile_model(raw, unix_arch())
+        ref = Reference(out)
+        sets = [[g.integers(-128, 128, ref.input_details(0)["shape"])
+                 .astype(ref.input_details(0)["dtype"])]
+                for _ in range(2)] if ref.n_in else [[], []]
+        want.append([[o.tobytes() for o in ref.run(s)] for s in sets])
+        jobs.append((out, sets))
+    for (st, out), w in zip(run_on_device(jobs, tmp_path), want):
+        assert st == "OK", out
+        assert [list(o) for o in out] == w
