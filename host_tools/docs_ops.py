@@ -229,7 +229,7 @@ OPS = {
         "LUT, Prune: bool, int8, int16, int32, int64, float32; Huffman: "
         "int8, int16",
         "decodes at every invoke into the arena, as TFLM; per-channel along "
-        "the first or last axis; CONV_2D and DEPTHWISE_CONV_2D take decoded "
-        "filters, but biases and FULLY_CONNECTED's weights must be constant "
-        "here: decoded ones are refused"),
+        "the first or last axis; the int8 CONV_2D, DEPTHWISE_CONV_2D and "
+        "FULLY_CONNECTED read decoded filters, weights and biases at eval "
+        "(the other kernels take constant ones)"),
 }

@@ -249,24 +249,46 @@ def test_decoded_filters(tmp_path, op):
         assert [o[0] for o in out] == w
 
 
-def test_decoded_weights_refused(tmp_path):
-    """Not done here: a FULLY_CONNECTED (as CONV_2D, DEPTHWISE_CONV_2D)
-    reads its weights at prepare, so weights decoded at invoke (what
-    TFLM's compressor emits for compressed weights, and TFLM runs) are
-    refused, naming the tensor."""
+def test_decoded_weights_and_biases(tmp_path):
+    """FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D read weights and
+    biases at eval, where they are: decoded ones (what TFLM's compressor
+    emits for compressed weights and biases) match TFLM."""
     rng, g = _rng(6)
-    w_enc, w_anc, w = gd.lut_pair(rng, g, [6, 20], "int8", 4,
-                                  ([0.01] * 6, 0, 0, 6, False))
-    m = opgen.Model()
-    x = T([2, 20], "int8", scale=0.1, zero_point=3)
-    m.add_op("CUSTOM:TFLM_DECODE", [w_enc, w_anc], [w])
-    m.add_op("FULLY_CONNECTED", [x, w, -1],
-             [T([2, 6], "int8", scale=0.5, zero_point=-2)])
-    raw = m.build()
-    Reference(raw).run([np.zeros((2, 20), np.int8)])  # TFLM runs it
-    (st, msg), = run_on_device([(raw, [])], tmp_path)
-    assert st == "ERR" and "op 1 (FULLY_CONNECTED)" in msg, msg
-    assert "'t2' must be constant" in msg, msg
+    jobs, want = [], []
+    for units, per_channel in ((6, True), (5, False), (9, True)):
+        sc = [0.01 * (k + 1) for k in range(units)] if per_channel \
+            else [0.02]
+        c = units if per_channel else 1  # value tables
+        w_enc, w_anc, w = gd.lut_pair(
+            rng, g, [units, 20], "int8", rng.randint(2, 5),
+            (sc if per_channel else sc[0], 0, 0, c, False))
+        # the bias: 2-bit indices into small values (whose effect shows
+        # in the outputs: full-range ones would only clamp them)
+        bsc = [0.1 * s for s in sc] if per_channel else 0.1 * sc[0]
+        table = g.integers(-3000, 3000, 4 * c).astype("<i4")
+        b_anc = T([16 + 16 * c], "uint8", data=np.frombuffer(
+            gd.header(0, bytes((2, 4))) + table.tobytes(), np.uint8))
+        b_enc = T([(2 * units + 7) // 8], "uint8", data=np.frombuffer(
+            gd.pack_bits([int(v) for v in g.integers(0, 4, units)], 2),
+            np.uint8))
+        b = T([units], "int32", scale=bsc, zero_point=0)
+        m = opgen.Model()
+        x = T([2, 20], "int8", scale=0.1, zero_point=3)
+        m.add_op("CUSTOM:TFLM_DECODE", [w_enc, w_anc, b_enc, b_anc], [w, b])
+        m.add_op("FULLY_CONNECTED", [x, w, b],
+                 [T([2, units], "int8", scale=0.5, zero_point=-2)])
+        raw = m.build()
+        ref = Reference(raw)
+        sets = [[g.integers(-128, 128, (2, 20)).astype(np.int8)]
+                for _ in range(2)]
+        want.append([ref.run(s)[0].tobytes() for s in sets])
+        jobs.append((raw, sets))
+        # the bias shows: outputs within the range, not only clamped
+        y = np.frombuffer(b"".join(want[-1]), np.int8)
+        assert ((y > -128) & (y < 127)).sum() >= units, y
+    for (st, out), w in zip(run_on_device(jobs, tmp_path), want):
+        assert st == "OK", out
+        assert [o[0] for o in out] == w
 
 
 # --- refusals ----------------------------------------------------------------

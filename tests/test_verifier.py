@@ -365,8 +365,6 @@ def graph_cases():
                           [T([1, 4], "int16", scale=0.1),
                            T([1, 4], "int16", scale=0.1)],
                           [T([1, 4], "int16", scale=0.1)])
-    fc = fc_model()
-    fc.tensors[1].data = None  # weights become an activation
     return {
         "cycle": (two_adds(lambda a, t1, t2: t2, lambda a, t1, t2: t2),
                   ModelError, ["op 0 (ADD)", "tensor 2 't2'",
@@ -390,8 +388,6 @@ def graph_cases():
                                         "op 1 (SKIP_GRAM)"]),
         "sqdiff_int16": (i16, "PrepareError",
                          ["op 0 (SQUARED_DIFFERENCE)", "int16"]),
-        "fc_weights_not_constant": (fc.build(), "PrepareError",
-                                    ["op 0 (FULLY_CONNECTED)", "constant"]),
     }
 
 

@@ -299,12 +299,16 @@ def _low_bits(buf) -> int:
 def bias_words(op, bias, n_ch, ctx):
     """The bias for eval, n_ch int32 values that viper reads with ptr32:
     the model's own bytes when they are 4-byte aligned (no RAM: TFLM too
-    reads the bias in place), else bias_array's aligned copy in the
-    arena's persistent part (zeros when there is no bias); not to be
-    kept. Raises PrepareError as bias_array."""
-    if bias is not None and bias.is_const and bias.data is not None \
+    reads the bias in place), or the arena's (a bias that an earlier
+    operator writes), else bias_array's aligned copy in the arena's
+    persistent part (zeros when there is no bias); not to be kept()
+    nor changed. Raises PrepareError as bias_array."""
+    if bias is not None and bias.data is not None \
             and bias.type == _INT32 and bias.size == n_ch \
             and _low_bits(bias.data) == 0:
+        # in place: a constant's bytes, or an activation in the arena
+        # that an earlier operator writes (TFLM's DECODE of a compressed
+        # bias), read at eval as TFLM reads it
         return bias.data
     return bias_array(op, bias, n_ch, ctx)
 

@@ -103,13 +103,11 @@ def _check(op, ins, outs):
         if not -128 <= t.zero_point <= 127:
             raise PrepareError("%s: %s zero point %d is outside int8"
                                % (label, t.label(), t.zero_point))
-    if not w.is_const:
-        raise PrepareError("%s: weights %s must be constant"
-                           % (label, w.label()))
-    if bias is not None:
-        if bias.type != _INT32 or not bias.is_const:
-            raise PrepareError("%s: bias %s must be a constant int32 tensor"
-                               % (label, bias.label()))
+    # weights and bias may be written by an earlier operator (TFLM's
+    # DECODE of compressed ones): eval reads both where they are
+    if bias is not None and bias.type != _INT32:
+        raise PrepareError("%s: bias %s must be an int32 tensor"
+                           % (label, bias.label()))
     if any(zp != 0 for zp in w.zero_points):
         raise PrepareError("%s: weights %s have a non-zero zero point "
                            "(TFLM requires symmetric weights)"
