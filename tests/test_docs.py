@@ -241,3 +241,43 @@ def test_a_raising_block_names_its_page_and_line(tmp_path):
         assert proc.returncode != 0
         assert 'File "README.md", line %d' % line in proc.stderr + \
             proc.stdout, proc.stderr
+
+
+# The operators of TFLM's op resolver (tensorflow/lite/micro/
+# micro_mutable_op_resolver.h, the newest tflite-micro): its builtins and
+# its custom operators by name, EthosU (an NPU call) left out.
+TFLM_BUILTINS = (
+    "ABS ADD ADD_N ARG_MAX ARG_MIN ASSIGN_VARIABLE AVERAGE_POOL_2D "
+    "BATCH_MATMUL BATCH_TO_SPACE_ND BROADCAST_ARGS BROADCAST_TO "
+    "CALL_ONCE CAST CEIL CONCATENATION CONV_2D COS CUMSUM "
+    "DEPTHWISE_CONV_2D DEPTH_TO_SPACE DEQUANTIZE DIV "
+    "DYNAMIC_UPDATE_SLICE ELU EMBEDDING_LOOKUP EQUAL EXP EXPAND_DIMS "
+    "FILL FLOOR FLOOR_DIV FLOOR_MOD FULLY_CONNECTED GATHER GATHER_ND "
+    "GREATER GREATER_EQUAL HARD_SWISH IF L2_NORMALIZATION L2_POOL_2D "
+    "LEAKY_RELU LESS LESS_EQUAL LOG LOGICAL_AND LOGICAL_NOT LOGICAL_OR "
+    "LOGISTIC LOG_SOFTMAX MAXIMUM MAX_POOL_2D MEAN MINIMUM MIRROR_PAD "
+    "MUL NEG NOT_EQUAL PACK PAD PADV2 PRELU QUANTIZE READ_VARIABLE "
+    "REDUCE_ALL REDUCE_MAX REDUCE_MIN RELU RELU6 RESHAPE "
+    "RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR REVERSE_V2 ROUND RSQRT "
+    "SELECT_V2 SHAPE SIN SLICE SOFTMAX SPACE_TO_BATCH_ND SPACE_TO_DEPTH "
+    "SPLIT SPLIT_V SQRT SQUARE SQUARED_DIFFERENCE SQUEEZE STRIDED_SLICE "
+    "SUB SUM SVDF TANH TRANSPOSE TRANSPOSE_CONV "
+    "UNIDIRECTIONAL_SEQUENCE_LSTM UNPACK VAR_HANDLE WHILE ZEROS_LIKE "
+).split()
+TFLM_CUSTOM = (
+    "CIRCULAR_BUFFER SignalDelay SignalEnergy SignalFftAutoScale "
+    "SignalFilterBank SignalFilterBankLog "
+    "SignalFilterBankSpectralSubtraction SignalFilterBankSquareRoot "
+    "SignalFramer SignalIrfft SignalOverlapAdd SignalPCAN SignalRfft "
+    "SignalStacker SignalWindow TFLM_DECODE "
+    "TFLite_Detection_PostProcess "
+).split()
+
+
+def test_every_tflm_resolver_operator_has_a_kernel():
+    """Every operator that TFLM's MicroMutableOpResolver offers (but
+    EthosU) has a kernel in the registry: the missing ones are named."""
+    names = set(docs.registry_names())
+    missing = sorted(set(TFLM_BUILTINS + TFLM_CUSTOM) - names)
+    assert not missing, "no kernel for: %s" % missing
+    assert len(TFLM_BUILTINS) == 100 and len(TFLM_CUSTOM) == 17
