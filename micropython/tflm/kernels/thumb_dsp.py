@@ -20,6 +20,19 @@ multiplies int16 halves: the window values must lie in -32768..32767.
 They are x - input_zero_point (-255..255) for every caller: CONV_2D,
 FULLY_CONNECTED, BATCH_MATMUL and fc_rows.py check int8 zero points.
 
+dots takes its filters two at a time (an odd NF's last one alone, as
+above): per 4 values one LDM of the window words, two PKHBT, one LDR of
+each filter's bytes (the second at w + WS; plain LDR at any address, as
+pixels' below), 4 SXTB16 and 4 SMLAD, so each packed pair of window
+values feeds both filters: 16 multiply-accumulates in 28 instructions,
+unrolled twice; the values left one at a time (LDRSB, MLA).
+
+gather (DSP builds only: conv._GATHER) writes CONV_2D's window for
+dots: runs of input bytes, 4 at a time by one LDR and 4 SXTAB (sign
+extension and + -input_zero_point in one) and one STM, and BASE =
+-128 * sum(v), where conv.py's viper loop spent about 35 instructions a
+value.
+
 pixels takes the pixels of its row two at a time (one left over goes
 alone, as before). It gathers both into the window buffer as int16
 pairs (per 4 values the words A0|A2, A1|A3, B0|B2, B1|B3 from one LDR of
