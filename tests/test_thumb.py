@@ -59,7 +59,7 @@ def _run_dots(code, v, w, ws, bias, base, nf, w_offset=0, m4=False):
     emu = Emulator(m4)
     n = len(v)
     va = emu.alloc(struct.pack("<%di" % n, *v))
-    wa = emu.alloc(w, offset=w_offset)
+    wa = emu.alloc(w, offset=w_offset, unaligned=m4)  # LDR: M4 only
     ba = emu.alloc(struct.pack("<%di" % nf, *bias))
     oa = emu.alloc(b"\xee" * 4 * nf, writable=True)
     blk = [0] * 9

@@ -286,3 +286,112 @@ def test_builds_take_the_module_of_their_arch():
         names = [rel for rel, _ in romfs.compile_package(arch)]
         assert ("tflm/kernels/thumb_dsp.mpy" in names) == has
         assert "tflm/kernels/thumb.mpy" in names
+
+
+def test_dots_pairs_instructions_per_mac(dsp):
+    """Two filters per loop (issue 36): each packed pair of window values
+    feeds two SMLAD, 16 multiply-accumulates in 28 instructions; whole
+    calls counted (block, the window's sum, the stores), under 1.85 per
+    multiply-accumulate for FULLY_CONNECTED's 640 x 128 and 2.1 for a
+    3x3x16 window against 16 filters, at any filter alignment."""
+    rng = random.Random(25)
+    for n, nf, most in ((640, 128, 1.85), (144, 16, 2.1)):
+        v = _values(rng, n)
+        for off, ws in ((0, n), (1, n + 1), (3, n + 2)):
+            w = bytes(rng.randrange(256) for _ in range(ws * nf))
+            count = _run_dots(dsp, v, w, ws, [0] * nf, 0, nf, w_offset=off,
+                              m4=True)[4]
+            assert count / (n * nf) <= most, (n, nf, off, count / (n * nf))
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFB2C, 0x9905), (0xFB2C, 0x9915)),  # smlad A -> smladx
+    ((0xFA2F, 0xFC94), (0xFA2F, 0xFC84)),  # sxtb16 B ror #8 -> no rotation
+    ((0xEAC6, 0x460E), (0xEAC6, 0x260E)),  # pkhbt lsl #16 -> lsl #8
+    ((0xFA2F, 0xFC97), (0xFA2F, 0xFC87)),  # sxtb16 A ror #8 -> no rotation
+    ((0xFB04, 0xAA05), (0xFB04, 0xAA15)),  # mla B (value left) -> mls
+])
+def test_a_mutated_dots_pair_instruction_fails(dsp, old, new):
+    """The pair path of dots (its first occurrence of the instruction
+    changed) gives other sums, on pairs with values left over."""
+    pat = struct.pack("<2H", *old)
+    code = dsp["dots"]
+    assert pat in code
+    mutant = {"dots": code.replace(pat, struct.pack("<2H", *new), 1)}
+    rng = random.Random(26)
+    n, nf = 27, 2
+    v = _values(rng, n)
+    w = bytes(rng.randrange(256) for _ in range(n * nf))
+    bias = [0] * nf
+    assert _run_dots(dsp, v, w, n, bias, 0, nf, m4=True)[1] == \
+        _dots_ref(v, w, n, bias, 0, nf)
+    assert _run_dots(mutant, v, w, n, bias, 0, nf, m4=True)[1] != \
+        _dots_ref(v, w, n, bias, 0, nf)
+
+
+def _gather(code, x, gx, run, nrun, rstep, nrow, xrow, zp, xoff=0):
+    """thumb_dsp.gather on the M4: (return value, the window, BASE,
+    instructions), x at any address (words read with LDR)."""
+    emu = Emulator(True)
+    n = run * nrun * nrow
+    xa = emu.alloc(bytes(x), offset=xoff, unaligned=True)
+    va = emu.alloc(b"\xee" * 4 * n, writable=True)
+    blk = [0] * 19
+    blk[0] = va
+    blk[6] = 12345
+    blk[10:17] = [xa + gx, run, nrun, rstep, nrow, xrow, -zp & 0xFFFFFFFF]
+    pa = emu.alloc(struct.pack("<19I", *blk), writable=True)
+    r = emu.call(code["gather"], pa - 8, 8)
+    base = struct.unpack("<i", emu.read(pa + 24, 4))[0]
+    return r, emu.words(va, n), base, emu.count
+
+
+def _gather_ref(x, gx, run, nrun, rstep, nrow, xrow, zp):
+    """conv.py's viper gather: v = x - input_zero_point, row by row."""
+    return [((x[gx + r * xrow + k * rstep + i] ^ 0x80) - 128) - zp
+            for r in range(nrow) for k in range(nrun) for i in range(run)]
+
+
+def test_gather_is_conv_viper_gather(dsp):
+    """thumb_dsp.gather writes the window conv.py's viper loop writes
+    (runs of 1..13 bytes, 4 at a time and the rest one by one, any
+    input address) and BASE = -128 * sum(v), as that loop leaves it."""
+    rng = random.Random(27)
+    for _ in range(300):
+        run, nrun = rng.randint(1, 13), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 3)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 5)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + 20)]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        gx = rng.randint(0, 3)
+        args = (x, gx, run, nrun, rstep, nrow, xrow, zp)
+        r, got, base, _ = _gather(dsp, *args, xoff=rng.randint(0, 3))
+        want = _gather_ref(*args)
+        assert r == 0
+        assert got == want, args
+        assert base == (-128 * sum(want) + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def test_gather_instructions_per_value(dsp):
+    """The point: a 3x3x16 window (3 runs of 48 bytes) in under 4
+    instructions a value (conv.py's viper loop: about 35 on an M4)."""
+    x = list(range(256)) * 2
+    count = _gather(dsp, x, 1, 48, 1, 48, 3, 160, -5)[3]
+    assert count / 144 <= 4.0, count / 144
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFA43, 0xFAA4), (0xFA43, 0xFA94)),  # sxtab ror #16 -> ror #8
+    ((0xFA43, 0xF884), (0xFA4F, 0xF884)),  # sxtab -> sxtb (no zero point)
+])
+def test_a_mutated_gather_instruction_fails(dsp, old, new):
+    """The gather's own DSP instructions are checked too."""
+    pat = struct.pack("<2H", *old)
+    code = dsp["gather"]
+    assert pat in code
+    mutant = {"gather": code.replace(pat, struct.pack("<2H", *new), 1)}
+    x = [(7 * i + 3) % 256 for i in range(64)]
+    args = (x, 0, 8, 1, 8, 2, 16, 17)
+    assert _gather(dsp, *args)[1] == _gather_ref(*args)
+    assert _gather(mutant, *args)[1] != _gather_ref(*args)

@@ -59,16 +59,20 @@ if THUMB:
         mac = None
 if mac is None:
     from . import mac
+# thumb_dsp.gather: _conv_any's gather in machine code (DSP builds only;
+# None elsewhere: the viper loop)
+_GATHER = getattr(mac, "gather", None)
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[_S_PARAMS]: one kept block for both.
 _QP = const(3)
 # int32 words before the window in the window buffer st[_S_WIN]: the block
 # that mac.pixels reads (PX_BLOCK in thumb.py, REL its 33rd word), or
-# mac.dots (DOTS_BLOCK, then REL)
+# mac.dots (DOTS_BLOCK, then REL, then GATHER_BLOCK in thumb_dsp.py:
+# _GATHER's words, written on DSP builds only)
 _BLK = const(33)
 _REL = const(32)
-_DBLK = const(10)
+_DBLK = const(19)
 _DREL = const(9)
 
 # requant_i8b's fast path (fixedpoint): |x| <= 2**20
@@ -354,6 +358,9 @@ def _conv_any(st):
     wrow: int = KW * CIN  # filter step between rows
     wsize: int = KH * KW * CIN  # one output channel's filter
     blk[4] = wsize
+    gat = _GATHER
+    blk[15] = xrow
+    blk[16] = ((p[_P_OFF] ^ S) - S) + 128  # -input_zero_point
     o: int = 0
     b: int = 0
     while b < B:
@@ -387,33 +394,46 @@ def _conv_any(st):
                 if nkx == KW or n == 0:  # whole filter rows: one call
                     rowlen = n  # (none: the bias alone)
                     rows = 1
+                if gat and n:  # thumb_dsp.gather: runs of bytes
+                    blk[11] = CIN  # GRUN bytes, GNRUN times, GRSTEP apart
+                    blk[12] = nkx
+                    blk[13] = dwc
+                    if dwc == CIN:  # the taps of a row are contiguous
+                        blk[11] = nkx * CIN
+                        blk[12] = 1
+                    blk[14] = nky
                 k: int = 0
                 while k < OC:
-                    # Gather this group's v, and sum v.
-                    s: int = 0
-                    va: int = v0
-                    xr: int = xg
-                    ky: int = 0
-                    while ky < nky:
-                        xk: int = xr
-                        kx: int = 0
-                        while kx < nkx:
-                            xa: int = xk
-                            xe: int = xa + CIN
-                            while xa < xe:
-                                v: int = (ptr8(xa)[0] ^ 0x80) + off
-                                ptr32(va)[0] = v
-                                s += v
-                                va += 4
-                                xa += 1
-                            xk += dwc
-                            kx += 1
-                        xr += xrow
-                        ky += 1
+                    # Gather this group's v, and -128 * sum v into BASE.
+                    if gat and n:
+                        blk[0] = v0 - r0
+                        blk[10] = xg
+                        gat(win, 0)
+                    else:
+                        s: int = 0
+                        va: int = v0
+                        xr: int = xg
+                        ky: int = 0
+                        while ky < nky:
+                            xk: int = xr
+                            kx: int = 0
+                            while kx < nkx:
+                                xa: int = xk
+                                xe: int = xa + CIN
+                                while xa < xe:
+                                    v: int = (ptr8(xa)[0] ^ 0x80) + off
+                                    ptr32(va)[0] = v
+                                    s += v
+                                    va += 4
+                                    xa += 1
+                                xk += dwc
+                                kx += 1
+                            xr += xrow
+                            ky += 1
+                        blk[6] = 0 - s * 128
                     # the group's FPG sums, row by row: the first from
                     # the bias and -128 * sum v, the others from there
                     blk[5] = bp + 4 * k - r0
-                    blk[6] = 0 - s * 128
                     r: int = 0
                     while r < rows:
                         va = v0 + 4 * r * rowlen

@@ -20,6 +20,19 @@ multiplies int16 halves: the window values must lie in -32768..32767.
 They are x - input_zero_point (-255..255) for every caller: CONV_2D,
 FULLY_CONNECTED, BATCH_MATMUL and fc_rows.py check int8 zero points.
 
+dots takes its filters two at a time (an odd NF's last one alone, as
+above): per 4 values one LDM of the window words, two PKHBT, one LDR of
+each filter's bytes (the second at w + WS; plain LDR at any address, as
+pixels' below), 4 SXTB16 and 4 SMLAD, so each packed pair of window
+values feeds both filters: 16 multiply-accumulates in 28 instructions,
+unrolled twice; the values left one at a time (LDRSB, MLA).
+
+gather (DSP builds only: conv._GATHER) writes CONV_2D's window for
+dots: runs of input bytes, 4 at a time by one LDR and 4 SXTAB (sign
+extension and + -input_zero_point in one) and one STM, and BASE =
+-128 * sum(v), where conv.py's viper loop spent about 35 instructions a
+value.
+
 pixels takes the pixels of its row two at a time (one left over goes
 alone, as before). It gathers both into the window buffer as int16
 pairs (per 4 values the words A0|A2, A1|A3, B0|B2, B1|B3 from one LDR of
@@ -84,6 +97,109 @@ def dots(r0, r1):
     add(r3, r3, r4)
     mov(r8, r3)
     label(FILTER)
+    ldr(r4, [r0, 32])         # NF >= 2: filters k and k + 1 together
+    cmp(r4, 2)
+    bcs(PAIR)
+    b(SINGLE)
+    label(PAIR)
+    ldr(r1, [r0, 0])          # v = V
+    ldr(r2, [r0, 12])         # w = WP (A; B at w + WS)
+    ldr(r3, [r0, 16])
+    ldr(r4, [r0, 20])         # accA = BP[k] + r8, accB = BP[k + 1] + r8
+    mov(r6, r8)
+    ldr(r5, [r4, 0])
+    add(r5, r5, r6)
+    mov(r9, r5)
+    ldr(r5, [r4, 4])
+    add(r5, r5, r6)
+    mov(r10, r5)
+    ldr(r7, [r0, 8])          # VE
+    push({r0})
+    mov(r0, r7)               # 8 values left while v < VE - 28
+    sub(r0, 28)
+    b(PTEST8)
+    label(PLOOP8)             # 8 values x 2 filters: 26 instructions
+    data(2, 0xE8B1, 0x5060)   # ldmia.w r1!, {r5, r6, r12, lr}: v0..v3
+    data(2, 0xEAC5, 0x450C)   # pkhbt r5, r5, r12, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC6, 0x460E)   # pkhbt r6, r6, lr, lsl #16: v1 | v3 << 16
+    data(2, 0xF852, 0x4003)   # ldr.w r4, [r2, r3]: filter B's 4 bytes
+    data(2, 0xF852, 0x7B04)   # ldr.w r7, [r2], #4: filter A's 4 bytes
+    data(2, 0xFA2F, 0xFC87)   # sxtb16 r12, r7: a0 | a2 << 16
+    data(2, 0xFB2C, 0x9905)   # smlad r9, r12, r5, r9
+    data(2, 0xFA2F, 0xFC97)   # sxtb16 r12, r7, ror #8: a1 | a3 << 16
+    data(2, 0xFB2C, 0x9906)   # smlad r9, r12, r6, r9
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: b0 | b2 << 16
+    data(2, 0xFB2C, 0xAA05)   # smlad r10, r12, r5, r10
+    data(2, 0xFA2F, 0xFC94)   # sxtb16 r12, r4, ror #8: b1 | b3 << 16
+    data(2, 0xFB2C, 0xAA06)   # smlad r10, r12, r6, r10
+    data(2, 0xE8B1, 0x5060)   # ldmia.w r1!, {r5, r6, r12, lr}: v4..v7
+    data(2, 0xEAC5, 0x450C)   # pkhbt r5, r5, r12, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC6, 0x460E)   # pkhbt r6, r6, lr, lsl #16: v1 | v3 << 16
+    data(2, 0xF852, 0x4003)   # ldr.w r4, [r2, r3]: filter B's 4 bytes
+    data(2, 0xF852, 0x7B04)   # ldr.w r7, [r2], #4: filter A's 4 bytes
+    data(2, 0xFA2F, 0xFC87)   # sxtb16 r12, r7: a0 | a2 << 16
+    data(2, 0xFB2C, 0x9905)   # smlad r9, r12, r5, r9
+    data(2, 0xFA2F, 0xFC97)   # sxtb16 r12, r7, ror #8: a1 | a3 << 16
+    data(2, 0xFB2C, 0x9906)   # smlad r9, r12, r6, r9
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: b0 | b2 << 16
+    data(2, 0xFB2C, 0xAA05)   # smlad r10, r12, r5, r10
+    data(2, 0xFA2F, 0xFC94)   # sxtb16 r12, r4, ror #8: b1 | b3 << 16
+    data(2, 0xFB2C, 0xAA06)   # smlad r10, r12, r6, r10
+    label(PTEST8)
+    cmp(r1, r0)
+    bcc(PLOOP8)
+    add(r0, 16)               # 4 left while v < VE - 12
+    cmp(r1, r0)
+    bcs(PTAIL)
+    data(2, 0xE8B1, 0x5060)   # ldmia.w r1!, {r5, r6, r12, lr}: v0..v3
+    data(2, 0xEAC5, 0x450C)   # pkhbt r5, r5, r12, lsl #16: v0 | v2 << 16
+    data(2, 0xEAC6, 0x460E)   # pkhbt r6, r6, lr, lsl #16: v1 | v3 << 16
+    data(2, 0xF852, 0x4003)   # ldr.w r4, [r2, r3]: filter B's 4 bytes
+    data(2, 0xF852, 0x7B04)   # ldr.w r7, [r2], #4: filter A's 4 bytes
+    data(2, 0xFA2F, 0xFC87)   # sxtb16 r12, r7: a0 | a2 << 16
+    data(2, 0xFB2C, 0x9905)   # smlad r9, r12, r5, r9
+    data(2, 0xFA2F, 0xFC97)   # sxtb16 r12, r7, ror #8: a1 | a3 << 16
+    data(2, 0xFB2C, 0x9906)   # smlad r9, r12, r6, r9
+    data(2, 0xFA2F, 0xFC84)   # sxtb16 r12, r4: b0 | b2 << 16
+    data(2, 0xFB2C, 0xAA05)   # smlad r10, r12, r5, r10
+    data(2, 0xFA2F, 0xFC94)   # sxtb16 r12, r4, ror #8: b1 | b3 << 16
+    data(2, 0xFB2C, 0xAA06)   # smlad r10, r12, r6, r10
+    label(PTAIL)
+    add(r0, 12)               # VE: the values left one at a time
+    b(PTEST1)
+    label(PLOOP1)
+    data(2, 0xF851, 0x5B04)   # ldr.w r5, [r1], #4
+    data(2, 0xF912, 0x4003)   # ldrsb.w r4, [r2, r3]
+    data(2, 0xF912, 0x7B01)   # ldrsb.w r7, [r2], #1
+    data(2, 0xFB07, 0x9905)   # mla r9, r7, r5, r9
+    data(2, 0xFB04, 0xAA05)   # mla r10, r4, r5, r10
+    label(PTEST1)
+    cmp(r1, r0)
+    bcc(PLOOP1)
+    pop({r0})
+    ldr(r4, [r0, 28])         # OUT[k], OUT[k + 1] = accA, accB; OUT += 8
+    mov(r5, r9)
+    str(r5, [r4, 0])
+    mov(r5, r10)
+    str(r5, [r4, 4])
+    add(r4, 8)
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])         # BP += 8
+    add(r4, 8)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])         # WP += 2 * WS
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    ldr(r4, [r0, 32])         # NF -= 2
+    sub(r4, 2)
+    str(r4, [r0, 32])
+    bne(PMORE)
+    b(DONE)
+    label(PMORE)
+    b(FILTER)
+    label(SINGLE)             # the last filter of an odd NF, alone
     ldr(r1, [r0, 0])          # v = V
     ldr(r7, [r0, 8])          # VE
     ldr(r2, [r0, 12])         # w = WP
@@ -161,6 +277,94 @@ def dots(r0, r1):
     beq(DONE)
     b(FILTER)
     label(DONE)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+# gather()'s block: DOTS_BLOCK's words as dots() reads them (gather
+# writes V's words and BASE), REL (word 9, not read), then
+# GATHER_BLOCK: GX GRUN GNRUN GRSTEP GNROW GXROW GZP GROWS GRUNS
+# (words 10 to 18: GROWS and GRUNS are its counters)
+
+
+@micropython.asm_thumb
+def gather(r0, r1):
+    """CONV_2D's window for dots (conv.py, Cortex-M4/M7/M33 only): with
+    the block laid out as DOTS_BLOCK then REL then GATHER_BLOCK, writes
+
+        V[i] = x - input_zero_point   (x: the int8 input bytes, signed)
+
+    for the bytes of GNROW rows GXROW apart from GX, each row GNRUN
+    runs of GRUN bytes GRSTEP apart, in that order (the window of an
+    output pixel's in-image taps: conv.py's gather), with GZP =
+    -input_zero_point, and BASE = -128 * sum(V) (what conv.py's viper
+    gather leaves for dots). GNROW, GNRUN >= 1. Input bytes are read
+    with LDR at any address (an M4 reads unaligned words), 4 at a time
+    (SXTAB: sign-extend and add GZP in one), the last GRUN mod 4 of
+    each run one at a time. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r2, [r0, 0])          # v = V
+    ldr(r3, [r0, 64])         # GZP
+    mov(r5, 0)                # s = sum(v)
+    ldr(r1, [r0, 40])         # xr = GX
+    ldr(r4, [r0, 56])         # GROWS = GNROW
+    str(r4, [r0, 68])
+    label(ROW)
+    mov(r12, r1)              # xk = xr
+    ldr(r4, [r0, 48])         # GRUNS = GNRUN
+    str(r4, [r0, 72])
+    label(RUN)
+    mov(r6, r12)              # xa = xk
+    ldr(r7, [r0, 44])         # 4 at a time up to xk + (GRUN & ~3)
+    lsr(r7, r7, 2)
+    lsl(r7, r7, 2)
+    add(r7, r7, r6)
+    b(G4TEST)
+    label(G4LOOP)
+    data(2, 0xF856, 0x4B04)   # ldr.w r4, [r6], #4
+    data(2, 0xFA43, 0xF884)   # sxtab r8, r3, r4
+    data(2, 0xFA43, 0xF994)   # sxtab r9, r3, r4, ror #8
+    data(2, 0xFA43, 0xFAA4)   # sxtab r10, r3, r4, ror #16
+    data(2, 0xFA43, 0xFBB4)   # sxtab r11, r3, r4, ror #24
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    data(2, 0x4445)           # add r5, r8
+    data(2, 0x444D)           # add r5, r9
+    data(2, 0x4455)           # add r5, r10
+    data(2, 0x445D)           # add r5, r11
+    label(G4TEST)
+    cmp(r6, r7)
+    bcc(G4LOOP)
+    mov(r7, r12)              # then one at a time up to xk + GRUN
+    ldr(r4, [r0, 44])
+    add(r7, r7, r4)
+    b(G1TEST)
+    label(G1LOOP)
+    data(2, 0xF916, 0x4B01)   # ldrsb.w r4, [r6], #1
+    add(r4, r4, r3)
+    str(r4, [r2, 0])
+    add(r2, 4)
+    add(r5, r5, r4)
+    label(G1TEST)
+    cmp(r6, r7)
+    bcc(G1LOOP)
+    mov(r4, r12)              # xk += GRSTEP
+    ldr(r6, [r0, 52])
+    add(r4, r4, r6)
+    mov(r12, r4)
+    ldr(r4, [r0, 72])         # GRUNS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 72])
+    bne(RUN)
+    ldr(r4, [r0, 60])         # xr += GXROW
+    add(r1, r1, r4)
+    ldr(r4, [r0, 68])         # GROWS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 68])
+    bne(ROW)
+    lsl(r5, r5, 7)            # BASE = -128 * s
+    neg(r5, r5)
+    str(r5, [r0, 24])
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, 0)
 
