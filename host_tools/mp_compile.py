@@ -64,6 +64,29 @@ def names():
     return out
 
 
+def eval_writes_tail(path):
+    """Whether invoking a fresh interpreter of model path changes its
+    tail (bytes or words): a kernel that writes what prepare kept there
+    (TRANSPOSE_CONV's taps, the LSTM's FC parameter blocks) needs it in
+    RAM, not read in place from the model's bytes. Two invokes on seeded
+    random inputs; an invoke that raises counts as a write (unknown)."""
+    import random
+    t = tflm.Interpreter(path)
+    head = t.arena_size
+    before = bytes(memoryview(t.arena)[head:]), bytes(t._words)
+    random.seed(7)
+    try:
+        for _ in range(2):
+            for x in t.inputs:
+                d = x.data
+                for k in range(len(d)):
+                    d[k] = random.getrandbits(8)
+            t.invoke()
+    except Exception:  # noqa: BLE001 - any failure: keep the tail in RAM
+        return True
+    return before != (bytes(memoryview(t.arena)[head:]), bytes(t._words))
+
+
 def main():
     path = sys.argv[2]
     it = tflm.Interpreter(path)
@@ -151,10 +174,12 @@ def main():
     # the arena or the model (an int on the board, no object)
     addresses = {}
     steps = it._steps
+    writes_kept = False  # a kernel's eval writes what prepare kept
     for k in range(0, len(steps) - 1, 2):
         ref = refs.get(id(steps[k]))
-        if ref is not None and isinstance(steps[k + 1], tuple):
-            mod = sys.modules.get(ref.split(":")[0])
+        mod = sys.modules.get(ref.split(":")[0]) if ref else None
+        writes_kept = writes_kept or getattr(mod, "WRITES_KEPT", False)
+        if mod is not None and isinstance(steps[k + 1], tuple):
             addresses[id(steps[k + 1])] = getattr(mod, "ADDRESSES", ())
 
     def address_slots(x):
@@ -338,6 +363,11 @@ def main():
     for x in strings:  # CALL_ONCE's has-run byte: in the tail, no state
         if x and x.endswith(":_eval_call_once"):
             ro = 0
+    # a kernel module that declares WRITES_KEPT (its eval writes what
+    # prepare kept: LSTM's FC parameter blocks, TRANSPOSE_CONV's taps),
+    # or whose eval was seen changing the tail
+    if ro and (writes_kept or eval_writes_tail(path)):
+        ro = 0
     hdr[19] = ro
     blob = b"".join(x.to_bytes(4, "little") for x in hdr) + sblob + tail \
         + words + body

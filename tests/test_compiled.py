@@ -595,3 +595,59 @@ def test_address_slots_hold_ints(tmp_path, arch):
     assert compiled
     assert pv > 40 and cv < pv // 4, out
     assert ci > 30, out
+
+
+RO_RUN = """
+import tflm
+from tflm.repl import tail_in_model
+res = []
+for path in PATHS:
+    with open(path, "rb") as f:
+        raw = f.read()  # bytes: read-only, as a model in flash
+    copy = bytes(bytearray(raw))
+    it = tflm.Interpreter(raw)
+    outs = []
+    for r in range(2):
+        for t in it.inputs:
+            d = t.data
+            for k in range(len(d)):
+                d[k] = (37 * k + 11 * r) & 0xFF
+        it.invoke()
+        outs.append([bytes(o.data).hex() for o in it.outputs])
+    res.append([it.compiled is True, tail_in_model(it), raw == copy, outs])
+print(repr(res))
+"""
+
+
+def test_kernels_that_write_what_they_kept(tmp_path, arch):
+    """A kernel whose eval writes what prepare kept in the tail
+    (WRITES_KEPT: the int8 LSTM's FC parameter blocks, TRANSPOSE_CONV's
+    taps) gets its tail in RAM, never read in place from the model's
+    bytes: a compiled model given as bytes (read-only, as in flash)
+    runs, its bytes untouched, with the plain construction's outputs."""
+    import random as _random
+    import sys as _sys
+    _sys.path.insert(0, os.path.dirname(__file__))
+    import test_scales
+    from host_tools import opgen
+    from host_tools.conformance import gen_recurrent as gr
+    rng = _random.Random("lstm:3")
+    ins, y, opts = gr.lstm_tensors(rng, 2)
+    models = [opgen.single_op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y],
+                              opts),
+              test_scales.transpose_conv(np.random.default_rng(2),
+                                         fs=[3e-3, 1e-3, 2e-3])]
+    paths = []
+    for k, raw in enumerate(models):
+        out, info = comp.compile_model(raw, arch)
+        assert not info["tail_read_only"], k
+        for name, data in (("p%d.tflite" % k, raw), ("c%d.tflite" % k, out)):
+            (tmp_path / name).write_bytes(data)
+            paths.append(str(tmp_path / name))
+    res = eval(run_mp("PATHS = %r\n" % paths + RO_RUN, tmp_path)
+               .strip().splitlines()[-1])
+    for k in range(len(models)):
+        plain, compiled = res[2 * k], res[2 * k + 1]
+        assert compiled[0] and not compiled[1], compiled
+        assert compiled[2], "invoke() wrote into the model's bytes"
+        assert compiled[3] == plain[3]

@@ -438,6 +438,7 @@ def _build(it, buf, arena_size, user, src, at):
     in_place = h[19] and (wv is not None or not words)
     if in_place:
         tail = words = 0
+        it._tail_in_model = True  # (repl.tail_in_model)
     need = head + tail + 4 * words
     if arena_size is not None and arena_size < need:
         raise ArenaError("arena of %d bytes is too small: the model "

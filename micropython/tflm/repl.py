@@ -177,4 +177,4 @@ def tail_in_model(interp):
     model's bytes (compiled.build): the arena then holds the head only."""
     return getattr(interp, "_compiled", None) is True and \
         interp.persistent_size > 0 and \
-        len(interp.arena) == interp.arena_size
+        getattr(interp, "_tail_in_model", False)

@@ -73,6 +73,11 @@ _INT32 = const(2)
 _INT8 = const(9)
 _ACT_TANH = const(4)
 
+# eval writes the FC parameter blocks fin and frec (their X0 and WO words): a
+# compiled model keeps its tail in RAM, never read in place from the model's
+# bytes (host_tools/mp_compile.py).
+WRITES_KEPT = True
+
 # p (array('i')) slots: 0 batch, 1 time, 2 n_input, 3 n_state,
 # 4 time_major, 5 -input zp, 6 -hidden zp, 7 hidden zp, 8 quantized
 # cell clip + 1 (0: none), 9 tanh multiplier, 10 tanh shift (the cell's),

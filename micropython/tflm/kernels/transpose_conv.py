@@ -173,6 +173,11 @@ def prepare(op, ins, outs, ctx):
     return _eval, st
 
 
+# eval writes its taps table, which prepare kept: a compiled model keeps its
+# tail in RAM, never read in place from the model's bytes
+# (host_tools/mp_compile.py).
+WRITES_KEPT = True
+
 # The eval state (prepare's st), by named slot (as conv.py's; the
 # names fold to the numbers):
 _S_PARAMS = const(0)
