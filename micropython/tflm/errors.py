@@ -83,8 +83,9 @@ def out_of_memory(stage):
             # the package's own code, not the model's data
             why = ("the package's code (compiled on the board from .py "
                    "files, or native code of .mpy ones) needs more RAM "
-                   "than is free; .mpy files (make mpy) or ROMFS (make "
-                   "deploy) need less")
+                   "than is free; .mpy files (make mpy), ROMFS (make "
+                   "deploy) and a compiled model (host_tools compile: "
+                   "no construction modules) need less")
         else:
             why = "the model needs more RAM than is free"
         return ArenaError("out of memory while %s: %s%s" % (
