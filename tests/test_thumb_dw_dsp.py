@@ -71,6 +71,17 @@ def test_dw_int16_weights(dsp, fn):
         _dw_case(dsp, rng, lim=0, fn=fn, m4=True, wide=True)
 
 
+def test_dw3_exact_requantization(dsp):
+    """dw3 with EE >= 1 (right shifts 2..31): every int32 sum (biases up
+    to the int32 edges, sums that wrap) requantized as TFLM's
+    MultiplyByQuantizedMultiplier, multipliers 0..2**31 - 1 included,
+    nothing pending; with the plane at each address mod 4."""
+    rng = random.Random(37)
+    for _ in range(400):
+        _dw_case(dsp, rng, fn="dw3", m4=True, ex=True,
+                 wide=rng.random() < 0.4)
+
+
 def test_dw3_instructions_per_mac(dsp, m0):
     """The point: dw3 on a tile of 3x3 pixels takes under 6.5
     instructions per multiply-accumulate, everything counted (thumb_dw's

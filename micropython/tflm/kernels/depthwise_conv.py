@@ -276,6 +276,9 @@ def _dwp(st):
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
     ntap: int = KH * KW
+    k3: int = 0  # mac.dw3 (prepare: KH = KW = 3, DW = 1)
+    if KH == 3 and KW == 3 and DW == 1:
+        k3 = 1
     q[1] = wb - rd
     q[9] = qp[0]  # ZO, LO, HI
     q[10] = qp[1]
@@ -392,6 +395,16 @@ def _dwp(st):
                             chk = 1
                             lim = 0
                             e = 0
+                        if k3:
+                            # thumb_dw_dsp.dw3's exact path (EK, EE in
+                            # the words of DX, KWX, which dw3s ignore):
+                            # every sum, for right shifts 2..21
+                            if sh_ < -1 and e < 22:
+                                q[29] = one << (e - 2)
+                                q[30] = e - 1
+                            else:
+                                q[29] = 0
+                                q[30] = 0
                         kc: int = 256
                         sm: int = 0
                         se: int = 9 + e

@@ -217,11 +217,16 @@ def dw3(r0, r1):
     ldr(r5, [r0, 80])         # r5: XA = XA0
     ldr(r6, [r0, 84])         # r6: OUT = OUT0
     ldr(r7, [r0, 60])         # r7: CL = NC
-    b(PIXEL)
+    b(MODE)
     label(RESUME)
     ldr(r5, [r0, 0])
     ldr(r6, [r0, 48])
     mov(r7, r4)
+    label(MODE)
+    ldr(r4, [r0, 120])        # EE (KWX's word): 0 for the fast path
+    cmp(r4, 0)
+    beq(PIXEL)
+    b(XPIXEL)
     label(PIXEL)
     ldr(r1, [r0, 8])          # acc = BI
     ldr(r2, [r5, 0])          # row 0: t0 t1 t2 (t3: not a tap)
@@ -272,6 +277,52 @@ def dw3(r0, r1):
     sub(r7, 1)
     bne(PIXEL)
     mov(r4, 0)                # r4: 1 after a pending pixel
+    b(ROWEND)
+    label(XPIXEL)             # EE >= 1: every sum requantized exactly
+    ldr(r1, [r0, 8])          # acc = BI, + the taps as at PIXEL
+    ldr(r2, [r5, 0])
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB23, 0x1108)   # smlad r1, r3, r8, r1
+    data(2, 0xFB12, 0x110B)   # smlabb r1, r2, r11, r1
+    ldr(r4, [r0, 96])
+    data(2, 0xF855, 0x2004)   # ldr.w r2, [r5, r4]
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB23, 0x1109)   # smlad r1, r3, r9, r1
+    data(2, 0xFB12, 0x111B)   # smlabt r1, r2, r11, r1
+    data(2, 0xEB05, 0x0444)   # add.w r4, r5, r4, lsl #1
+    data(2, 0xF854, 0x2C01)   # ldr.w r2, [r4, #-1]
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB13, 0x112C)   # smlatb r1, r3, r12, r1
+    data(2, 0xFB22, 0x110A)   # smlad r1, r2, r10, r1
+    # r3:r2 = EK << 32 + 2**30 - (acc < 0) << 31, + acc * m (SMLAL),
+    # then the high word >> EE (see the module's docstring)
+    data(2, 0xE9D0, 0x341D)   # ldrd r3, r4, [r0, #116]: EK, EE
+    data(2, 0xF001, 0x4200)   # and.w r2, r1, #0x80000000
+    data(2, 0xF082, 0x4280)   # eor.w r2, r2, #0x40000000
+    data(2, 0xEB03, 0x73E1)   # add.w r3, r3, r1, asr #31
+    data(2, 0xFBC1, 0x230E)   # smlal r2, r3, r1, lr
+    asr(r3, r4)
+    data(2, 0xE9D0, 0x1209)   # ldrd r1, r2, [r0, #36]: ZO, LO
+    add(r3, r3, r1)
+    ldr(r1, [r0, 44])         # HI
+    cmp(r3, r2)
+    bge(XNOTLO)
+    mov(r3, r2)
+    label(XNOTLO)
+    cmp(r3, r1)
+    ble(XNOTHI)
+    mov(r3, r1)
+    label(XNOTHI)
+    strb(r3, [r6, 0])
+    data(2, 0xE9D0, 0x340D)   # ldrd r3, r4, [r0, #52]: OS, XS
+    add(r6, r6, r3)
+    add(r5, r5, r4)
+    sub(r7, 1)
+    bne(XPIXEL)
+    mov(r4, 0)
     b(ROWEND)
     label(PENDING)
     str(r1, [r0, 108])        # PACC = acc, PEND = OUT
