@@ -82,6 +82,107 @@ def test_dw3_exact_requantization(dsp):
                  wide=rng.random() < 0.4)
 
 
+def _dw3_row(code, x0, m, e, zo=0, lo=-128, hi=127):
+    """dw3's exact path (EE = e - 1) on one row of 256 pixels whose sums
+    are x0 + 0..255 (weight 1 on the first tap, 0 on the others): the
+    output bytes, signed, and the instructions of the call."""
+    emu = Emulator(True)
+    nc, rs = 256, 264
+    pa = emu.alloc(bytes(range(256)) + bytes(2 * rs + 4), unaligned=True)
+    wa = emu.alloc(struct.pack("<9i", 1, *[0] * 8))
+    oa = emu.alloc(b"\xee" * nc, writable=True)
+    blk = dict(XA=0, W=wa, BI=x0, M0=m & 0x7FF, M1=(m >> 11) & 0x7FF,
+               M2=m >> 22, KC=0, SM=0, SE=0, ZO=zo, LO=lo, HI=hi, OUT=0,
+               OS=1, XS=1, NC=nc, CL=0, NR=1, XR=0, OR=0, XA0=pa, OUT0=oa,
+               KH=3, KW=3, RS=rs, LIM=0, LIM2=0, PACC=0, PEND=0,
+               DX=1 << (e - 2), KWX=e - 1, REL=0)
+    ba = emu.alloc(struct.pack("<%di" % len(DW), *[
+        (blk[k] + 2 ** 31) % 2 ** 32 - 2 ** 31 for k in DW]), writable=True)
+    assert emu.call(code["dw3"], ba, 0) == 0
+    return [b - 256 * (b > 127) for b in emu.read(oa, nc)], emu.count
+
+
+def _ties(rng):
+    """(x0, m, e, zo): rows of sums around the rounding ties of
+    SaturatingRoundingDoublingHighMul (m = 2**30: odd x * m is 2**30 mod
+    2**31; m = 2**30 + 1) and of RoundingDivideByPOT (x * m / 2**31 at
+    k * 2**e +- 2**(e - 1), positive and negative), with the zero point
+    that brings them into the int8 range; the int32 edges; m 0 and 1."""
+    from tflm.kernels.gemmlowp import srdhm
+    cases = []
+    for e in list(range(2, 22)):
+        for m in (1 << 30, (1 << 30) + 1, (1 << 31) - 1,
+                  rng.randint(1 << 30, (1 << 31) - 1)):
+            for sign in (1, -1):
+                k = rng.randint(0, 100)
+                v = sign * (k * (1 << e) + (1 << (e - 1)))
+                x = (v << 31) // m
+                x = max(-(1 << 31) + 128, min(x, (1 << 31) - 129))
+                zo = -max(-100, min(100, sign * k))
+                cases.append((x - 128, m, e, zo))
+                assert any(srdhm(x + d, m) == v for d in range(-3, 4)) or \
+                    abs(x) >= (1 << 31) - 129
+    for e in (2, 3, 11, 21):
+        for m in (0, 1, (1 << 31) - 1):
+            cases += [(-(1 << 31), m, e, 0), ((1 << 31) - 256, m, e, 0),
+                      (-128, m, e, 0)]
+    return cases
+
+
+def test_dw3_exact_rounding_edges(dsp):
+    """dw3's exact path at the ties of both roundings (the sums x such
+    that x * m lands on 2**30 mod 2**31, or the doubled high product on
+    a half of 2**e, both signs), at the int32 edges and for m = 0, 1,
+    2**31 - 1: every byte TFLM's. The saturating case of
+    SaturatingRoundingDoublingHighMul (x = m = -2**31) needs a negative
+    multiplier, which never takes this path (depthwise_conv's NEG_MARK)."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    rng = random.Random(38)
+    for x0, m, e, zo in _ties(rng):
+        got, _ = _dw3_row(dsp, x0, m, e, zo)
+        want = [min(max(mbqm_ref(x0 + i, m, -e) + zo, -128), 127)
+                for i in range(256)]
+        assert got == want, (x0, m, e, zo)
+
+
+def test_dw3_exact_path_instructions(dsp):
+    """The exact path's cost per pixel of a long row: the 9 taps and the
+    requantization under 40 instructions (the fast path with its pending
+    check: 46)."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    got, count = _dw3_row(dsp, -1000, 1518500250, 9, 3)
+    assert got == [min(max(mbqm_ref(-1000 + i, 1518500250, -9) + 3, -128),
+                       127) for i in range(256)]
+    assert count / 256 <= 40, count / 256
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xF001, 0x4200), (0xF001, 0x4280)),  # and #2**31 -> #2**30
+    ((0xF082, 0x4280), (0xF082, 0x4200)),  # eor #2**30 -> #2**31
+    ((0xEB03, 0x73E1), (0xEB03, 0x73D1)),  # + acc asr #31 -> lsr #31
+    ((0xFBC1, 0x230E), (0xFBE1, 0x230E)),  # smlal -> umlal
+    ((0xE9D0, 0x341D), (0xE9D0, 0x431D)),  # ldrd EK, EE swapped
+    ((0x4123,), (0x40E3,)),                # asrs r3, r4 -> lsrs
+])
+def test_a_mutated_exact_path_fails(dsp, old, new):
+    """The exact path's checks (random tiles, the rounding edges) see
+    each of its instructions: a mutant fails them."""
+    fmt = "<%dH" % len(old)
+    code = dsp["dw3"]
+    assert code.count(struct.pack(fmt, *old)) == 1
+    mutant = {"dw3": code.replace(struct.pack(fmt, *old),
+                                  struct.pack(fmt, *new))}
+    from tflm.kernels.gemmlowp import mbqm_ref
+    rng = random.Random(39)
+    with pytest.raises((AssertionError, ThumbError)):
+        for x0, m, e, zo in _ties(rng):
+            got, _ = _dw3_row(mutant, x0, m, e, zo)
+            assert got == [min(max(mbqm_ref(x0 + i, m, -e) + zo, -128), 127)
+                           for i in range(256)]
+        for _ in range(100):
+            _dw_case(mutant, rng, fn="dw3", m4=True, ex=True)
+
+
 def test_dw3_instructions_per_mac(dsp, m0):
     """The point: dw3 on a tile of 3x3 pixels takes under 6.5
     instructions per multiply-accumulate, everything counted (thumb_dw's
