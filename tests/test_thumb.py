@@ -176,8 +176,10 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
     weights at the int16 edges; shape: (KH, KW, DX, NC, NR, XS). Returns
     the instructions of the calls. ex (dw3 on the Cortex-M4): the exact
     requantization (EK, EE in the words of DX, KWX; thumb_dw_dsp.py), a
-    right shift of 2..31, any multiplier, bias and sum, nothing pending.
-    A dw3 call without ex has EE (KWX) 0."""
+    right shift of 2..31, any multiplier, bias and sum, nothing pending;
+    W the int8 taps OS bytes apart at any address, BI the bias, KC the
+    padding's byte zc, M0 the multiplier. A dw3 call without ex has EE
+    (KWX) 0."""
     from tflm.kernels.gemmlowp import mbqm_ref
     kh = rng.choice([1, 2, 3, 3, 4, 10])
     kw = rng.choice([1, 2, 3, 3, 4, 5, 7, 8, 9])
@@ -219,7 +221,18 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
     emu = Emulator(m4)
     pa = emu.alloc(plane, offset=rng.randint(0, 3),
                    unaligned=m4 and not strict)
-    wa = emu.alloc(struct.pack("<%di" % len(w), *[v << ls for v in w]))
+    zc = 0
+    if ex:
+        w = [rng.randint(-128, 127) for _ in range(9)]
+        if wide:
+            w = [rng.choice([-128, 127]) for _ in range(9)]
+        zc = rng.randint(0, 255)
+        filt = bytearray(9 * os_)
+        for t in range(9):
+            filt[t * os_] = w[t] & 0xFF
+        wa = emu.alloc(bytes(filt), offset=rng.randint(0, 3))
+    else:
+        wa = emu.alloc(struct.pack("<%di" % len(w), *[v << ls for v in w]))
     oa = emu.alloc(b"\xee" * (nr * orr), offset=rng.randint(0, 3),
                    writable=True)
     blk = dict(XA=0, W=wa, BI=bias << ls, M0=m0, M1=m1, M2=m2, KC=kc,
@@ -231,8 +244,7 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
         e = -shift
         blk.update(DX=(1 << (e - 2)) if ex else 0, KWX=(e - 1) if ex else 0)
         if ex:
-            blk.update(M0=m & 0x7FF, M1=(m >> 11) & 0x7FF, M2=m >> 22,
-                       LIM=0, LIM2=0)
+            blk.update(BI=bias, M0=m, M1=0, M2=0, KC=zc, LIM=0, LIM2=0)
     ba = emu.alloc(struct.pack("<%di" % len(DW),
                                *[_wrap(blk[k]) for k in DW]),
                    writable=True)
@@ -257,7 +269,7 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
                              for ky in range(kh) for kx in range(kw))
             at = r * orr + c * os_
             if ex:  # TFLM's int32 sum
-                acc = _wrap(acc)
+                acc = _wrap(acc - zc * sum(w))
             elif abs(acc << ls) > lim:
                 want_pending.append((acc << ls, at))
                 continue

@@ -51,6 +51,8 @@ if THUMB:
         mac = None
 if mac is None:
     from . import mac_dw as mac
+# thumb_dw_dsp.dw3's exact path: see _dwp
+_EXACT = getattr(mac, "EXACT", 0)
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[_S_PARAMS]: one kept block for both.
@@ -276,9 +278,9 @@ def _dwp(st):
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
     ntap: int = KH * KW
-    k3: int = 0  # mac.dw3 (prepare: KH = KW = 3, DW = 1)
-    if KH == 3 and KW == 3 and DW == 1:
-        k3 = 1
+    xq: int = 0  # mac.dw3 (prepare: KH = KW = 3, DW = 1) has EXACT
+    if KH == 3 and KW == 3 and DW == 1 and int(_EXACT):
+        xq = 1
     q[1] = wb - rd
     q[9] = qp[0]  # ZO, LO, HI
     q[10] = qp[1]
@@ -370,6 +372,25 @@ def _dwp(st):
                         m1: int = (m >> 11) & 0x7FF
                         m2: int = (m >> 22) & 0x1FF
                         sh_: int = (ps[oc] ^ 0x80) - 0x80
+                        if xq and sh_ < -1 and sh_ > -32:
+                            # mac.dw3's exact path (thumb_dw_dsp.py):
+                            # the filter's int8 taps read in place, every
+                            # sum requantized there, nothing pending; EK,
+                            # EE in the words of DX, KWX (unused by dw3)
+                            q[1] = f0 + oc - rd
+                            q[2] = (bp[oc] ^ S) - S
+                            q[3] = m0 + (m1 << 11) + (m2 << 22)
+                            q[6] = zc
+                            q[29] = one << (0 - sh_ - 2)
+                            q[30] = 0 - sh_ - 1
+                            q[16] = 0
+                            q[17] = oy1 - oy0
+                            q[20] = pl - rd
+                            q[21] = (o + ((b * OH + oy0) * OW + ox0) * OC
+                                     + oc - rd)
+                            dwf(wk, tb - w0b)
+                            mm += 1
+                            continue
                         ls: int = 0
                         e: int = 0
                         if sh_ > 0:
@@ -395,16 +416,9 @@ def _dwp(st):
                             chk = 1
                             lim = 0
                             e = 0
-                        if k3:
-                            # thumb_dw_dsp.dw3's exact path (EK, EE in
-                            # the words of DX, KWX, which dw3s ignore):
-                            # every sum, for right shifts 2..21
-                            if sh_ < -1 and e < 22:
-                                q[29] = one << (e - 2)
-                                q[30] = e - 1
-                            else:
-                                q[29] = 0
-                                q[30] = 0
+                        if xq:  # the fast path of mac.dw3, W words
+                            q[1] = wb - rd
+                            q[30] = 0
                         kc: int = 256
                         sm: int = 0
                         se: int = 9 + e

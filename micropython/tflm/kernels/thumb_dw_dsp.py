@@ -40,6 +40,9 @@ Cortex-M4 against the contract and thumb_dw.py's machine code.
 
 import micropython
 
+# dw3 has the exact path (depthwise_conv._dwp)
+EXACT = 1
+
 
 @micropython.asm_thumb
 def dw(r0, r1):
@@ -191,6 +194,11 @@ def dw3(r0, r1):
     the pixels of a row."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r4, [r0, 120])        # EE: the exact path reads the filter
+    cmp(r4, 0)
+    beq(WORDS)
+    b(XENTRY)
+    label(WORDS)
     ldr(r1, [r0, 4])          # the weights, packed in pairs
     ldr(r2, [r1, 0])
     ldr(r3, [r1, 8])
@@ -210,6 +218,7 @@ def dw3(r0, r1):
     data(2, 0xEB02, 0x22C3)   # add.w r2, r2, r3, lsl #11
     ldr(r3, [r0, 20])
     data(2, 0xEB02, 0x5E83)   # add.w lr, r2, r3, lsl #22
+    label(START)
     ldr(r4, [r0, 64])         # CL: 0 to start a row, else go on in it
     cmp(r4, 0)
     bne(RESUME)
@@ -354,6 +363,47 @@ def dw3(r0, r1):
     cmp(r4, 0)
     bne(RETURN)
     b(ROW)
+    label(XENTRY)             # the exact path: W the filter's int8 taps,
+    ldr(r1, [r0, 4])          # OS (= OC) bytes apart; BI the bias, KC zc
+    ldr(r4, [r0, 52])
+    sub(r1, r1, r4)
+    data(2, 0x570A)           # ldrsb r2, [r1, r4]: W0
+    add(r1, r1, r4)
+    data(2, 0x570B)           # ldrsb r3, [r1, r4]: W1
+    add(r1, r1, r4)
+    data(2, 0x570D)           # ldrsb r5, [r1, r4]: W2
+    add(r1, r1, r4)
+    data(2, 0xEAC2, 0x4805)   # pkhbt r8, r2, r5, lsl #16
+    add(r6, r2, r3)           # r6: the sum of the weights
+    add(r6, r6, r5)
+    data(2, 0x570A)           # ldrsb r2, [r1, r4]: W3
+    add(r1, r1, r4)
+    data(2, 0x570D)           # ldrsb r5, [r1, r4]: W4
+    add(r1, r1, r4)
+    data(2, 0x570F)           # ldrsb r7, [r1, r4]: W5
+    add(r1, r1, r4)
+    data(2, 0xEAC2, 0x4907)   # pkhbt r9, r2, r7, lsl #16
+    data(2, 0xEAC3, 0x4B05)   # pkhbt r11, r3, r5, lsl #16
+    add(r6, r6, r2)
+    add(r6, r6, r5)
+    add(r6, r6, r7)
+    data(2, 0x570A)           # ldrsb r2, [r1, r4]: W6
+    add(r1, r1, r4)
+    data(2, 0x570B)           # ldrsb r3, [r1, r4]: W7
+    add(r1, r1, r4)
+    data(2, 0x570D)           # ldrsb r5, [r1, r4]: W8
+    data(2, 0xEAC2, 0x4A05)   # pkhbt r10, r2, r5, lsl #16
+    mov(r12, r3)
+    add(r6, r6, r2)
+    add(r6, r6, r3)
+    add(r6, r6, r5)
+    ldr(r2, [r0, 8])          # BI = bias - zc * sum(W)
+    ldr(r3, [r0, 24])
+    data(2, 0xFB03, 0x2216)   # mls r2, r3, r6, r2
+    str(r2, [r0, 8])
+    ldr(r2, [r0, 12])         # lr: m (M0's word)
+    mov(lr, r2)
+    b(START)
     label(RETURN)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, r4)
