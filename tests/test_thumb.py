@@ -176,7 +176,7 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
     weights at the int16 edges; shape: (KH, KW, DX, NC, NR, XS). Returns
     the instructions of the calls. ex (dw3 on the Cortex-M4): the exact
     requantization (EK, EE in the words of DX, KWX; thumb_dw_dsp.py), a
-    right shift of 2..31, any multiplier, bias and sum, nothing pending;
+    right shift of 2..23, any multiplier, bias and sum, nothing pending;
     W the int8 taps OS bytes apart at any address, BI the bias, KC the
     padding's byte zc, M0 the multiplier. A dw3 call without ex has EE
     (KWX) 0."""
@@ -208,7 +208,7 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
              for _ in range(kh * kw)]
     bias = rng.randint(-(1 << 20), 1 << 20) >> ls
     if ex:
-        shift = -rng.choice([2, 2, 3, 31, 30] + list(range(2, 32)) +
+        shift = -rng.choice([2, 2, 3, 23, 22] + list(range(2, 24)) +
                             list(range(5, 14)) * 4)
         m = rng.choice([0, 1, (1 << 31) - 1, 1 << 30,
                         rng.randint(0, (1 << 31) - 1),
@@ -242,7 +242,8 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
                KWX=kw * dx, REL=0)
     if fn == "dw3":  # EK, EE: 0 (the fast path) or the exact path's
         e = -shift
-        blk.update(DX=(1 << (e - 2)) if ex else 0, KWX=(e - 1) if ex else 0)
+        blk.update(DX=((1 << (e - 2)) + (zo << (e - 1))) if ex else 0,
+                   KWX=(e - 1) if ex else 0)
         if ex:
             blk.update(BI=bias, M0=m, M1=0, M2=0, KC=zc, LIM=0, LIM2=0)
     ba = emu.alloc(struct.pack("<%di" % len(DW),

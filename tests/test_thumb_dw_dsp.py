@@ -95,7 +95,7 @@ def _dw3_row(code, x0, m, e, zo=0, lo=-128, hi=127):
                ZO=zo, LO=lo, HI=hi, OUT=0,
                OS=1, XS=1, NC=nc, CL=0, NR=1, XR=0, OR=0, XA0=pa, OUT0=oa,
                KH=3, KW=3, RS=rs, LIM=0, LIM2=0, PACC=0, PEND=0,
-               DX=1 << (e - 2), KWX=e - 1, REL=0)
+               DX=(1 << (e - 2)) + (zo << (e - 1)), KWX=e - 1, REL=0)
     ba = emu.alloc(struct.pack("<%di" % len(DW), *[
         (blk[k] + 2 ** 31) % 2 ** 32 - 2 ** 31 for k in DW]), writable=True)
     assert emu.call(code["dw3"], ba, 0) == 0
@@ -110,7 +110,7 @@ def _ties(rng):
     that brings them into the int8 range; the int32 edges; m 0 and 1."""
     from tflm.kernels.gemmlowp import srdhm
     cases = []
-    for e in list(range(2, 22)):
+    for e in list(range(2, 24)):
         for m in (1 << 30, (1 << 30) + 1, (1 << 31) - 1,
                   rng.randint(1 << 30, (1 << 31) - 1)):
             for sign in (1, -1):
@@ -122,7 +122,7 @@ def _ties(rng):
                 cases.append((x - 128, m, e, zo))
                 assert any(srdhm(x + d, m) == v for d in range(-3, 4)) or \
                     abs(x) >= (1 << 31) - 129
-    for e in (2, 3, 11, 21):
+    for e in (2, 3, 11, 23):
         for m in (0, 1, (1 << 31) - 1):
             cases += [(-(1 << 31), m, e, 0), ((1 << 31) - 256, m, e, 0),
                       (-128, m, e, 0)]

@@ -278,6 +278,7 @@ def _dwp(st):
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
     ntap: int = KH * KW
+    zo: int = (qp[0] ^ S) - S  # the output zero point
     xq: int = 0  # mac.dw3 (prepare: KH = KW = 3, DW = 1) has EXACT
     if KH == 3 and KW == 3 and DW == 1 and int(_EXACT):
         xq = 1
@@ -372,7 +373,7 @@ def _dwp(st):
                         m1: int = (m >> 11) & 0x7FF
                         m2: int = (m >> 22) & 0x1FF
                         sh_: int = (ps[oc] ^ 0x80) - 0x80
-                        if xq and sh_ < -1 and sh_ > -32:
+                        if xq and sh_ < -1 and sh_ > -24:
                             # mac.dw3's exact path (thumb_dw_dsp.py):
                             # the filter's int8 taps read in place, every
                             # sum requantized there, nothing pending; EK,
@@ -381,7 +382,8 @@ def _dwp(st):
                             q[2] = (bp[oc] ^ S) - S
                             q[3] = m0 + (m1 << 11) + (m2 << 22)
                             q[6] = zc
-                            q[29] = one << (0 - sh_ - 2)
+                            q[29] = ((one << (0 - sh_ - 2))
+                                     + (zo << (0 - sh_ - 1)))
                             q[30] = 0 - sh_ - 1
                             q[16] = 0
                             q[17] = oy1 - oy0

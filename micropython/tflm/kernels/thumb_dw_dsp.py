@@ -313,10 +313,8 @@ def dw3(r0, r1):
     data(2, 0xF082, 0x4280)   # eor.w r2, r2, #0x40000000
     data(2, 0xEB03, 0x73E1)   # add.w r3, r3, r1, asr #31
     data(2, 0xFBC1, 0x230E)   # smlal r2, r3, r1, lr
-    asr(r3, r4)
-    data(2, 0xE9D0, 0x1209)   # ldrd r1, r2, [r0, #36]: ZO, LO
-    add(r3, r3, r1)
-    ldr(r1, [r0, 44])         # HI
+    asr(r3, r4)               # (+ ZO: in EK)
+    data(2, 0xE9D0, 0x210A)   # ldrd r2, r1, [r0, #40]: LO, HI
     cmp(r3, r2)
     bge(XNOTLO)
     mov(r3, r2)
