@@ -26,8 +26,10 @@ fast path, RoundingDivideByPOT folded in); a value beyond that fast path
 comes back and goes through requant_i8b. `mac` is thumb_dw.py's machine
 code on Cortex-M (about 14 instructions per MAC on person_detect's
 layers, 9 on micro_speech's: bench/device.md), thumb_dw_dsp.py's on
-Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 8 and 5 on
-armv7emsp), mac_dw.py's viper elsewhere.
+Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 7 and 5 on
+armv7emsp: its dw3 reads the 3x3 filter's taps in place and requantizes
+every sum exactly, SMLAL, for right shifts 2..23), mac_dw.py's viper
+elsewhere.
 """
 
 from array import array
