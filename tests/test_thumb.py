@@ -166,7 +166,7 @@ def _clamp(rng):
 
 
 def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
-             shape=None, strict=False):
+             shape=None, strict=False, ex=False):
     """One random tile through thumb.dw, called as _dwp calls it (again
     after each pending value, until it returns 0 or NR is 0); checks every
     output byte against TFLM's MultiplyByQuantizedMultiplier
@@ -174,7 +174,12 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
     pending, unwritten. With m4, on the Cortex-M4, the plane's words may
     be read at any address (thumb_dw_dsp.py) unless strict; wide:
     weights at the int16 edges; shape: (KH, KW, DX, NC, NR, XS). Returns
-    the instructions of the calls."""
+    the instructions of the calls. ex (dw3 on the Cortex-M4): the exact
+    requantization (EK, EE in the words of DX, KWX; thumb_dw_dsp.py), a
+    right shift of 2..23, any multiplier, bias and sum, nothing pending;
+    W the int8 taps OS bytes apart at any address, BI the bias, KC the
+    padding's byte zc, M0 the multiplier. A dw3 call without ex has EE
+    (KWX) 0."""
     from tflm.kernels.gemmlowp import mbqm_ref
     kh = rng.choice([1, 2, 3, 3, 4, 10])
     kw = rng.choice([1, 2, 3, 3, 4, 5, 7, 8, 9])
@@ -202,10 +207,32 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
               if rng.random() < 0.5 else rng.randint(-32768, 32767)) >> ls
              for _ in range(kh * kw)]
     bias = rng.randint(-(1 << 20), 1 << 20) >> ls
+    if ex:
+        shift = -rng.choice([2, 2, 3, 23, 22] + list(range(2, 24)) +
+                            list(range(5, 14)) * 4)
+        m = rng.choice([0, 1, (1 << 31) - 1, 1 << 30,
+                        rng.randint(0, (1 << 31) - 1),
+                        rng.randint(1 << 30, (1 << 31) - 1)])
+        ls = 0
+        bias = rng.choice([rng.randint(-(1 << 31), (1 << 31) - 1),
+                           rng.randint(-(1 << 20), 1 << 20),
+                           rng.randint(-(1 << 12), 1 << 12),
+                           -(1 << 31), (1 << 31) - 1])
     emu = Emulator(m4)
     pa = emu.alloc(plane, offset=rng.randint(0, 3),
                    unaligned=m4 and not strict)
-    wa = emu.alloc(struct.pack("<%di" % len(w), *[v << ls for v in w]))
+    zc = 0
+    if ex:
+        w = [rng.randint(-128, 127) for _ in range(9)]
+        if wide:
+            w = [rng.choice([-128, 127]) for _ in range(9)]
+        zc = rng.randint(0, 255)
+        filt = bytearray(9 * os_)
+        for t in range(9):
+            filt[t * os_] = w[t] & 0xFF
+        wa = emu.alloc(bytes(filt), offset=rng.randint(0, 3))
+    else:
+        wa = emu.alloc(struct.pack("<%di" % len(w), *[v << ls for v in w]))
     oa = emu.alloc(b"\xee" * (nr * orr), offset=rng.randint(0, 3),
                    writable=True)
     blk = dict(XA=0, W=wa, BI=bias << ls, M0=m0, M1=m1, M2=m2, KC=kc,
@@ -213,6 +240,12 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
                NC=nc, CL=0, NR=nr, XR=xr, OR=orr, XA0=pa, OUT0=oa, KH=kh,
                KW=kw, RS=rs, LIM=lim, LIM2=2 * lim, PACC=0, PEND=0, DX=dx,
                KWX=kw * dx, REL=0)
+    if fn == "dw3":  # EK, EE: 0 (the fast path) or the exact path's
+        e = -shift
+        blk.update(DX=((1 << (e - 2)) + (zo << (e - 1))) if ex else 0,
+                   KWX=(e - 1) if ex else 0)
+        if ex:
+            blk.update(BI=bias, M0=m, M1=0, M2=0, KC=zc, LIM=0, LIM2=0)
     ba = emu.alloc(struct.pack("<%di" % len(DW),
                                *[_wrap(blk[k]) for k in DW]),
                    writable=True)
@@ -236,7 +269,9 @@ def _dw_case(code, rng, lim=1 << 20, fn="dw", m4=False, wide=False,
             acc = bias + sum(w[ky * kw + kx] * plane[xa + ky * rs + kx * dx]
                              for ky in range(kh) for kx in range(kw))
             at = r * orr + c * os_
-            if abs(acc << ls) > lim:
+            if ex:  # TFLM's int32 sum
+                acc = _wrap(acc - zc * sum(w))
+            elif abs(acc << ls) > lim:
                 want_pending.append((acc << ls, at))
                 continue
             want[at] = min(max(mbqm_ref(acc, m, shift) + zo, lo), hi)

@@ -71,6 +71,122 @@ def test_dw_int16_weights(dsp, fn):
         _dw_case(dsp, rng, lim=0, fn=fn, m4=True, wide=True)
 
 
+def test_dw3_exact_requantization(dsp):
+    """dw3 with EE >= 1 (right shifts 2..31): every int32 sum (biases up
+    to the int32 edges, sums that wrap) requantized as TFLM's
+    MultiplyByQuantizedMultiplier, multipliers 0..2**31 - 1 included,
+    nothing pending; with the plane at each address mod 4."""
+    rng = random.Random(37)
+    for _ in range(400):
+        _dw_case(dsp, rng, fn="dw3", m4=True, ex=True,
+                 wide=rng.random() < 0.4)
+
+
+def _dw3_row(code, x0, m, e, zo=0, lo=-128, hi=127):
+    """dw3's exact path (EE = e - 1) on one row of 256 pixels whose sums
+    are x0 + 0..255 (weight 1 on the first tap, 0 on the others): the
+    output bytes, signed, and the instructions of the call."""
+    emu = Emulator(True)
+    nc, rs = 256, 264
+    pa = emu.alloc(bytes(range(256)) + bytes(2 * rs + 4), unaligned=True)
+    wa = emu.alloc(bytes([1, 0, 0, 0, 0, 0, 0, 0, 0]))
+    oa = emu.alloc(b"\xee" * nc, writable=True)
+    blk = dict(XA=0, W=wa, BI=x0, M0=m, M1=0, M2=0, KC=0, SM=0, SE=0,
+               ZO=zo, LO=lo, HI=hi, OUT=0,
+               OS=1, XS=1, NC=nc, CL=0, NR=1, XR=0, OR=0, XA0=pa, OUT0=oa,
+               KH=3, KW=3, RS=rs, LIM=0, LIM2=0, PACC=0, PEND=0,
+               DX=(1 << (e - 2)) + (zo << (e - 1)), KWX=e - 1, REL=0)
+    ba = emu.alloc(struct.pack("<%di" % len(DW), *[
+        (blk[k] + 2 ** 31) % 2 ** 32 - 2 ** 31 for k in DW]), writable=True)
+    assert emu.call(code["dw3"], ba, 0) == 0
+    return [b - 256 * (b > 127) for b in emu.read(oa, nc)], emu.count
+
+
+def _ties(rng):
+    """(x0, m, e, zo): rows of sums around the rounding ties of
+    SaturatingRoundingDoublingHighMul (m = 2**30: odd x * m is 2**30 mod
+    2**31; m = 2**30 + 1) and of RoundingDivideByPOT (x * m / 2**31 at
+    k * 2**e +- 2**(e - 1), positive and negative), with the zero point
+    that brings them into the int8 range; the int32 edges; m 0 and 1."""
+    from tflm.kernels.gemmlowp import srdhm
+    cases = []
+    for e in list(range(2, 24)):
+        for m in (1 << 30, (1 << 30) + 1, (1 << 31) - 1,
+                  rng.randint(1 << 30, (1 << 31) - 1)):
+            for sign in (1, -1):
+                k = rng.randint(0, 100)
+                v = sign * (k * (1 << e) + (1 << (e - 1)))
+                x = (v << 31) // m
+                x = max(-(1 << 31) + 128, min(x, (1 << 31) - 129))
+                zo = -max(-100, min(100, sign * k))
+                cases.append((x - 128, m, e, zo))
+                assert any(srdhm(x + d, m) == v for d in range(-3, 4)) or \
+                    abs(x) >= (1 << 31) - 129
+    for e in (2, 3, 11, 23):
+        for m in (0, 1, (1 << 31) - 1):
+            cases += [(-(1 << 31), m, e, 0), ((1 << 31) - 256, m, e, 0),
+                      (-128, m, e, 0)]
+    return cases
+
+
+def test_dw3_exact_rounding_edges(dsp):
+    """dw3's exact path at the ties of both roundings (the sums x such
+    that x * m lands on 2**30 mod 2**31, or the doubled high product on
+    a half of 2**e, both signs), at the int32 edges and for m = 0, 1,
+    2**31 - 1: every byte TFLM's. The saturating case of
+    SaturatingRoundingDoublingHighMul (x = m = -2**31) needs a negative
+    multiplier, which never takes this path (depthwise_conv's NEG_MARK)."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    rng = random.Random(38)
+    for x0, m, e, zo in _ties(rng):
+        got, _ = _dw3_row(dsp, x0, m, e, zo)
+        want = [min(max(mbqm_ref(x0 + i, m, -e) + zo, -128), 127)
+                for i in range(256)]
+        assert got == want, (x0, m, e, zo)
+
+
+def test_dw3_exact_path_instructions(dsp):
+    """The exact path's cost per pixel of a long row: the 9 taps and the
+    requantization in at most 36 instructions (the fast path with its
+    pending check: about 43)."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    got, count = _dw3_row(dsp, -1000, 1518500250, 9, 3)
+    assert got == [min(max(mbqm_ref(-1000 + i, 1518500250, -9) + 3, -128),
+                       127) for i in range(256)]
+    assert count / 256 <= 36, count / 256
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xF001, 0x4200), (0xF001, 0x4280)),  # and #2**31 -> #2**30
+    ((0xF082, 0x4280), (0xF082, 0x4200)),  # eor #2**30 -> #2**31
+    ((0xEB03, 0x73E1), (0xEB03, 0x73D1)),  # + acc asr #31 -> lsr #31
+    ((0xFBC1, 0x230E), (0xFBE1, 0x230E)),  # smlal -> umlal
+    ((0xE9D0, 0x341D), (0xE9D0, 0x431D)),  # ldrd EK, EE swapped
+    ((0x4123,), (0x40E3,)),                # asrs r3, r4 -> lsrs
+    ((0x570A,), (0x5D0A,)),                # ldrsb W0 -> ldrb
+    ((0xEAC3, 0x4B05), (0xEAC5, 0x4B03)),  # pkhbt r11: W1, W4 swapped
+    ((0xFB03, 0x2216), (0xFB03, 0x2206)),  # mls -> mla: BI
+])
+def test_a_mutated_exact_path_fails(dsp, old, new):
+    """The exact path's checks (random tiles, the rounding edges) see
+    each of its instructions: a mutant (the first occurrence changed)
+    fails them."""
+    fmt = "<%dH" % len(old)
+    code = dsp["dw3"]
+    assert struct.pack(fmt, *old) in code
+    mutant = {"dw3": code.replace(struct.pack(fmt, *old),
+                                  struct.pack(fmt, *new), 1)}
+    from tflm.kernels.gemmlowp import mbqm_ref
+    rng = random.Random(39)
+    with pytest.raises((AssertionError, ThumbError)):
+        for x0, m, e, zo in _ties(rng):
+            got, _ = _dw3_row(mutant, x0, m, e, zo)
+            assert got == [min(max(mbqm_ref(x0 + i, m, -e) + zo, -128), 127)
+                           for i in range(256)]
+        for _ in range(100):
+            _dw_case(mutant, rng, fn="dw3", m4=True, ex=True)
+
+
 def test_dw3_instructions_per_mac(dsp, m0):
     """The point: dw3 on a tile of 3x3 pixels takes under 6.5
     instructions per multiply-accumulate, everything counted (thumb_dw's

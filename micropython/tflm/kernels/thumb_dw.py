@@ -9,6 +9,7 @@ import micropython
 # byte offset r1, as thumb.py's; REL is mac_dw.py's, 0 here):
 # DW_BLOCK: XA W BI M0 M1 M2 KC SM SE ZO LO HI OUT OS XS NC CL NR XR OR XA0
 #   OUT0 KH KW RS LIM LIM2 PACC PEND DX KWX REL
+# (dw3 ignores DX and KWX: thumb_dw_dsp.dw3 reads them as EK, EE)
 
 
 @micropython.asm_thumb

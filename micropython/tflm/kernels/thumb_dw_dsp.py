@@ -20,6 +20,24 @@ as thumb_dw. plane copies the image's bytes 4 at a time (LDRB with
 register offsets CS, 2 CS, 3 CS: about 4 instructions a byte, thumb_dw's
 7) and keeps its constants in registers.
 
+dw3's exact path (EE, the word of DX, not 0: depthwise_conv's choice
+for right shifts e = 2..23 when EXACT): W is the filter's int8 taps,
+OS bytes apart at any address (LDRSB), BI the bias, KC zc, M0 the whole
+multiplier m (0 <= m < 2**31), EK = 2**(e - 2) + ZO << (e - 1) and
+EE = e - 1 in the words of DX and KWX. dw3 packs the taps and sets
+BI = bias - zc * sum(W) itself; every sum is requantized, nothing is
+pending. TFLM's SaturatingRoundingDoublingHighMul is (acc * m + 2**30)
+>> 31 (m >= 0: its saturating case, acc = m = -2**31, cannot occur),
+then RoundingDivideByPOT is (v + 2**(e - 1) - (v < 0)) >> e; nested
+floor divisions by powers of two fold into one, and (v < 0) may be
+(acc < 0) (when v = 0 both give 0), so that
+
+    out = ((EK << 32) + 2**30 - (acc < 0) << 31 + acc * m) >> 32 >> EE
+
+(+ ZO, which EK carries): the 64-bit word set with AND, EOR and ADD
+(acc ASR 31), SMLAL, one shift. About 35 instructions a pixel (the
+fast path: 43).
+
 The plane's words are read at any address (unaligned LDR, which
 ARMv7-M does in hardware unless CCR.UNALIGN_TRP is set, as no
 MicroPython port does: the plane is the caller's work buffer, never
@@ -39,6 +57,9 @@ Cortex-M4 against the contract and thumb_dw.py's machine code.
 """
 
 import micropython
+
+# dw3 has the exact path (depthwise_conv._dwp)
+EXACT = 1
 
 
 @micropython.asm_thumb
@@ -185,12 +206,18 @@ def dw(r0, r1):
 @micropython.asm_thumb
 def dw3(r0, r1):
     """thumb_dw.dw3 (KH = KW = 3, DX = 1, which this ignores; RS >= 3):
-    the same block, results and protocol, within the bounds above. The
+    the same block, results and protocol, within the bounds above, or
+    the exact path when EE is not 0 (the module's docstring). The
     weights packed in r8-r12 (W0 | W2 << 16, W3 | W5 << 16, W6 | W8 << 16,
     W1 | W4 << 16, W7), m in lr, XA in r5, OUT in r6 and CL in r7 across
     the pixels of a row."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r4, [r0, 120])        # EE: the exact path reads the filter
+    cmp(r4, 0)
+    beq(WORDS)
+    b(XENTRY)
+    label(WORDS)
     ldr(r1, [r0, 4])          # the weights, packed in pairs
     ldr(r2, [r1, 0])
     ldr(r3, [r1, 8])
@@ -210,6 +237,7 @@ def dw3(r0, r1):
     data(2, 0xEB02, 0x22C3)   # add.w r2, r2, r3, lsl #11
     ldr(r3, [r0, 20])
     data(2, 0xEB02, 0x5E83)   # add.w lr, r2, r3, lsl #22
+    label(START)
     ldr(r4, [r0, 64])         # CL: 0 to start a row, else go on in it
     cmp(r4, 0)
     bne(RESUME)
@@ -217,11 +245,16 @@ def dw3(r0, r1):
     ldr(r5, [r0, 80])         # r5: XA = XA0
     ldr(r6, [r0, 84])         # r6: OUT = OUT0
     ldr(r7, [r0, 60])         # r7: CL = NC
-    b(PIXEL)
+    b(MODE)
     label(RESUME)
     ldr(r5, [r0, 0])
     ldr(r6, [r0, 48])
     mov(r7, r4)
+    label(MODE)
+    ldr(r4, [r0, 120])        # EE (KWX's word): 0 for the fast path
+    cmp(r4, 0)
+    beq(PIXEL)
+    b(XPIXEL)
     label(PIXEL)
     ldr(r1, [r0, 8])          # acc = BI
     ldr(r2, [r5, 0])          # row 0: t0 t1 t2 (t3: not a tap)
@@ -273,6 +306,50 @@ def dw3(r0, r1):
     bne(PIXEL)
     mov(r4, 0)                # r4: 1 after a pending pixel
     b(ROWEND)
+    label(XPIXEL)             # EE >= 1: every sum requantized exactly
+    ldr(r1, [r0, 8])          # acc = BI, + the taps as at PIXEL
+    ldr(r2, [r5, 0])
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB23, 0x1108)   # smlad r1, r3, r8, r1
+    data(2, 0xFB12, 0x110B)   # smlabb r1, r2, r11, r1
+    ldr(r4, [r0, 96])
+    data(2, 0xF855, 0x2004)   # ldr.w r2, [r5, r4]
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB23, 0x1109)   # smlad r1, r3, r9, r1
+    data(2, 0xFB12, 0x111B)   # smlabt r1, r2, r11, r1
+    data(2, 0xEB05, 0x0444)   # add.w r4, r5, r4, lsl #1
+    data(2, 0xF854, 0x2C01)   # ldr.w r2, [r4, #-1]
+    data(2, 0xFA3F, 0xF382)   # uxtb16 r3, r2
+    data(2, 0xFA3F, 0xF292)   # uxtb16 r2, r2, ror #8
+    data(2, 0xFB13, 0x112C)   # smlatb r1, r3, r12, r1
+    data(2, 0xFB22, 0x110A)   # smlad r1, r2, r10, r1
+    # r3:r2 = EK << 32 + 2**30 - (acc < 0) << 31, + acc * m (SMLAL),
+    # then the high word >> EE (see the module's docstring)
+    data(2, 0xE9D0, 0x341D)   # ldrd r3, r4, [r0, #116]: EK, EE
+    data(2, 0xF001, 0x4200)   # and.w r2, r1, #0x80000000
+    data(2, 0xF082, 0x4280)   # eor.w r2, r2, #0x40000000
+    data(2, 0xEB03, 0x73E1)   # add.w r3, r3, r1, asr #31
+    data(2, 0xFBC1, 0x230E)   # smlal r2, r3, r1, lr
+    asr(r3, r4)               # (+ ZO: in EK)
+    data(2, 0xE9D0, 0x210A)   # ldrd r2, r1, [r0, #40]: LO, HI
+    cmp(r3, r2)
+    bge(XNOTLO)
+    mov(r3, r2)
+    label(XNOTLO)
+    cmp(r3, r1)
+    ble(XNOTHI)
+    mov(r3, r1)
+    label(XNOTHI)
+    strb(r3, [r6, 0])
+    data(2, 0xE9D0, 0x340D)   # ldrd r3, r4, [r0, #52]: OS, XS
+    add(r6, r6, r3)
+    add(r5, r5, r4)
+    sub(r7, 1)
+    bne(XPIXEL)
+    mov(r4, 0)
+    b(ROWEND)
     label(PENDING)
     str(r1, [r0, 108])        # PACC = acc, PEND = OUT
     str(r6, [r0, 112])
@@ -303,6 +380,47 @@ def dw3(r0, r1):
     cmp(r4, 0)
     bne(RETURN)
     b(ROW)
+    label(XENTRY)             # the exact path: W the filter's int8 taps,
+    ldr(r1, [r0, 4])          # OS (= OC) bytes apart; BI the bias, KC zc
+    ldr(r4, [r0, 52])
+    sub(r1, r1, r4)
+    data(2, 0x570A)           # ldrsb r2, [r1, r4]: W0
+    add(r1, r1, r4)
+    data(2, 0x570B)           # ldrsb r3, [r1, r4]: W1
+    add(r1, r1, r4)
+    data(2, 0x570D)           # ldrsb r5, [r1, r4]: W2
+    add(r1, r1, r4)
+    data(2, 0xEAC2, 0x4805)   # pkhbt r8, r2, r5, lsl #16
+    add(r6, r2, r3)           # r6: the sum of the weights
+    add(r6, r6, r5)
+    data(2, 0x570A)           # ldrsb r2, [r1, r4]: W3
+    add(r1, r1, r4)
+    data(2, 0x570D)           # ldrsb r5, [r1, r4]: W4
+    add(r1, r1, r4)
+    data(2, 0x570F)           # ldrsb r7, [r1, r4]: W5
+    add(r1, r1, r4)
+    data(2, 0xEAC2, 0x4907)   # pkhbt r9, r2, r7, lsl #16
+    data(2, 0xEAC3, 0x4B05)   # pkhbt r11, r3, r5, lsl #16
+    add(r6, r6, r2)
+    add(r6, r6, r5)
+    add(r6, r6, r7)
+    data(2, 0x570A)           # ldrsb r2, [r1, r4]: W6
+    add(r1, r1, r4)
+    data(2, 0x570B)           # ldrsb r3, [r1, r4]: W7
+    add(r1, r1, r4)
+    data(2, 0x570D)           # ldrsb r5, [r1, r4]: W8
+    data(2, 0xEAC2, 0x4A05)   # pkhbt r10, r2, r5, lsl #16
+    mov(r12, r3)
+    add(r6, r6, r2)
+    add(r6, r6, r3)
+    add(r6, r6, r5)
+    ldr(r2, [r0, 8])          # BI = bias - zc * sum(W)
+    ldr(r3, [r0, 24])
+    data(2, 0xFB03, 0x2216)   # mls r2, r3, r6, r2
+    str(r2, [r0, 8])
+    ldr(r2, [r0, 12])         # lr: m (M0's word)
+    mov(lr, r2)
+    b(START)
     label(RETURN)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, r4)
