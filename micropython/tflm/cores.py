@@ -126,7 +126,7 @@ def start(cores):
 
 def _split(s):
     """The eval of a split operator, s = (eval, first half's state,
-    second half's state, label): the worker runs the second half while
+    second half's state, operator index, its name): the worker runs the second half while
     this thread runs the first. Allocates nothing (unless the worker
     raised: InvokeError)."""
     f = s[0]
@@ -142,8 +142,8 @@ def _split(s):
     e = job[2]
     if e is not None:
         job[2] = None
-        raise InvokeError("%s: on the second core: %s: %s"
-                          % (s[3], type(e).__name__, e))
+        raise InvokeError("op %d (%s): on the second core: %s: %s"
+                          % (s[3], s[4], type(e).__name__, e))
 
 
 def _words(v, n):
@@ -258,7 +258,6 @@ def split(it):
             sb[_S_WIN] = win
         ops = it._prof_ops
         steps[k + 1] = (f, tuple(sa), tuple(sb),
-                        "op %d (%s)" % (ops[k // 2] if ops else k // 2,
-                                        name))
+                        ops[k // 2] if ops else k // 2, name)
         steps[k] = _split
     return len(todo)

@@ -57,7 +57,7 @@ k = 0
 while it._steps[k] is not cores._split:
     k += 2
 s = it._steps[k + 1]
-it._steps[k + 1] = (s[0], s[1], None, s[3])
+it._steps[k + 1] = (s[0], s[1], None, s[3], s[4])
 try:
     it.invoke()
     print('WORKER no error')
