@@ -126,9 +126,9 @@ def start(cores):
 
 def _split(s):
     """The eval of a split operator, s = (eval, first half's state,
-    second half's state, operator index, its name): the worker runs the second half while
-    this thread runs the first. Allocates nothing (unless the worker
-    raised: InvokeError)."""
+    second half's state, operator index, its name): the worker runs
+    the second half while this thread runs the first. Allocates nothing
+    (unless the worker raised: InvokeError)."""
     f = s[0]
     job = _job
     job[0] = f

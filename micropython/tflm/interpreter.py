@@ -200,9 +200,9 @@ class Interpreter:
     file gives one of these TFLMErrors, never another exception (see
     verify.py); a file that is not a TFLite model
     gives a FormatError saying so. Bad arguments: TypeError (model
-    neither a path nor a buffer, arena_size not an int, labels neither
-    a list nor a path, arena not a writable buffer) or ValueError
-    (arena_size < 0); a path (model or
+    neither a path nor a buffer, arena_size or cores not an int, labels
+    neither a list nor a path, arena not a writable buffer) or
+    ValueError (arena_size < 0, cores neither 1 nor 2); a path (model or
     labels) that cannot be opened: OSError naming it.
     Under CPython: TFLMError (the kernels are viper code; host_tools run
     models on the unix port). A bytearray or array model that changes

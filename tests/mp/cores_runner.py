@@ -65,6 +65,7 @@ except InvokeError as e:
     print('WORKER InvokeError', e)
 it._steps[k + 1] = s
 print('AFTER', run(it, x) == two)
+print('REPR', [ln.strip() for ln in repr(it).split('\n') if 'cores=2' in ln])
 # no _thread: CoresError (while no worker runs yet: simulated)
 saved = cores._thread, cores._go
 cores._thread = cores._go = None
