@@ -9,8 +9,9 @@
 # other: the critical path of cores=2 is the other steps plus the longer
 # half of each split one (handing over not counted). Where _thread runs
 # threads in parallel (the unix port: `micropython host_tools/
-# mp_cores_bench.py PKG_DIR MODEL [REPEATS]`), it also times invoke()
-# with cores=1 and cores=2, interleaved, and prints their medians.
+# mp_cores_bench.py PKG_DIR MODEL [REPEATS [SPIN]]`), it also times
+# invoke() with cores=1 and cores=2 (tflm.cores.SPIN = SPIN, default 0),
+# interleaved, and prints their medians.
 # Both models' outputs must be equal. Prints lines of `key value`.
 import gc
 import sys
@@ -18,10 +19,12 @@ import time
 
 MODEL = "/rom/person_detect.tflite"
 REPEATS = 0  # 0: no threaded timing
+SPIN = 0
 if len(sys.argv) > 2:
     sys.path.insert(0, sys.argv[1])
     MODEL = sys.argv[2]
     REPEATS = int(sys.argv[3]) if len(sys.argv) > 3 else 21
+    SPIN = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 else:
     sys.path.insert(0, "/rom")
 
@@ -80,6 +83,7 @@ print("ratio %.3f" % (t1 / crit))
 if REPEATS:
     it = None
     gc.collect()
+    cores.SPIN = SPIN
     one = tflm.Interpreter(MODEL)
     two = tflm.Interpreter(MODEL, cores=2)
     ts = ([], [])

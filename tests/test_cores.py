@@ -101,7 +101,7 @@ def test_cores2_equals_tflm_and_cores1(tmp_path):
     out = r.stdout
     assert "WORKER InvokeError op " in out and "on the second core: " \
         "TypeError" in out, out
-    assert "AFTER True" in out, out
+    assert "AFTER True" in out and "SPIN True" in out, out
     assert "REPR ['cores=2: 3 operators split between the cores']" in out, out
     assert "NOTHREAD CoresError True" in out, out
     assert out.count("BAD ValueError") == 2 and "BAD TypeError" in out, out

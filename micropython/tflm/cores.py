@@ -52,6 +52,13 @@ except ImportError:
 
 # Operators with fewer multiply-accumulates run on one core.
 MIN_MACS = 20000
+# Polls of a lock (acquire(0)) before a thread blocks on it. 0: none.
+# On rp2 a blocked core waits in WFE and wakes at once (0 is right). On
+# an OS (the unix port) waking a blocked thread takes tens of
+# microseconds, a split operator's half a few hundred: a few thousand
+# polls save that where each thread has a core of its own, and cost a
+# lot where they share one (the poller takes the worker's time).
+SPIN = 0
 # Accumulator words of the second core's CONV_2D batches (NB pixels of OC
 # accumulators: at least one pixel, at most NB of the first core's)
 _ACC_WORDS = 512
@@ -88,7 +95,11 @@ def _worker():
     go = _go
     done = _done
     while True:
-        go.acquire()
+        n = SPIN  # polls before it sleeps on the lock (see SPIN)
+        while n and not go.acquire(0):
+            n -= 1
+        if not n:
+            go.acquire()
         try:
             job[0](job[1])
         except BaseException as e:  # noqa: B902 (back to invoke())
@@ -138,7 +149,12 @@ def _split(s):
     try:
         f(s[1])
     finally:
-        _done.acquire()
+        done = _done
+        n = SPIN
+        while n and not done.acquire(0):
+            n -= 1
+        if not n:
+            done.acquire()
     e = job[2]
     if e is not None:
         job[2] = None

@@ -65,6 +65,9 @@ except InvokeError as e:
     print('WORKER InvokeError', e)
 it._steps[k + 1] = s
 print('AFTER', run(it, x) == two)
+cores.SPIN = 100  # the polling handover
+print('SPIN', run(it, x) == two)
+cores.SPIN = 0
 print('REPR', [ln.strip() for ln in repr(it).split('\n') if 'cores=2' in ln])
 # no _thread: CoresError (while no worker runs yet: simulated)
 saved = cores._thread, cores._go
