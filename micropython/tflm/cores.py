@@ -22,12 +22,14 @@ first output row of that half), with the padding above it 0 and H - d
 rows: the same taps in the image as the whole operator's. Operators with
 a batch other than 1, fewer than 2 output rows (pixels), or fewer than
 MIN_MACS multiply-accumulates run on the first core alone (handing work
-over costs a few tens of microseconds), as does every operator of another
-kind. Float32 and int16 CONV_2D / DEPTHWISE_CONV_2D are not split either.
+over costs microseconds on rp2, tens of them where an OS wakes the
+thread: see SPIN), as does every operator of another kind. Float32 and int16 CONV_2D / DEPTHWISE_CONV_2D are not split either.
 
 RAM: the worker's stack (4 KB on rp2, from the heap, at the first
-cores=2 interpreter), and per interpreter, made at construction: a
-parameter block per half (23 words) and two int32 buffers, the second
+cores=2 interpreter), and per interpreter, made at construction: per
+split operator a parameter block per half (23 or 24 words) and the
+halves' states (about 0.3 KB in all on a 32-bit port), and two int32
+buffers, the second
 core's work buffers (the window buffer and the accumulators of CONV_2D,
 the plane of DEPTHWISE_CONV_2D), each as large as the largest split
 operator needs (counted in interp.ram). invoke() allocates nothing.
