@@ -23,7 +23,8 @@ rows: the same taps in the image as the whole operator's. Operators with
 a batch other than 1, fewer than 2 output rows (pixels), or fewer than
 MIN_MACS multiply-accumulates run on the first core alone (handing work
 over costs microseconds on rp2, tens of them where an OS wakes the
-thread: see SPIN), as does every operator of another kind. Float32 and int16 CONV_2D / DEPTHWISE_CONV_2D are not split either.
+thread: see SPIN), as does every operator of another kind. Float32 and
+int16 CONV_2D / DEPTHWISE_CONV_2D are not split either.
 
 RAM: the worker's stack (4 KB on rp2, from the heap, at the first
 cores=2 interpreter), and per interpreter, made at construction: per
