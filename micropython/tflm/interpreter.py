@@ -153,6 +153,10 @@ class Interpreter:
     the start to 16 bytes). One buffer serves one interpreter at a time:
     building another on it makes the earlier one raise InvokeError.
     Not with a CPython host tool, only on MicroPython.
+    cores: 1 (default), or 2 on a dual-core board (RP2040, RP2350: a
+    `_thread` on the second core): large CONV_2D and DEPTHWISE_CONV_2D
+    operators are then split by output rows between the cores, same
+    outputs (tflm/cores.py; CoresError, a TFLMError, without `_thread`).
     labels: optional class labels for `labels` and top(k): a list of
     strings, or the path of a UTF-8 text file with one label per line,
     as many as output 0 has values (else ValueError; TypeError for a
@@ -196,9 +200,9 @@ class Interpreter:
     file gives one of these TFLMErrors, never another exception (see
     verify.py); a file that is not a TFLite model
     gives a FormatError saying so. Bad arguments: TypeError (model
-    neither a path nor a buffer, arena_size not an int, labels neither
-    a list nor a path, arena not a writable buffer) or ValueError
-    (arena_size < 0); a path (model or
+    neither a path nor a buffer, arena_size or cores not an int, labels
+    neither a list nor a path, arena not a writable buffer) or
+    ValueError (arena_size < 0, cores neither 1 nor 2); a path (model or
     labels) that cannot be opened: OSError naming it.
     Under CPython: TFLMError (the kernels are viper code; host_tools run
     models on the unix port). A bytearray or array model that changes
@@ -218,7 +222,8 @@ class Interpreter:
     _stops = False
 
 
-    def __init__(self, model, arena_size=None, labels=None, arena=None):
+    def __init__(self, model, arena_size=None, labels=None, arena=None,
+                 cores=1):
         # Every attribute is set here, before anything that dies is made:
         # the instance's attribute table is then allocated once, low (on
         # a full heap, that is the first allocation to fail).
@@ -263,6 +268,9 @@ class Interpreter:
                                 % type(model).__name__)
         if isinstance(model, (bytearray, array)):
             self._source, self._source_len = model, len(model)
+        if cores != 1:  # the worker first: it lives on (tflm/cores.py)
+            from .cores import start
+            start(cores)
         if labels is not None:  # small, made before the arena
             from .api import labels_arg
             self.labels = labels_arg(labels)
@@ -300,6 +308,12 @@ class Interpreter:
         if labels is not None:
             from .api import check_labels
             check_labels(self.labels, self.outputs)
+        if cores != 1:
+            from .cores import split
+            f = gc.mem_free()
+            split(self)
+            gc.collect()
+            self.ram += f - gc.mem_free()
 
     def _built(self):
         if getattr(self, "_steps", None) is None:

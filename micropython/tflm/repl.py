@@ -5,6 +5,8 @@ OpenMV's ml.Model.predict: inputs in, a list of real-valued outputs back
 (quantized outputs dequantized with their scale and zero point).
 """
 
+import sys
+
 from .errors import InvokeError
 from .values import is_float_values
 
@@ -164,6 +166,15 @@ def summary(interp):
                         if in_model else ""))
     elif c is not None:
         lines.append("  compiled block not used: %s" % c)
+    cores = sys.modules.get("tflm.cores")
+    if cores is not None:  # cores=2: the operators split between cores
+        n = 0
+        for k in range(0, len(interp._steps), 2):
+            if interp._steps[k] is cores._split:
+                n += 1
+        if n:
+            lines.append("  cores=2: %d operator%s split between the "
+                         "cores" % (n, "" if n == 1 else "s"))
     for i, t in enumerate(interp.inputs):
         lines.append(_tensor_line("input", i, t))
     for i, t in enumerate(interp.outputs):
