@@ -46,6 +46,7 @@ run: $(STAMP)
 #   make deploy BOARD=pico PORT=/dev/ttyACM0 [MODEL=m.tflite] [ONLY_NEEDED=1]
 #               [ROMFS=1] [DRY_RUN=1] [FORCE=1: copy a model that does not fit]
 #               [NO_COMPILE=1: copy the model as it is, not compiled for the board]
+#               [CODE_IN_RAM=1: with ROMFS=1, the kernels' machine code copied to RAM]
 #   make boards                    which shared models fit which board
 BOARD ?=
 ARCH ?=
@@ -64,7 +65,7 @@ mpy: $(STAMP)
 
 deploy: $(STAMP)
 	@test -n "$(BOARD)" || { echo "make deploy needs BOARD=<id>: one of $$(ls boards | grep -v README | tr '\n' ' ')" >&2; exit 2; }
-	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run) $(if $(FORCE),--force) $(if $(FLASH_MODEL),--flash-model $(FLASH_MODEL)) $(if $(FIRMWARE),--firmware $(FIRMWARE)) $(if $(NO_COMPILE),--no-compile)
+	$(VPY) -m host_tools deploy --board $(BOARD) --port $(PORT) $(if $(filter command line environment,$(origin MODEL)),--model $(MODEL)) $(if $(ONLY_NEEDED),--only-needed) $(if $(ROMFS),--romfs) $(if $(DRY_RUN),--dry-run) $(if $(FORCE),--force) $(if $(FLASH_MODEL),--flash-model $(FLASH_MODEL)) $(if $(FIRMWARE),--firmware $(FIRMWARE)) $(if $(NO_COMPILE),--no-compile) $(if $(CODE_IN_RAM),--code-in-ram)
 
 boards: $(STAMP)
 	$(VPY) -m host_tools boards

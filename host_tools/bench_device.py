@@ -323,7 +323,7 @@ def construction(cmd, models, per_us, arch="armv6m", timeout=1800):
     from .compile import compile_model
     rows = []
     with tempfile.TemporaryDirectory(prefix="tflm_construct_") as work:
-        pkg = romfs.compile_package(arch)
+        pkg = romfs.compile_package(arch, code_in_rom=True)
         script = os.path.join(work, "construct.py")
         with open(script, "w") as f:
             f.write(CONSTRUCT_SCRIPT)

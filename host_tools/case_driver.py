@@ -154,7 +154,8 @@ def run_target(todo, work, tag, cmd, arch, timeout, flags=(), attr="dev",
     timeout seconds marks a hang."""
     from . import romfs
     todo = sorted(todo, key=lambda c: c.id)
-    package = [(p, d, False) for p, d in romfs.compile_package(arch)]
+    package = [(p, d, False) for p, d in romfs.compile_package(
+        arch, code_in_rom=True)]
     with open(SCRIPT) as f:
         driver = f.read()
     chunks, size = [[]], 0

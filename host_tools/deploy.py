@@ -80,9 +80,11 @@ def plan(board, port, pkg_dir, model=None, name=None, romfs_image=None):
     return steps
 
 
-def build_romfs(board, model, name, out_dir):
+def build_romfs(board, model, name, out_dir, code_in_rom=True):
     """Writes out_dir/romfs.img (package .mpy + model) with
-    host_tools.romfs; returns its path. SystemExit if romfs.py is absent."""
+    host_tools.romfs (code_in_rom: the kernels' machine code runs from the
+    image, romcode.py); returns its path. SystemExit if romfs.py is
+    absent."""
     try:
         from . import romfs
     except ImportError:
@@ -92,7 +94,8 @@ def build_romfs(board, model, name, out_dir):
     specs = []
     if model:
         specs.append(model + ("=" + name if name else ""))
-    image, entries = romfs.build(board["march"], specs)
+    image, entries = romfs.build(board["march"], specs,
+                                 code_in_rom=code_in_rom)
     if len(image) > board["romfs_bytes"]:
         raise SystemExit("ROMFS image of %d bytes is larger than %s's "
                          "%d byte partition" % (len(image), board["id"],
@@ -165,6 +168,10 @@ def add_parser(sub):
                    "flash after the firmware, as a UF2 file to write")
     p.add_argument("--firmware", help="with --flash-model: the firmware's "
                    ".uf2 file, or the address where it ends (0x...)")
+    p.add_argument("--code-in-ram", action="store_true",
+                   help="with --romfs: the kernels' machine code is copied "
+                        "to RAM at import, as from a filesystem (default: "
+                        "it runs in place from the image)")
     p.add_argument("--no-compile", dest="compile", action="store_false",
                    help="copy the model as it is (default: compiled for "
                         "the board, host_tools compile)")
@@ -219,7 +226,8 @@ def main(args):
         print("# " + note)
     image = None
     if args.romfs:
-        image = build_romfs(board, args.model, args.name, out_dir)
+        image = build_romfs(board, args.model, args.name, out_dir,
+                            not getattr(args, "code_in_ram", False))
     pkg_dir = os.path.join(out_dir, "tflm")
     print("# %s (%s): %d .mpy files for -march=%s%s" % (
         board["name"], board["id"], len(paths), arch,

@@ -191,9 +191,10 @@ class Writer:
     def close_dir(self):
         self._close()
 
-    def add_file(self, name, data, residue=None):
+    def add_file(self, name, data, residue=None, is_model=None):
         """A file in the open directory; residue: wanted data offset mod
-        ALIGN (None: wherever it falls)."""
+        ALIGN (None: wherever it falls); is_model: its Entry's flag
+        (default: residue given)."""
         self._named(KIND_FILE, name)
         head = varuint(KIND_DATA) + varuint(len(data))
         if residue is not None:
@@ -201,7 +202,8 @@ class Writer:
         self.buf += head
         path = "/".join([s[2] for s in self._stack[1:]])
         self.entries.append(Entry(path, len(self.buf), len(data),
-                                  residue is not None))
+                                  residue is not None if is_model is None
+                                  else is_model))
         self.buf += data
         self._close()
 
@@ -224,7 +226,11 @@ def _write_tree(w, tree, residue):
             w.close_dir()
         else:
             data, is_model = node
-            w.add_file(name, data, residue if is_model else None)
+            if name.endswith(".rom"):  # machine code (romcode.py): at 0
+                # mod 16, as mpy-cross assumed for its literal pools
+                w.add_file(name, data, 0, False)
+            else:
+                w.add_file(name, data, residue if is_model else None)
 
 
 def build_image(files, unaligned=False):
@@ -307,40 +313,63 @@ def mpy_cross(src, name, arch, dst):
     return None
 
 
-def compile_package(arch, pkg_dir=None):
+def compile_package(arch, pkg_dir=None, code_in_rom=False):
     """The package compiled to .mpy for arch: list of (path, bytes) with
     paths like 'tflm/kernels/conv.mpy' (pkg_dir: default micropython/tflm).
-    Modules that arch does not import are left out (for_arch). Raises
-    RuntimeError with mpy-cross's messages for every module that does not
-    compile (e.g. a viper type error)."""
+    Modules that arch does not import are left out (for_arch).
+    code_in_rom (Thumb arches only, for ROMFS images): each module with
+    module-level viper / asm_thumb functions becomes a stub .mpy and a
+    .rom file of its machine code, run in place from the image
+    (host_tools/romcode.py). Raises RuntimeError with mpy-cross's
+    messages for every module that does not compile (e.g. a viper type
+    error)."""
+    from . import romcode
     if arch not in ARCHES:
         raise ValueError("unknown arch %s (one of %s)"
                          % (arch, ", ".join(ARCHES)))
+    code_in_rom = code_in_rom and arch in THUMB_ARCHES
     out, errors = [], []
     with tempfile.TemporaryDirectory(prefix="tflm_mpy_") as tmp:
         dst = os.path.join(tmp, "m.mpy")
         for src, rel in package_sources(pkg_dir):
             if not for_arch(rel, arch):
                 continue
+            linked = None
+            if code_in_rom:
+                with open(src) as f:
+                    linked = romcode.linked_source(f.read())
+            if linked is not None:
+                src = os.path.join(tmp, "linked.py")
+                with open(src, "w") as f:
+                    f.write(linked)
             err = mpy_cross(src, rel, arch, dst)
             if err:
                 errors.append("%s: %s" % (rel, err))
                 continue
             with open(dst, "rb") as f:
-                out.append((rel[:-3] + ".mpy", f.read()))
+                data = f.read()
+            rom = None
+            if linked is not None:
+                data, rom = romcode.split(data)
+            out.append((rel[:-3] + ".mpy", data))
+            if rom is not None:
+                out.append((rel[:-3] + romcode.SUFFIX, rom))
     if errors:
         raise RuntimeError("mpy-cross -march=%s failed:\n%s"
                            % (arch, "\n".join(errors)))
     return out
 
 
-def build(arch, models=(), package=True, unaligned=False, pkg_dir=None):
+def build(arch, models=(), package=True, unaligned=False, pkg_dir=None,
+          code_in_rom=True):
     """An image with the package for arch (unless package=False) and the
     models: list of paths, or 'path=name' to store under another name.
-    Returns (image bytes, list of Entry)."""
+    code_in_rom: the kernels' machine code runs from the image (Thumb
+    arches; compile_package). Returns (image bytes, list of Entry)."""
     files = []
     if package:
-        files += [(p, d, False) for p, d in compile_package(arch, pkg_dir)]
+        files += [(p, d, False) for p, d in compile_package(
+            arch, pkg_dir, code_in_rom)]
     for spec in models:
         path, _, name = spec.partition("=")
         with open(path, "rb") as f:
@@ -369,6 +398,11 @@ def add_parser(sub):
                    help="put model data at odd offsets (for tests)")
     p.add_argument("--no-package", dest="package", action="store_false",
                    help="models only, without the tflm package")
+    p.add_argument("--code-in-ram", action="store_true",
+                   help="plain .mpy files: the board copies the kernels' "
+                        "machine code to RAM at import (default on Thumb "
+                        "arches: it runs in place from the image, "
+                        "host_tools/romcode.py)")
     p.add_argument("--no-compile", dest="compile", action="store_false",
                    help="store the models as they are (default: compiled "
                         "for --arch, host_tools compile)")
@@ -381,7 +415,8 @@ def main(args):
     try:  # (python -m host_tools romfs compiles the models first:
         # compile.compile_specs, unless --no-compile)
         image, entries = build(args.arch, args.model, args.package,
-                               args.unaligned)
+                               args.unaligned,
+                               code_in_rom=not args.code_in_ram)
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 1

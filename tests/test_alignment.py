@@ -4,7 +4,8 @@ Every conformance generator's models are loaded 1, 2 or 3 bytes into a
 buffer (in turn: a generator's cases see all three). After prepare, a
 kernel state may hold a view of a constant tensor of 2- or 4-byte
 elements at an unaligned address only if its kernel reads that tensor
-byte by byte (BYTEWISE, checked by reading each kernel); float kernels must hold an aligned copy (kernels/f32.words).
+byte by byte (BYTEWISE, checked by reading each kernel); float kernels
+must hold an aligned copy (kernels/f32.words).
 x86 does not fault on unaligned loads, so the tests that run models at
 odd offsets cannot catch this; this test looks at the addresses.
 """
