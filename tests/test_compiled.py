@@ -270,8 +270,13 @@ def test_damaged_blocks(tmp_path, arch):
     struct.pack_into("<i", raw, pos + 28, 16)  # head: views fall outside
     case("head", _rehash(raw))
     raw = bytearray(good)
-    struct.pack_into("<i", raw, pos + h[17] + 4 * h[10], 99)
+    at = pos + h[17] + 4 * h[10]  # where, then the steps' operators
+    at += 4 + 4 * struct.unpack_from("<i", raw, at)[0]
+    struct.pack_into("<i", raw, at, 99)  # the first object's tag
     case("tag", _rehash(raw))
+    raw = bytearray(good)
+    struct.pack_into("<i", raw, pos + h[17] + 4 * h[10], 1 << 20)
+    case("ops", _rehash(raw))  # more steps than the stream has words
     raw = bytearray(good)
     s1, k = _strings(raw)[1]  # a reference: "tflm.kernels...:name"
     raw[s1:s1 + 5] = b"sys.x"
@@ -299,6 +304,7 @@ def test_damaged_blocks(tmp_path, arch):
     assert res["head"][0] == "FormatError"
     assert "outside region 0" in res["head"][1]
     assert res["tag"][0] == "FormatError" and "tag 99" in res["tag"][1]
+    assert res["ops"][0] == "FormatError" and "cut short" in res["ops"][1]
     assert res["ref_outside"][0] == "FormatError"
     assert "sys.x" in res["ref_outside"][1]
     assert res["ref_missing"][0] == "FormatError"

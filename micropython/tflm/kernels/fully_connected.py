@@ -221,7 +221,7 @@ def prepare(op, ins, outs, ctx):
     keep_num_dims (only shapes matter). Raises PrepareError.
     """
     from .conv_util import (WORD, bias_words, check_near, keep,
-                            limit_scratch, work_buffer)
+                            limit_scratch, persistent, work_buffer)
     from .. import quant
     if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .conv_f32 import prepare_fc
@@ -242,21 +242,30 @@ def prepare(op, ins, outs, ctx):
     # otherwise leave no room for.
     bias_w = bias_words(op, bias, units, ctx) if bias is not None else None
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
+    # into the tail (read-only for eval: a compiled model's stay in the
+    # model's bytes); the chunks' views are views of it
+    pm = persistent(ctx, "i", len(mults))
+    ps = persistent(ctx, "b", len(shifts))
+    for k in range(len(mults)):
+        pm[k] = mults[k]
+        ps[k] = shifts[k]
+    mults, shifts = pm, ps
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
     # Units are processed in chunks that fit the scratch (one word per
-    # unit, at most _UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
-    # chunk k.
+    # unit, at most _UNIT_CHUNK); chunks[2 * k], chunks[2 * k + 1]: the
+    # multipliers and shifts of chunk k (one flat tuple: one object).
     limit_scratch(ctx, min(units, _UNIT_CHUNK))
     n = ctx.scratch_len
     chunks = []
     for u0 in range(0, units, n):
         mv = memoryview(mults)[u0:] if per_channel else mults
         sv = memoryview(shifts)[u0:] if per_channel else shifts
-        chunks.append((mv, sv))
+        chunks.append(mv)
+        chunks.append(sv)
     dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
@@ -391,9 +400,9 @@ def _fc(st):
                 blk[8] = n
                 dots(win, 0)
                 d0 += dn
-            ch = chunks[kc]
-            requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, ch[0],
-                        ch[1], qp, yd, b * units + u0, 0)
+            requant_i8b(0, 0, 0, acc, n, n if per_channel else 1,
+                        chunks[2 * kc], chunks[2 * kc + 1], qp, yd,
+                        b * units + u0, 0)
             u0 += n
             kc += 1
         b += 1
