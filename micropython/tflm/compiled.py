@@ -520,8 +520,10 @@ def _build(it, buf, arena_size, user, src, at):
             io[i] = _bind(t, w, fb.mv, hv)
     it.inputs = [io[i] for i in m.inputs]
     it.outputs = [io[i] for i in m.outputs]
-    it._states = states or None
-    it._variables = variables or None
+    if states:  # (else the class's None: no attribute)
+        it._states = states
+    if variables:
+        it._variables = variables
     it.copied_bytes = h[11]
     it.persistent_size = h[12]
     it._prof_ops = ops  # (the model's words: no copy where in place)

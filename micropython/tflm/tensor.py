@@ -207,6 +207,8 @@ def own(ts):
         except AttributeError:
             continue
         if t._fb is not None:
-            t._own = tuple(getattr(t, key)
-                           for key in _LAZY[2:6] + _LAZY[8:])
-            t._fb = None
+            o = tuple(getattr(t, key) for key in _LAZY[2:6] + _LAZY[8:])
+            # _own takes _fb's place in the instance's table (the class's
+            # _fb, None, is read then): the table does not grow
+            del t._fb
+            t._own = o

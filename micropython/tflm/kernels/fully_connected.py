@@ -256,16 +256,18 @@ def prepare(op, ins, outs, ctx):
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
     # Units are processed in chunks that fit the scratch (one word per
-    # unit, at most _UNIT_CHUNK); chunks[2 * k], chunks[2 * k + 1]: the
-    # multipliers and shifts of chunk k (one flat tuple: one object).
+    # unit, at most _UNIT_CHUNK). Per-unit multipliers over more than one
+    # chunk: _S_MULTS holds chunks (chunks[2 * k], chunks[2 * k + 1]: the
+    # multipliers and shifts of chunk k, one flat tuple) and _S_SHIFTS
+    # None; else they are the multipliers and shifts themselves.
     limit_scratch(ctx, min(units, _UNIT_CHUNK))
     n = ctx.scratch_len
-    chunks = []
-    for u0 in range(0, units, n):
-        mv = memoryview(mults)[u0:] if per_channel else mults
-        sv = memoryview(shifts)[u0:] if per_channel else shifts
-        chunks.append(mv)
-        chunks.append(sv)
+    if per_channel and units > n:
+        chunks = []
+        for u0 in range(0, units, n):
+            chunks.append(memoryview(mults)[u0:])
+            chunks.append(memoryview(shifts)[u0:])
+        mults, shifts = tuple(chunks), None
     dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
@@ -276,7 +278,7 @@ def prepare(op, ins, outs, ctx):
     # in the order of the _S_ slots (below)
     state = (ctx.scratch, x.data, w.data, y.data,
              ctx.scratch if bias_w is None else bias_w,
-             keep(ctx, prm), keep(ctx, qp), tuple(chunks), work, mac.dots)
+             keep(ctx, prm), keep(ctx, qp), mults, work, shifts)
     return _eval, state
 
 
@@ -289,14 +291,15 @@ _S_OUT = const(3)
 _S_BIAS = const(4)
 _S_PARAMS = const(5)
 _S_QP = const(6)
-_S_CHUNKS = const(7)
+_S_MULTS = const(7)  # (or the chunks: see prepare)
 _S_WIN = const(8)
-_S_MAC = const(9)
+_S_SHIFTS = const(9)
 # The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
 # code arguments): a compiled model stores there the address of its view
-# of the arena or the model, an int, no object (compiled.py T_ADDR).
+# of the arena or the model, an int, no object (compiled.py T_ADDR; the
+# chunks' tuple stays a tuple).
 ADDRESSES = (_S_ACC, _S_X, _S_W, _S_OUT, _S_BIAS, _S_PARAMS, _S_QP,
-             _S_WIN)
+             _S_MULTS, _S_WIN, _S_SHIFTS)
 # st[_S_PARAMS]: these words (prm in the viper code). N: units per
 # chunk (the scratch words); DC: depth values per gathered chunk; OFF:
 # -input_zero_point - 128; REL: 1 on 64-bit ports (the block's
@@ -322,7 +325,7 @@ def _fc(st):
     acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
     then requant_i8b per chunk of units. The depth is walked in chunks
     of at most DC values: each chunk's v are gathered into the work
-    array after the block, then st[_S_MAC] (mac.dots) sums it with the
+    array after the block, then mac.dots sums it with the
     chunk's units, from the bias (or zeros) for the first chunk and from
     the partial sums in acc for the others. Weights are read with ptr8
     only (any alignment); the int32 store of each sum matches C's int32
@@ -336,9 +339,10 @@ def _fc(st):
     pb: int = int(ptr32(st[_S_BIAS]))
     prm = ptr32(st[_S_PARAMS])
     qp = st[_S_QP]
-    chunks = st[_S_CHUNKS]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
     win = st[_S_WIN]
-    dots = st[_S_MAC]
+    dots = mac.dots
     blk = ptr32(win)
     batches: int = prm[_P_BATCHES]
     units: int = prm[_P_UNITS]
@@ -350,6 +354,9 @@ def _fc(st):
     S: int = one << 31
     off: int = (prm[_P_OFF] ^ S) - S  # -input_zero_point - 128
     has_bias: int = prm[_P_HAS_BIAS]
+    chunked: int = 0  # _S_MULTS holds the chunks (see prepare)
+    if per_channel and units > N:
+        chunked = 1
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
     if prm[_P_REL]:
         r0 = int(blk)
@@ -400,9 +407,12 @@ def _fc(st):
                 blk[8] = n
                 dots(win, 0)
                 d0 += dn
-            requant_i8b(0, 0, 0, acc, n, n if per_channel else 1,
-                        chunks[2 * kc], chunks[2 * kc + 1], qp, yd,
-                        b * units + u0, 0)
+            if chunked:
+                requant_i8b(0, 0, 0, acc, n, n, mults[2 * kc],
+                            mults[2 * kc + 1], qp, yd, b * units + u0, 0)
+            else:
+                requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, mults,
+                            shifts, qp, yd, b * units + u0, 0)
             u0 += n
             kc += 1
         b += 1
