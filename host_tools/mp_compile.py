@@ -191,7 +191,7 @@ def main():
     states = list(it._states or [])
     variables = list(it._variables or [])
     ops = list(it._prof_ops)
-    top = [list(steps), ops, states, variables]
+    top = [list(steps), states, variables]
     for x in top:
         count(x)
     # the heap regions (views of arrays on the heap) come first: the
@@ -334,7 +334,7 @@ def main():
     off_objs = off_tail + len(tail) + len(words)
     where = list(it._where)
     body = b"".join((x & 0xFFFFFFFF).to_bytes(4, "little")
-                    for x in where + objs)
+                    for x in where + [len(ops)] + ops + objs)
     total = off_objs + len(body)
     hdr[0] = C.MAGIC
     hdr[1] = C.FORMAT

@@ -60,7 +60,8 @@ ARCHES = {
 
 
 # Arches that run Thumb code; the modules that compile only for them
-# (@micropython.asm_thumb), which the kernels import there; and their
+# (@micropython.asm_thumb), which the kernels import there (and the
+# viper drivers that import them, conv_dsp.py, dw_dsp.py); and their
 # viper twins, which the kernels import everywhere else (a Thumb build
 # leaves those out).
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
@@ -68,6 +69,7 @@ THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
               "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
+              "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
               "tflm/kernels/thumb_fpu.py")
 # Modules that a kernel's prepare imports only when a model's values need
 # them (kernels/requant_neg.py: a negative filter scale), or a compiled
@@ -79,9 +81,13 @@ ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 # only they import (DSP_ONLY: the kernels' dots and pixels in place of
 # thumb.py's, depthwise's dw, dw3 and plane in place of thumb_dw.py's,
 # which their builds keep: a compiled model's blocks name thumb.py's
-# functions, see compiled.TWINS).
+# functions, see compiled.TWINS; and the viper drivers that use their
+# extra paths, conv_dsp.py and dw_dsp.py, in place of conv.py's
+# _conv_any and depthwise_conv.py's _dwp, which other builds then carry
+# without those paths).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
-DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py")
+DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
+            "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py")
 # Arches with a single-precision FPU (kernels.FPU) and the module only
 # they import (the float32 convolutions' dot in VFP instructions).
 FPU_ARCHES = ("armv7emsp", "armv7emdp")

@@ -64,3 +64,44 @@ def test_the_checks_see_a_literal_slot():
     assert literal_slots("def g(p):\n    return p[2]\n", "p", True) == []
     conv = kernel_consts("kernels/conv.py")
     assert conv["S_PARAMS"] == 0 and conv["P_OFF"] == 16, conv
+
+
+def test_dsp_drivers_share_their_kernels_layout():
+    """conv_dsp.py and dw_dsp.py (the Cortex-M4 drivers that DSP builds
+    use in place of conv.py's _conv_any and depthwise_conv.py's _dwp)
+    read the same state slots and parameter words as their kernel, and
+    the same blocks (module-private constants: each module has its own
+    copy), and differ from the kernel's driver only by the DSP path."""
+    import re
+    for dsp, base, fn in (("kernels/conv_dsp.py", "kernels/conv.py",
+                           "_conv_any"),
+                          ("kernels/dw_dsp.py", "kernels/depthwise_conv.py",
+                           "_dwp")):
+        names = ("S_", "P_", "QP", "DBLK", "DREL", "DWB", "PLB")
+        mine = kernel_consts(dsp, names)
+        theirs = kernel_consts(base, names)
+        assert mine and all(theirs[k] == v for k, v in mine.items()), dsp
+        # every line of the kernel's driver that reads the state or the
+        # parameters, writes a block word or calls a loop is in the DSP
+        # one (which adds its path: a fix to the shared code must go to
+        # both)
+        srcs = []
+        for rel in (base, dsp):
+            with open(os.path.join(PKG, "tflm", rel)) as f:
+                srcs.append(f.read())
+        body = srcs[0][srcs[0].index("def %s(st):" % fn):]
+        body = body[body.index('"""', body.index('"""') + 3) + 3:]
+        body = body[:body.index("\n\n\n")] if "\n\n\n" in body else body
+        code = [ln.strip() for ln in body.splitlines()
+                if re.search(r"\bst\[|\bp\[_P|\bblk\[|\bq\[|\bpq\[|"
+                             r"requant_i8b|\(win|\(wk", ln)]
+        assert len(code) > 40, (base, len(code))
+        dsp_code = set(re.sub(r"\s+#.*", "", ln.strip())
+                       for ln in srcs[1].splitlines())
+        # (conv_dsp's gather replaces the viper one: its offset and sum)
+        gather = ("off: int = (p[_P_OFF] ^ S) - S",
+                  "blk[6] = 0 - s * 128")
+        missing = [ln for ln in code
+                   if re.sub(r"\s+#.*", "", ln) not in dsp_code
+                   and not (fn == "_conv_any" and ln in gather)]
+        assert not missing, (dsp, missing[:5])

@@ -31,11 +31,13 @@ The block (little-endian int32 words, at any address in the model):
   not the model's: the hash stops there);
   strings: per string its length, then its bytes, padded to 4;
   tail image: the tail's bytes (padded to 4), then its words;
-  objects: where[0:tensors], then a list of arrays (the heap regions:
-  arrays on the heap that the kernels keep views of, regions 4, 5,
-  ...), a list of the steps (eval function, state, ...), the list of
-  the operator index of each step, the list of states (interp.reset()
-  zeroes them) and the list of variables.
+  objects: where[0:tensors], the number of steps n, the operator index
+  of each step (n words; these words, like where's, are viewed in place
+  in the model where they are word-aligned: no RAM), then a list of
+  arrays (the heap regions: arrays on the heap that the kernels keep
+  views of, regions 4, 5, ...), a list of the steps (eval function,
+  state, ...), the list of states (interp.reset() zeroes them) and the
+  list of variables.
 An object is a tag word and its fields (see the _T_ constants);
 T_MEMO k stores the object that follows as shared object k,
 T_SAME k refers to it again; T_ADDR is a view's address, an int: in the
@@ -62,7 +64,7 @@ from .source import block, free
 
 NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
-FORMAT = const(1)
+FORMAT = const(2)
 HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 
@@ -244,22 +246,24 @@ class Block:
             _copy(w, src, 4 * len(w))
         src = None
         nt = self.h[10]
-        if nt > len(w):
+        if nt >= len(w) or not 0 <= w[nt] < len(w) - nt:
             raise FormatError("%s: cut short at byte %d" % (NAME, at))
-        where = w[:nt]  # in place: a view of the model's words, else
-        # an array of its own
+        ns = w[nt]
+        # in place: views of the model's words, else arrays of their own
+        where = w[:nt]
+        ops = w[nt + 1:nt + 1 + ns]
         try:
-            out = _decode(w, nt, list(regions), self.strings)
+            out = _decode(w, nt + 1 + ns, list(regions), self.strings)
         except IndexError:
             raise FormatError("%s: cut short" % NAME)
         for x in out:
             if not isinstance(x, list):
                 raise FormatError("%s: the object stream's lists" % NAME)
-        return [where] + out
+        return [where, out[0], ops] + out[1:]
 
 
 def _decode(w, at, regions, strings):
-    """The 5 objects of the stream in words w from index at (see the
+    """The 4 objects of the stream in words w from index at (see the
     module doc and objects()): the first, a list of arrays, extends
     regions (a list) with a view of each, the heap regions that the
     views of the others may refer to."""
@@ -269,7 +273,7 @@ def _decode(w, at, regions, strings):
     big = 1 << (30 if sys.maxsize < 1 << 32 else 62)
     memo = {}
     out = []
-    stack = [[out, 5, T_LIST, -1]]  # items, left to read, tag, memo key
+    stack = [[out, 4, T_LIST, -1]]  # items, left to read, tag, memo key
     key = -1  # memo key of the next object (T_MEMO)
     sizes = [1, 1, 4, 1]  # bytes per item of each region
     while True:
@@ -516,11 +520,13 @@ def _build(it, buf, arena_size, user, src, at):
             io[i] = _bind(t, w, fb.mv, hv)
     it.inputs = [io[i] for i in m.inputs]
     it.outputs = [io[i] for i in m.outputs]
-    it._states = states or None
-    it._variables = variables or None
+    if states:  # (else the class's None: no attribute)
+        it._states = states
+    if variables:
+        it._variables = variables
     it.copied_bytes = h[11]
     it.persistent_size = h[12]
-    it._prof_ops = ops  # (the stream's list of ints: no copy)
+    it._prof_ops = ops  # (the model's words: no copy where in place)
     it._prof_us = array("i", range(n + 1))
     it._profiled = False
     it._steps = steps

@@ -220,6 +220,21 @@ class Interpreter:
     # True when a step's eval may end an invoke early (stops(): TFLM's
     # kTfLiteAbort); construction sets it on the instance
     _stops = False
+    # What construction sets on the instance only where it differs from
+    # these (each attribute on the instance costs every interpreter RAM:
+    # __init__ sets the others, up to 23 in all, which its table holds
+    # once made): the plain construction's tensors and scratch requests,
+    # the kernels' states (interp.reset() zeroes them) and variables,
+    # whether the model was read into RAM or its tail is read in place
+    # (repl.tail_in_model); a resizable buffer given as the model and its
+    # length (invoke() refuses to run once it changed: its bytes may have
+    # moved); with arena=, [its _OWNERS entry's taken array, the
+    # InvokeError once another took the buffer, the bytearray given (or
+    # None), its length].
+    _tensors = _states = _variables = None
+    _n_requests = 0
+    model_in_ram = _tail_in_model = False
+    _source = _source_len = _held = None
 
 
     def __init__(self, model, arena_size=None, labels=None, arena=None,
@@ -228,23 +243,13 @@ class Interpreter:
         # the instance's attribute table is then allocated once, low (on
         # a full heap, that is the first allocation to fail).
         try:
-            self._steps = self._tensors = self._model = self.arena = None
-            self._buf = None
-            self._words = self._states = self._variables = None
+            self._steps = self._model = self.arena = None
+            self._buf = self._words = None
             self._where = self.inputs = self.outputs = None
             self._prof_ops = self._prof_us = None
-            self._profiled = self.model_in_ram = False
+            self._profiled = False  # (invoke(profile=True) sets it)
             self.copied_bytes = self.persistent_size = self.arena_size = 0
-            self._n_requests = self.ram = self._imported = 0
-            # A resizable buffer given as the model, and its length:
-            # invoke() refuses to run once it changed (its bytes may have
-            # moved).
-            self._source = self._source_len = None
-            # arena=: [its _OWNERS entry's taken array, the InvokeError
-            # once another took the buffer, the bytearray given (or
-            # None), its length]
-            # (one attribute: each costs every interpreter RAM)
-            self._held = None
+            self.ram = self._imported = 0
             self.path = model if isinstance(model, str) else None
             self._stage = "reading the model"
         except MemoryError:

@@ -46,6 +46,10 @@ class Tensor:
     # an input or output of an interpreter built on arena=: set() and
     # view() raise its InvokeError once another one took the buffer
     _interp = None
+    # own(): (name, buffer, is_variable, quantized_dimension, scales,
+    # zero_points), read in place of the model bytes (one object: each
+    # attribute costs the tensor RAM)
+    _own = None
 
     def __init__(self, index):
         self.index = index
@@ -62,6 +66,15 @@ class Tensor:
             return schema.type_name(self.type)
         if key == "itemsize":
             return schema.type_size(self.type)
+        o = self._own
+        if o is not None:
+            k = _LAZY.index(key) - 2
+            if k < 4:  # name, buffer, is_variable, quantized_dimension
+                return o[k]
+            if k > 5:  # scales, zero_points
+                return o[k - 2]
+            v = o[k]  # scale, zero_point: the first entry, 0 if none
+            return v[0] if v else (0.0 if k == 4 else 0)
         fb = self._fb
         t = fb.table(self.pos) if fb is not None else None
         if key == "name":
@@ -182,18 +195,20 @@ class Tensor:
 def own(ts):
     """Store the fields that each tensor of ts reads from the model bytes
     (name, buffer, is_variable, the quantization: _LAZY but dtype and
-    itemsize) on it, then forget the model's FlatBuffer: the tensors no
-    longer need the parser (model.py, flatbuf.py), which an interpreter
-    drops once built (interpreter.PARSE). A few small objects per tensor:
+    itemsize) on it, in one tuple (_own; an attribute assigned wins),
+    then forget the model's FlatBuffer: the tensors no longer need the
+    parser (model.py, flatbuf.py), which an interpreter drops once built
+    (interpreter.PARSE). A few small objects per tensor:
     for an interpreter's inputs and outputs. On a port without instance
     __dict__ a tensor stays lazy."""
     for t in ts:
         try:
-            d = t.__dict__
+            t.__dict__  # noqa: B018 (a port without it: lazy)
         except AttributeError:
             continue
         if t._fb is not None:
-            for key in _LAZY[2:]:
-                if key not in d:
-                    setattr(t, key, getattr(t, key))
-            t._fb = None
+            o = tuple(getattr(t, key) for key in _LAZY[2:6] + _LAZY[8:])
+            # _own takes _fb's place in the instance's table (the class's
+            # _fb, None, is read then): the table does not grow
+            del t._fb
+            t._own = o

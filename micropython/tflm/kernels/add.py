@@ -176,13 +176,16 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
     the first chunk only.
     """
     from . import broadcast_prep as bp
-    from .conv_util import scratch_halves, work_buffer
+    from .conv_util import keep, scratch_halves, work_buffer
     lps = bp.loops(x1.shape, x2.shape, y.shape) if bc else None
     work = work_buffer(ctx, 512)
     if lps is None or len(lps) == 1:
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
-        prm = array("i", head + [a, b, 0, 0])
-        return _eval_lut, (kernel, (x1.data, x2.data, y.data, prm, work))
+        # eval writes none of prm here: kept in the tail (a compiled
+        # model's stays in the model's bytes)
+        prm = keep(ctx, array("i", head + [a, b, 0, 0]))
+        # the kernel's st, then the kernel (_eval_lut: one tuple)
+        return _eval_lut, (x1.data, x2.data, y.data, prm, work, kernel)
     from . import add_chunks  # a broadcast: kernels._LAZY
     sa, sb, half = scratch_halves(ctx)
     prm = array("i", head + [4, 4, 0, 0])
@@ -192,9 +195,15 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
         y.size)
 
 
+# _eval_lut's state: the kernel's st (x1, x2, out, prm, work buffer:
+# slots that the kernels only cast to pointers; a compiled model stores
+# there the address of its view of the arena or the model, an int, no
+# object: compiled.py T_ADDR), then the kernel.
+ADDRESSES = (0, 1, 2, 3, 4)
+
+
 def _eval_lut(state):
-    kernel, kst = state
-    kernel(0, 0, 0, kst)
+    state[5](0, 0, 0, state)
 
 
 @micropython.viper
@@ -204,10 +213,11 @@ def _add_lut(x: int, i: int, t: int, st):
     out[off + i] = clamp(MBQM(tab[x1[i * a]] + tab[256 + x2[i * b]], mo,
     so) + zp) for i < n. For SUB (sub flag set) the input-2 entries are
     negated.
-    st = (x1, x2, out, prm, work buffer); prm = [n, -zp1, -zp2, m1, s1, m2,
-    s2, mo, so, zp, lo, hi, sub, a, b, off, built]: a, b are the input
-    strides in bytes, off the first output index, built set if the tables
-    are already filled (see bind_lut); every shift is <= 0 (SmallerThanOneExp).
+    st = (x1, x2, out, prm, work buffer, ...); prm = [n, -zp1, -zp2, m1,
+    s1, m2, s2, mo, so, zp, lo, hi, sub, a, b, off, built]: a, b are the
+    input strides in bytes, off the first output index, built set if the
+    tables are already filled (see bind_lut); every shift is <= 0
+    (SmallerThanOneExp).
     MBQM as in fixedpoint.requant_i8b (16-bit limbs: same bits on 32- and
     64-bit ports). x, i, t are the hot locals; callers pass 0.
     """

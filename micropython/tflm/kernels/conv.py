@@ -30,8 +30,10 @@ The loops over filters and window run in `mac`'s functions (thumb.py's
 machine code on Cortex-M, mac.py's viper elsewhere: the same results),
 given a block of parameters at the start of the window buffer: `pixels`
 gathers, sums and requantizes a row of 1x1 pixels,
-`dots` sums a window (or one of its rows) for a group's filters. Values
-beyond requant_i8b's fast path come back and go through requant_i8b.
+`dots` sums a window (or one of its rows) for a group's filters (on
+Cortex-M4/M7/M33, conv_dsp.py's copy of _conv_any gathers the window
+with thumb_dsp.gather). Values beyond requant_i8b's fast path come back
+and go through requant_i8b.
 
 Accumulators use only +, - and *, so they are exact modulo 2**32 on
 every word size; the int32 store truncates them to what TFLM's int32
@@ -59,9 +61,6 @@ if THUMB:
         mac = None
 if mac is None:
     from . import mac
-# thumb_dsp.gather: _conv_any's gather in machine code (DSP builds only;
-# None elsewhere: the viper loop)
-_GATHER = getattr(mac, "gather", None)
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[_S_PARAMS]: one kept block for both.
@@ -69,7 +68,7 @@ _QP = const(3)
 # int32 words before the window in the window buffer st[_S_WIN]: the block
 # that mac.pixels reads (PX_BLOCK in thumb.py, REL its 33rd word), or
 # mac.dots (DOTS_BLOCK, then REL, then GATHER_BLOCK in thumb_dsp.py:
-# _GATHER's words, written on DSP builds only)
+# thumb_dsp.gather's words, written by conv_dsp.conv_any only)
 _BLK = const(33)
 _REL = const(32)
 _DBLK = const(19)
@@ -358,7 +357,6 @@ def _conv_any(st):
     wrow: int = KW * CIN  # filter step between rows
     wsize: int = KH * KW * CIN  # one output channel's filter
     blk[4] = wsize
-    gat = _GATHER
     blk[15] = xrow
     blk[16] = ((p[_P_OFF] ^ S) - S) + 128  # -input_zero_point
     o: int = 0
@@ -394,43 +392,30 @@ def _conv_any(st):
                 if nkx == KW or n == 0:  # whole filter rows: one call
                     rowlen = n  # (none: the bias alone)
                     rows = 1
-                if gat and n:  # thumb_dsp.gather: runs of bytes
-                    blk[11] = CIN  # GRUN bytes, GNRUN times, GRSTEP apart
-                    blk[12] = nkx
-                    blk[13] = dwc
-                    if dwc == CIN:  # the taps of a row are contiguous
-                        blk[11] = nkx * CIN
-                        blk[12] = 1
-                    blk[14] = nky
                 k: int = 0
                 while k < OC:
                     # Gather this group's v, and -128 * sum v into BASE.
-                    if gat and n:
-                        blk[0] = v0 - r0
-                        blk[10] = xg
-                        gat(win, 0)
-                    else:
-                        s: int = 0
-                        va: int = v0
-                        xr: int = xg
-                        ky: int = 0
-                        while ky < nky:
-                            xk: int = xr
-                            kx: int = 0
-                            while kx < nkx:
-                                xa: int = xk
-                                xe: int = xa + CIN
-                                while xa < xe:
-                                    v: int = (ptr8(xa)[0] ^ 0x80) + off
-                                    ptr32(va)[0] = v
-                                    s += v
-                                    va += 4
-                                    xa += 1
-                                xk += dwc
-                                kx += 1
-                            xr += xrow
-                            ky += 1
-                        blk[6] = 0 - s * 128
+                    s: int = 0
+                    va: int = v0
+                    xr: int = xg
+                    ky: int = 0
+                    while ky < nky:
+                        xk: int = xr
+                        kx: int = 0
+                        while kx < nkx:
+                            xa: int = xk
+                            xe: int = xa + CIN
+                            while xa < xe:
+                                v: int = (ptr8(xa)[0] ^ 0x80) + off
+                                ptr32(va)[0] = v
+                                s += v
+                                va += 4
+                                xa += 1
+                            xk += dwc
+                            kx += 1
+                        xr += xrow
+                        ky += 1
+                    blk[6] = 0 - s * 128
                     # the group's FPG sums, row by row: the first from
                     # the bias and -128 * sum v, the others from there
                     blk[5] = bp + 4 * k - r0
@@ -462,3 +447,10 @@ def _conv_any(st):
     if pb:
         requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
                     o - pb, 0)
+
+
+# Cortex-M4/M7/M33 (kernels.DSP: thumb_dsp has gather): _conv_any with
+# its gather in machine code, conv_dsp.py (in DSP builds only,
+# romfs.DSP_ONLY: the other builds do not carry it)
+if hasattr(mac, "gather"):
+    from .conv_dsp import conv_any as _conv_any  # noqa: F811

@@ -116,7 +116,10 @@ def prepare_conv(op, ins, outs, ctx):
     bw, has_b = _bias(op, bias, oc, ctx)
     g = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, cin,
                     sh, sw, dh, dw, ph, pw, oc // (c // cin), has_b))
-    st = (g, f32.slots(f32.DOT_SLOTS), _q(act), inp.data,
+    # g and q kept in the tail (read-only for eval: ADDRESSES)
+    k = conv_util.keep
+    g = k(ctx, g)
+    st = (g, f32.slots(f32.DOT_SLOTS), k(ctx, _q(act)), inp.data,
           f32.words(filt, ctx), bw if has_b else g, out.data)
     return _eval_conv, st
 
@@ -150,7 +153,10 @@ def prepare_depthwise(op, ins, outs, ctx):
     bw, has_b = _bias(op, bias, oc, ctx)
     g = array("i", (b, h, w, c, out.shape[1], out.shape[2], oc, kh, kw, dm,
                     sh, sw, dh, dw, ph, pw, 0, has_b))
-    st = (g, f32.slots(f32.DOT_SLOTS), _q(act), inp.data,
+    # g and q kept in the tail (read-only for eval: ADDRESSES)
+    k = conv_util.keep
+    g = k(ctx, g)
+    st = (g, f32.slots(f32.DOT_SLOTS), k(ctx, _q(act)), inp.data,
           f32.words(filt, ctx), bw if has_b else g, out.data)
     return _eval_depthwise, st
 
@@ -163,6 +169,7 @@ def prepare_fc(op, ins, outs, ctx):
     units values, last dim units. FullyConnectedOptions: activation,
     weights_format (DEFAULT only). Raises PrepareError.
     """
+    from . import conv_util
     x, wt, bias, y = _io(op, ins, outs, rank4=False)
     label = op.label()
     opts = op.options_type == _FULLY_CONNECTED_OPTIONS
@@ -187,7 +194,10 @@ def prepare_fc(op, ins, outs, ctx):
                                       units))
     bw, has_b = _bias(op, bias, units, ctx)
     g = array("i", (batches, units, depth, has_b))
-    st = (g, f32.slots(f32.DOT_SLOTS), _q(act), x.data,
+    # g and q kept in the tail (read-only for eval: ADDRESSES)
+    k = conv_util.keep
+    g = k(ctx, g)
+    st = (g, f32.slots(f32.DOT_SLOTS), k(ctx, _q(act)), x.data,
           f32.words(wt, ctx), bw if has_b else g, y.data)
     return _eval_fc, st
 
@@ -205,6 +215,12 @@ def _window(lo: int, k: int, d: int, size: int, p) -> int:
     ptr32(p)[0] = kh - kl
     return kl
 
+
+# The state: (g, dot's parameter block p, dot's q, x, w, bias (g when
+# none), out). The slots that eval only casts to pointers: a compiled
+# model stores there the address of its view of the arena or the model,
+# an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 2, 3, 4, 5, 6)
 
 # Geometry slots (st[0]): 0 B, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 OC, 7 KH,
 # 8 KW, 9 CIN (conv) / DM (depthwise), 10 SH, 11 SW, 12 DH, 13 DW, 14 PH,

@@ -28,8 +28,8 @@ code on Cortex-M (about 14 instructions per MAC on person_detect's
 layers, 9 on micro_speech's: bench/device.md), thumb_dw_dsp.py's on
 Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 7 and 5 on
 armv7emsp: its dw3 reads the 3x3 filter's taps in place and requantizes
-every sum exactly, SMLAL, for right shifts 2..23), mac_dw.py's viper
-elsewhere.
+every sum exactly, SMLAL, for right shifts 2..23, driven by dw_dsp.py's
+copy of _dwp), mac_dw.py's viper elsewhere.
 """
 
 from array import array
@@ -53,8 +53,6 @@ if THUMB:
         mac = None
 if mac is None:
     from . import mac_dw as mac
-# thumb_dw_dsp.dw3's exact path: see _dwp
-_EXACT = getattr(mac, "EXACT", 0)
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
 # the start of the parameter block st[_S_PARAMS]: one kept block for both.
@@ -280,10 +278,6 @@ def _dwp(st):
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
     ntap: int = KH * KW
-    zo: int = (qp[0] ^ S) - S  # the output zero point
-    xq: int = 0  # mac.dw3 (prepare: KH = KW = 3, DW = 1) has EXACT
-    if KH == 3 and KW == 3 and DW == 1 and int(_EXACT):
-        xq = 1
     q[1] = wb - rd
     q[9] = qp[0]  # ZO, LO, HI
     q[10] = qp[1]
@@ -375,26 +369,6 @@ def _dwp(st):
                         m1: int = (m >> 11) & 0x7FF
                         m2: int = (m >> 22) & 0x1FF
                         sh_: int = (ps[oc] ^ 0x80) - 0x80
-                        if xq and sh_ < -1 and sh_ > -24:
-                            # mac.dw3's exact path (thumb_dw_dsp.py):
-                            # the filter's int8 taps read in place, every
-                            # sum requantized there, nothing pending; EK,
-                            # EE in the words of DX, KWX (unused by dw3)
-                            q[1] = f0 + oc - rd
-                            q[2] = (bp[oc] ^ S) - S
-                            q[3] = m0 + (m1 << 11) + (m2 << 22)
-                            q[6] = zc
-                            q[29] = ((one << (0 - sh_ - 2))
-                                     + (zo << (0 - sh_ - 1)))
-                            q[30] = 0 - sh_ - 1
-                            q[16] = 0
-                            q[17] = oy1 - oy0
-                            q[20] = pl - rd
-                            q[21] = (o + ((b * OH + oy0) * OW + ox0) * OC
-                                     + oc - rd)
-                            dwf(wk, tb - w0b)
-                            mm += 1
-                            continue
                         ls: int = 0
                         e: int = 0
                         if sh_ > 0:
@@ -420,9 +394,6 @@ def _dwp(st):
                             chk = 1
                             lim = 0
                             e = 0
-                        if xq:  # the fast path of mac.dw3, W words
-                            q[1] = wb - rd
-                            q[30] = 0
                         kc: int = 256
                         sm: int = 0
                         se: int = 9 + e
@@ -476,3 +447,10 @@ def _dwp(st):
                 ox0 = ox1
             oy0 = oy1
         b += 1
+
+
+# Cortex-M4/M7/M33 (kernels.DSP: thumb_dw_dsp.dw3 has an EXACT path):
+# _dwp with that path, dw_dsp.py (in DSP builds only, romfs.DSP_ONLY:
+# the other builds do not carry it)
+if getattr(mac, "EXACT", 0):
+    from .dw_dsp import dwp as _dwp  # noqa: F811

@@ -153,6 +153,14 @@ def _prepare_binary(op, ins, outs, ctx):
                           len(outer))
 
 
+# The state slots that the evals of this module only cast to pointers
+# where they hold a view (the input and output of SOFTMAX, LOGISTIC and
+# TANH, SOFTMAX's kept constants; arrays elsewhere): a compiled model
+# stores there the address of its view of the arena or the model, an int,
+# no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 8, 9)
+
+
 def _eval_binary(st):
     p, q, a, b, c, out, sizes, steps, idx, n = st
     if n == 0:
@@ -215,14 +223,14 @@ def _prepare_softmax(op, x, y, ctx):
     pq[1] = 1
     pq[2] = 1  # tmp[1]: the sum
     pq[5] = depth
-    none = f32.consts(f32.NEG_INF, f32.INF)
+    from .conv_util import keep  # read-only for eval: in the tail
+    none = keep(ctx, f32.consts(f32.NEG_INF, f32.INF))
     ex = _unary_state()
     ex[0][1] = 1
     ex[0][3] = depth
-    qd = f32.consts(f32.ZERO, f32.NEG_INF, f32.INF, f32.ONE)
+    qd = keep(ctx, f32.consts(f32.ZERO, f32.NEG_INF, f32.INF, f32.ONE))
     return _eval_softmax, (f32.words(x, ctx), y.data, rows, depth, tmp, pv,
-                           pd, pq,
-                           none, qd, ex)
+                           pd, pq, none, qd, ex)
 
 
 @micropython.viper

@@ -221,7 +221,7 @@ def prepare(op, ins, outs, ctx):
     keep_num_dims (only shapes matter). Raises PrepareError.
     """
     from .conv_util import (WORD, bias_words, check_near, keep,
-                            limit_scratch, work_buffer)
+                            limit_scratch, persistent, work_buffer)
     from .. import quant
     if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .conv_f32 import prepare_fc
@@ -242,21 +242,32 @@ def prepare(op, ins, outs, ctx):
     # otherwise leave no room for.
     bias_w = bias_words(op, bias, units, ctx) if bias is not None else None
     mults, shifts, per_channel = _multipliers(op, x, w, bias, y, units)
+    # into the tail (read-only for eval: a compiled model's stay in the
+    # model's bytes); the chunks' views are views of it
+    pm = persistent(ctx, "i", len(mults))
+    ps = persistent(ctx, "b", len(shifts))
+    for k in range(len(mults)):
+        pm[k] = mults[k]
+        ps[k] = shifts[k]
+    mults, shifts = pm, ps
     try:
         lo, hi = quant.activation_range(act, y.scale, y.zero_point)
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
     # Units are processed in chunks that fit the scratch (one word per
-    # unit, at most _UNIT_CHUNK); chunks[k] = (multipliers, shifts) of
-    # chunk k.
+    # unit, at most _UNIT_CHUNK). Per-unit multipliers over more than one
+    # chunk: _S_MULTS holds chunks (chunks[2 * k], chunks[2 * k + 1]: the
+    # multipliers and shifts of chunk k, one flat tuple) and _S_SHIFTS
+    # None; else they are the multipliers and shifts themselves.
     limit_scratch(ctx, min(units, _UNIT_CHUNK))
     n = ctx.scratch_len
-    chunks = []
-    for u0 in range(0, units, n):
-        mv = memoryview(mults)[u0:] if per_channel else mults
-        sv = memoryview(shifts)[u0:] if per_channel else shifts
-        chunks.append((mv, sv))
+    if per_channel and units > n:
+        chunks = []
+        for u0 in range(0, units, n):
+            chunks.append(memoryview(mults)[u0:])
+            chunks.append(memoryview(shifts)[u0:])
+        mults, shifts = tuple(chunks), None
     dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
@@ -267,7 +278,7 @@ def prepare(op, ins, outs, ctx):
     # in the order of the _S_ slots (below)
     state = (ctx.scratch, x.data, w.data, y.data,
              ctx.scratch if bias_w is None else bias_w,
-             keep(ctx, prm), keep(ctx, qp), tuple(chunks), work, mac.dots)
+             keep(ctx, prm), keep(ctx, qp), mults, work, shifts)
     return _eval, state
 
 
@@ -280,14 +291,15 @@ _S_OUT = const(3)
 _S_BIAS = const(4)
 _S_PARAMS = const(5)
 _S_QP = const(6)
-_S_CHUNKS = const(7)
+_S_MULTS = const(7)  # (or the chunks: see prepare)
 _S_WIN = const(8)
-_S_MAC = const(9)
+_S_SHIFTS = const(9)
 # The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
 # code arguments): a compiled model stores there the address of its view
-# of the arena or the model, an int, no object (compiled.py T_ADDR).
+# of the arena or the model, an int, no object (compiled.py T_ADDR; the
+# chunks' tuple stays a tuple).
 ADDRESSES = (_S_ACC, _S_X, _S_W, _S_OUT, _S_BIAS, _S_PARAMS, _S_QP,
-             _S_WIN)
+             _S_MULTS, _S_WIN, _S_SHIFTS)
 # st[_S_PARAMS]: these words (prm in the viper code). N: units per
 # chunk (the scratch words); DC: depth values per gathered chunk; OFF:
 # -input_zero_point - 128; REL: 1 on 64-bit ports (the block's
@@ -313,7 +325,7 @@ def _fc(st):
     acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
     then requant_i8b per chunk of units. The depth is walked in chunks
     of at most DC values: each chunk's v are gathered into the work
-    array after the block, then st[_S_MAC] (mac.dots) sums it with the
+    array after the block, then mac.dots sums it with the
     chunk's units, from the bias (or zeros) for the first chunk and from
     the partial sums in acc for the others. Weights are read with ptr8
     only (any alignment); the int32 store of each sum matches C's int32
@@ -327,9 +339,10 @@ def _fc(st):
     pb: int = int(ptr32(st[_S_BIAS]))
     prm = ptr32(st[_S_PARAMS])
     qp = st[_S_QP]
-    chunks = st[_S_CHUNKS]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
     win = st[_S_WIN]
-    dots = st[_S_MAC]
+    dots = mac.dots
     blk = ptr32(win)
     batches: int = prm[_P_BATCHES]
     units: int = prm[_P_UNITS]
@@ -341,6 +354,9 @@ def _fc(st):
     S: int = one << 31
     off: int = (prm[_P_OFF] ^ S) - S  # -input_zero_point - 128
     has_bias: int = prm[_P_HAS_BIAS]
+    chunked: int = 0  # _S_MULTS holds the chunks (see prepare)
+    if per_channel and units > N:
+        chunked = 1
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
     if prm[_P_REL]:
         r0 = int(blk)
@@ -391,9 +407,12 @@ def _fc(st):
                 blk[8] = n
                 dots(win, 0)
                 d0 += dn
-            ch = chunks[kc]
-            requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, ch[0],
-                        ch[1], qp, yd, b * units + u0, 0)
+            if chunked:
+                requant_i8b(0, 0, 0, acc, n, n, mults[2 * kc],
+                            mults[2 * kc + 1], qp, yd, b * units + u0, 0)
+            else:
+                requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, mults,
+                            shifts, qp, yd, b * units + u0, 0)
             u0 += n
             kc += 1
         b += 1

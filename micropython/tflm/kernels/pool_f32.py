@@ -82,12 +82,15 @@ def prepare_pool(op, ins, outs, ctx):
                            % (label, ph, pw))
     g = array("i", (n, h, w, c, oh, ow, sh, sw, fh, fw, ph, pw))
     lo, hi = f32.act_range(act)
+    # read-only for eval: kept in the tail (ADDRESSES)
+    g = conv_util.keep(ctx, g)
     if op.code == _MAX_POOL_2D:
-        return _max_pool, (g, f32.consts(lo, hi), f32.words(x, ctx),
-                           y.data)
+        return _max_pool, (g, conv_util.keep(ctx, f32.consts(lo, hi)),
+                           f32.words(x, ctx), y.data)
     # dot sums with weight 1.0 (stride 0) and no clamp; vdiv divides by
     # the tap count (tmp[0]) and clamps.
-    q = f32.consts(f32.ZERO, f32.NEG_INF, f32.INF, f32.ONE)
+    q = conv_util.keep(ctx, f32.consts(f32.ZERO, f32.NEG_INF, f32.INF,
+                                       f32.ONE))
     pd = f32.slots(f32.VDIV_SLOTS)
     pd[1] = 1
     pd[5] = c
@@ -110,6 +113,13 @@ def _i2f(n: int, out):
 
 # Geometry slots: 0 N, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 SH, 7 SW, 8 FH, 9 FW,
 # 10 PH, 11 PW.
+
+# The slots of the states below (_max_pool's, _avg_pool's, _mean's) that
+# eval only casts to pointers: a compiled model stores there the address
+# of its view of the arena or the model, an int, no object (compiled.py
+# T_ADDR).
+ADDRESSES = (0, 1, 2, 3)
+
 
 @micropython.viper
 def _avg_pool(st):

@@ -45,6 +45,13 @@ def prepare(op, ins, outs, ctx):
     return prepare(op, ins, outs, ctx)
 
 
+# The state slots that eval only casts to pointers (the input, the
+# output, the E and R tables in the tail, the scratch, qp, kept in the
+# tail): a compiled model stores there the address of its view of the
+# arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 5, 6, 7, 11)
+
+
 def _eval(state):
     """Per row: max, sum, reciprocal, then the outputs chunk by chunk.
     int8 output (scale None): requant_i8b (wide=1: s holds an int32

@@ -122,7 +122,10 @@ def prepare(op, ins, outs, ctx):
                      0x7FFFFFFF if wide else 0x10000000, 0, depth, 0])
     m = array("i", [0])
     s = array("i", [0])
-    qp = array("i", [-32768, -32768, 32767] if wide else [-128, -128, 127])
+    from ..heap import keep
+    qp = keep(ctx, array("i", [-32768, -32768, 32767] if wide
+                         else [-128, -128, 127]))
+    # in the order of softmax._eval's state (softmax.ADDRESSES)
     state = (x.data, y.data, x.size // depth if depth else 0, depth,
              st, e_tab, r_tab, ctx.scratch, ctx.scratch_len, m, s, qp)
     if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)

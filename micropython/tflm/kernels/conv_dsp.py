@@ -1,0 +1,185 @@
+"""CONV_2D's driver for any filter on Cortex-M4/M7/M33 (kernels.DSP):
+conv.py's _conv_any with its gather in machine code (thumb_dsp.gather).
+conv.py imports it in place of its own where thumb_dsp has gather; a
+DSP build's package only (romfs.DSP_ONLY), so that other builds do not
+carry its machine code. The state and its slots are conv.py's (the
+constants below are its: a const named with a leading underscore is
+private to its module).
+"""
+
+import micropython
+from micropython import const
+
+from ..fixedpoint import requant_i8b
+from . import thumb_dsp
+
+_GATHER = thumb_dsp.gather
+
+_QP = const(3)
+_DBLK = const(19)
+_DREL = const(9)
+_S_PARAMS = const(0)
+_S_X = const(1)
+_S_FILTER = const(2)
+_S_BIAS = const(3)
+_S_OUT = const(4)
+_S_MULTS = const(5)
+_S_SHIFTS = const(6)
+_S_SCRATCH = const(7)
+_S_WIN = const(8)
+_S_MAC = const(9)
+_P_B = const(0)
+_P_H = const(1)
+_P_W = const(2)
+_P_C = const(3)
+_P_OH = const(4)
+_P_OW = const(5)
+_P_OC = const(6)
+_P_KH = const(7)
+_P_KW = const(8)
+_P_CIN = const(9)
+_P_SH = const(10)
+_P_SW = const(11)
+_P_DH = const(12)
+_P_DW = const(13)
+_P_PH = const(14)
+_P_PW = const(15)
+_P_OFF = const(16)
+_P_FPG = const(17)
+_P_NB = const(18)
+_P_REL = const(19)
+
+
+@micropython.viper
+def conv_any(st):
+    """conv._conv_any (see it: the same sums) with each group's window
+    gathered by thumb_dsp.gather (machine code: runs of bytes, and
+    -128 * sum v into BASE) in place of the viper loop."""
+    p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
+    one: int = 1
+    S: int = one << 31
+    B: int = p[_P_B]
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    C: int = p[_P_C]
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    CIN: int = p[_P_CIN]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    DH: int = p[_P_DH]
+    DW: int = p[_P_DW]
+    PH: int = p[_P_PH]
+    PW: int = p[_P_PW]
+    FPG: int = p[_P_FPG]
+    x0: int = int(ptr8(st[_S_X]))
+    w0: int = int(ptr8(st[_S_FILTER]))
+    bp: int = int(ptr32(st[_S_BIAS]))
+    out = st[_S_OUT]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
+    qp = st[_S_PARAMS]
+    scratch = st[_S_SCRATCH]
+    sp: int = int(ptr32(scratch))
+    win = st[_S_WIN]
+    dots = st[_S_MAC]
+    blk = ptr32(win)
+    r0: int = 0  # addresses in the block are relative to r0 (mac.py)
+    if p[_P_REL]:
+        r0 = int(blk)
+    blk[_DREL] = p[_P_REL]
+    v0: int = int(blk) + 4 * _DBLK
+    cap: int = p[_P_NB] * OC  # accumulators per batch
+    pb: int = 0  # first accumulator of the current pixel
+    dwc: int = DW * C  # input step between horizontal taps
+    xrow: int = DH * W * C  # input step between vertical taps
+    wrow: int = KW * CIN  # filter step between rows
+    wsize: int = KH * KW * CIN  # one output channel's filter
+    blk[4] = wsize
+    gat = _GATHER
+    blk[15] = xrow
+    blk[16] = ((p[_P_OFF] ^ S) - S) + 128  # -input_zero_point
+    o: int = 0
+    b: int = 0
+    while b < B:
+        oy: int = 0
+        while oy < OH:
+            iy0: int = oy * SH - PH
+            kyl: int = 0
+            while kyl < KH and iy0 + kyl * DH < 0:
+                kyl += 1
+            kyh: int = kyl
+            while kyh < KH and iy0 + kyh * DH < H:
+                kyh += 1
+            nky: int = kyh - kyl
+            ox: int = 0
+            while ox < OW:
+                ix0: int = ox * SW - PW
+                kxl: int = 0
+                while kxl < KW and ix0 + kxl * DW < 0:
+                    kxl += 1
+                kxh: int = kxl
+                while kxh < KW and ix0 + kxh * DW < W:
+                    kxh += 1
+                nkx: int = kxh - kxl
+                # First in-image tap of channel 0, and its filter offset.
+                xg: int = x0 + ((b * H + iy0 + kyl * DH) * W
+                                + ix0 + kxl * DW) * C
+                wk: int = w0 + (kyl * KW + kxl) * CIN
+                rowlen: int = nkx * CIN
+                n: int = nky * rowlen  # window size
+                rows: int = nky  # calls of dots per group
+                if nkx == KW or n == 0:  # whole filter rows: one call
+                    rowlen = n  # (none: the bias alone)
+                    rows = 1
+                if n:  # thumb_dsp.gather: runs of bytes
+                    blk[11] = CIN  # GRUN bytes, GNRUN times, GRSTEP apart
+                    blk[12] = nkx
+                    blk[13] = dwc
+                    if dwc == CIN:  # the taps of a row are contiguous
+                        blk[11] = nkx * CIN
+                        blk[12] = 1
+                    blk[14] = nky
+                k: int = 0
+                while k < OC:
+                    # Gather this group's v, and -128 * sum v into BASE.
+                    if n:
+                        blk[0] = v0 - r0
+                        blk[10] = xg
+                        gat(win, 0)
+                    else:  # no tap in the image: the bias alone
+                        blk[6] = 0
+                    # the group's FPG sums, row by row: the first from
+                    # the bias and -128 * sum v, the others from there
+                    blk[5] = bp + 4 * k - r0
+                    r: int = 0
+                    while r < rows:
+                        va = v0 + 4 * r * rowlen
+                        blk[0] = va - r0
+                        blk[1] = va + 4 * (rowlen & ~7) - r0
+                        blk[2] = va + 4 * rowlen - r0
+                        blk[3] = wk + r * wrow - r0
+                        blk[7] = sp + 4 * (pb + k) - r0
+                        blk[8] = FPG
+                        dots(win, 0)
+                        blk[5] = sp + 4 * (pb + k) - r0
+                        blk[6] = 0
+                        r += 1
+                    wk += FPG * wsize
+                    k += FPG
+                    xg += CIN
+                pb += OC
+                o += OC
+                if pb >= cap:
+                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
+                               out, o - pb, 0)
+                    pb = 0
+                ox += 1
+            oy += 1
+        b += 1
+    if pb:
+        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
+                    o - pb, 0)
