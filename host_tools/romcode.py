@@ -14,12 +14,16 @@ level:
 3. split() replaces the code of each viper / asm_thumb function that is a
    direct child of the module's code (a `def` at module level) and needs
    no relocation, read-only data or bss (those stay in the .mpy) by a
-   12-byte stub (`bx lr`, 2 bytes of padding, b"TFRC", its index, uint32
-   little-endian), and returns the real code as a .rom file:
+   16-byte stub (`bx lr`, 2 bytes of padding, b"TFRC", its index and the
+   CRC-32 of its code, uint32 little-endian), and returns the real code
+   as a .rom file:
 
-       b"TFRM", uint32 count, count x (uint32 kind, offset, size),
+       b"TFRM", uint32 count, count x (uint32 kind, offset, size, CRC-32),
        zero padding to 16 bytes, the code (each function 16-byte aligned,
        offsets from there)
+
+   (a stub and an entry agree on the CRC only if they come from the same
+   build: the board refuses a .rom file from another one)
 
 The image builder puts .rom files 16-byte aligned (romfs._write_tree), so
 the code keeps the alignment that mpy-cross assumed for its literal pools.
@@ -28,12 +32,14 @@ The .mpy format (version 6) is read as in mpy_native.py.
 
 import ast
 import struct
+import zlib
 
 from .mpy_native import MpyError, _obj, _Reader
 
 MAGIC = b"TFRC"
 HEAD = b"TFRM"
 SUFFIX = ".rom"
+ENTRY = 16                           # bytes per .rom table entry
 STUB = b"\x70\x47\x00\x00" + MAGIC   # bx lr; padding; magic; then index
 _KIND_VIPER, _KIND_ASM = 2, 3
 _DECORATORS = {"viper": _KIND_VIPER, "asm_thumb": _KIND_ASM}
@@ -167,8 +173,9 @@ def split(data):
             movable = depth == 1
         if movable:
             code.extend(bytes(-len(code) % 16))
-            stub = STUB + struct.pack("<I", len(table))
-            table.append((kind, len(code), n))
+            crc = zlib.crc32(data[c0:c1])
+            stub = STUB + struct.pack("<II", len(table), crc)
+            table.append((kind, len(code), n, crc))
             code.extend(data[c0:c1])
             out.extend(_varuint(len(stub) << 3 | children | kind))
             out.extend(stub)
@@ -199,7 +206,7 @@ def split(data):
     if not table:
         return data, None
     head = HEAD + struct.pack("<I", len(table)) + b"".join(
-        struct.pack("<III", *e) for e in table)
+        struct.pack("<IIII", *e) for e in table)
     head += bytes(-len(head) % 16)
     return bytes(out), head + bytes(code)
 
@@ -209,20 +216,22 @@ def join(stub, rom):
     code replaced by its function's code in rom (for tests: split then
     join gives the same bytes)."""
     count = struct.unpack_from("<I", rom, 4)[0]
-    code0 = -(-(8 + 12 * count) // 16) * 16
+    code0 = -(-(8 + ENTRY * count) // 16) * 16
     parts, i = [], 0
     while True:
         k = stub.find(MAGIC, i)
         if k < 0:
             break
         index = struct.unpack_from("<I", stub, k + 4)[0]
-        kind, off, size = struct.unpack_from("<III", rom, 8 + 12 * index)
+        kind, off, size, _ = struct.unpack_from("<IIII", rom,
+                                                8 + ENTRY * index)
         s0 = k - 4                           # the stub's first byte
-        # its kind_len varuint is the byte before (12 << 3 | ... < 128)
+        # its kind_len varuint, the 2 bytes before: 16 << 3 | flags
+        assert stub[s0 - 2] == 0x81, "not a stub at %d" % s0
         flags = stub[s0 - 1] & 7
-        parts.append(stub[i:s0 - 1])
+        parts.append(stub[i:s0 - 2])
         parts.append(_varuint(size << 3 | flags))
         parts.append(rom[code0 + off:code0 + off + size])
-        i = k + 8
+        i = k + 12
     parts.append(stub[i:])
     return b"".join(parts)

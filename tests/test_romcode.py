@@ -108,16 +108,23 @@ def test_link_on_the_unix_port(tmp_path):
     assert romfs.mpy_cross(str(src), "rcmod.py", arch, str(out)) is None
     stub, rom = romcode.split(out.read_bytes())
     count = struct.unpack_from("<I", rom, 4)[0]
-    code0 = -(-(8 + 12 * count) // 16) * 16
+    code0 = -(-(8 + romcode.ENTRY * count) // 16) * 16
     code = {}
     for i, name in enumerate(("mul_add", "total")):  # in source order
-        _, off, size = struct.unpack_from("<III", rom, 8 + 12 * i)
+        _, off, size, _ = struct.unpack_from("<IIII", rom,
+                                             8 + romcode.ENTRY * i)
         code[name] = rom[code0 + off:code0 + off + size].hex()
     images = []
     bad = bytearray(rom)
     bad[:4] = b"XXXX"
+    # the .rom of another build: total's code differs (its loop adds 2)
+    src.write_text(romcode.linked_source(MOD.replace("+= p[i]",
+                                                     "+= p[i] + 2")))
+    assert romfs.mpy_cross(str(src), "rcmod.py", arch, str(out)) is None
+    other = romcode.split(out.read_bytes())[1]
+    assert other != rom
     for name, r in (("rcmod", rom), ("rcbad", bytes(bad)),
-                    ("rcnone", None)):
+                    ("rcnone", None), ("rcother", other)):
         files = [(name + ".mpy", stub, False)]
         if r is not None:
             files.append((name + ".rom", r, False))
@@ -128,7 +135,9 @@ def test_link_on_the_unix_port(tmp_path):
                               + LINK, tmp_path).strip().splitlines()[-1])
     assert found[:2] == [["mul_add", True], ["total", True]]
     assert [f[:2] for f in found[2:]] == [["rcbad", "ImportError"],
-                                          ["rcnone", "ImportError"]]
+                                          ["rcnone", "ImportError"],
+                                          ["rcother", "ImportError"]]
     for (mod, _, msg), why in zip(found[2:], ("no code table",
-                                              "/rom/rcnone.rom")):
+                                              "/rom/rcnone.rom",
+                                              "total: code entry 1")):
         assert mod in msg and "--code-in-ram" in msg and why in msg, msg

@@ -7,7 +7,8 @@ even from ROMFS (py/persistentcode.c); for a convolution model that is
 10-20 KB of RAM on a Cortex-M0+. An image built by
 `python -m host_tools romfs` for a Thumb arch (host_tools/romcode.py)
 stores, for each such module M, a stub M.mpy whose native functions hold
-a few bytes each (`bx lr`, "TFRC", their index) and M.rom, the real
+16 bytes each (`bx lr`, "TFRC", their index, their code's CRC-32) and
+M.rom, the real
 machine code, 16-byte aligned in the image; M.mpy ends with
 `link(globals(), names)`, which points each function object at its code
 in M.rom. Viper code finds its constants and runtime table through the
@@ -65,26 +66,30 @@ def link(g, names):
         if n < 8 or bytes(rom[:4]) != _HEAD:
             raise ValueError("no code table")
         count = _u32(rom, 4)
-        code0 = (8 + 12 * count + 15) & ~15
+        code0 = (8 + 16 * count + 15) & ~15
         if code0 > n or (base + code0) & 3:
             raise ValueError("code at %d, not 4-byte aligned" % base)
         for name, kind in names:
             f = g.get(name)
             if f is None:
                 continue  # (defined in a branch not taken)
+            if str(type(f)) != "<class 'function'>":
+                raise ValueError("%s: not a function" % name)
             s = uctypes.struct(id(f), {
                 "p": word * (_VIPER if kind == 2 else _ASM) | ptr})
             p = s.p
             if p & 1 or not -near < p - id(f) < near:
                 raise ValueError("%s: not a stub" % name)
-            stub = uctypes.bytes_at(p + 4, 8)
+            stub = uctypes.bytes_at(p + 4, 12)
             k = _u32(stub, 4)
             if stub[:4] != _MAGIC or k >= count:
                 raise ValueError("%s: not a stub" % name)
-            e = 8 + 12 * k
+            e = 8 + 16 * k
             kk, off, size = _u32(rom, e), _u32(rom, e + 4), _u32(rom, e + 8)
-            if kk != kind or off & 3 or code0 + off + size > n:
-                raise ValueError("%s: code entry %d" % (name, k))
+            if kk != kind or off & 3 or code0 + off + size > n or \
+                    _u32(rom, e + 12) != _u32(stub, 8):
+                raise ValueError("%s: code entry %d (another build?)"
+                                 % (name, k))
             s.p = base + code0 + off
     except (KeyError, ValueError, TypeError) as e:
         raise ImportError("%s: machine code in ROMFS: %s (build the image "
