@@ -105,12 +105,15 @@ def needed_modules(model_paths, flash=False):
     flexbuffers.py only for a model with a custom operator, audio.py only
     for one with TFLM's Signal operators (the audio front-end), whose
     helpers it holds, flashimage.py only with flash=True: models in an
-    rp2 flash image),
+    rp2 flash image; romcode.py never: an image that links has it in
+    kernels/__init__.py),
     kernels/__init__.py, and the kernel modules of their operators
     (kernels are imported only when a model uses them). Unsupported
     operators are ignored here."""
     from tflm import kernels
     from tflm.model import Model
+
+    from . import romcode
     names = set()
     custom = audio = False
     mods = {}  # kernel module: the types of its operators' tensors
@@ -140,6 +143,8 @@ def needed_modules(model_paths, flash=False):
         if parts[-1] == "flashimage.py" and not flash:
             continue
         if rel == "tflm/audio.py" and not audio:
+            continue
+        if rel == romcode.BOARD_SIDE:  # (only inside a linking image)
             continue
         if len(parts) < 3 or parts[-1] == "__init__.py" or \
                 parts[-1][:-3] in names:

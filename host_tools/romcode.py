@@ -1,5 +1,6 @@
 """Machine code in ROMFS, run in place: a kernel module as a stub .mpy and
-a .rom file of its machine code (the board side: tflm/romcode.py).
+a .rom file of its machine code (the board side: tflm/kernels/__init__.py,
+link_code).
 
 A board copies the machine code of every @micropython.viper and
 @micropython.asm_thumb function of an imported .mpy into RAM, even from
@@ -7,8 +8,8 @@ ROMFS (py/persistentcode.c). For a Thumb image (romfs.THUMB_ARCHES) this
 module rewrites each package module that has such functions at module
 level:
 
-1. its source gets a last statement, `link(globals(), NAMES)` from
-   tflm.romcode, NAMES the module-level viper / asm_thumb functions
+1. its source gets a last statement, `link_code(globals(), NAMES)` from
+   tflm.kernels, NAMES the module-level viper / asm_thumb functions
    ((name, kind) pairs, found with ast);
 2. mpy-cross compiles it as usual;
 3. split() replaces the code of each viper / asm_thumb function that is a
@@ -25,8 +26,9 @@ level:
    (a stub and an entry agree on the CRC only if they come from the same
    build: the board refuses a .rom file from another one)
 
-The image builder puts .rom files 16-byte aligned (romfs._write_tree), so
-the code keeps the alignment that mpy-cross assumed for its literal pools.
+The image holds a module's .rom file at rom_path(its dotted name), and
+puts .rom files 16-byte aligned (romfs._write_tree), so the code keeps
+the alignment that mpy-cross assumed for its literal pools.
 The .mpy format (version 6) is read as in mpy_native.py.
 """
 
@@ -40,8 +42,13 @@ MAGIC = b"TFRC"
 HEAD = b"TFRM"
 SUFFIX = ".rom"
 ENTRY = 16                           # bytes per .rom table entry
+# A module with less machine code than this keeps it in RAM: linking
+# costs its import ~0.2 M instructions on a Cortex-M0+ (opening the .rom
+# file, the link call), worth it only for a few hundred bytes of RAM.
+MIN_CODE = 512
 STUB = b"\x70\x47\x00\x00" + MAGIC   # bx lr; padding; magic; then index
 _KIND_VIPER, _KIND_ASM = 2, 3
+REBOUND = 4   # native_names' flag: an import may rebind the name
 _DECORATORS = {"viper": _KIND_VIPER, "asm_thumb": _KIND_ASM}
 _NO_STUB = 0x70  # viper scope flags: relocations, rodata, bss
 
@@ -55,20 +62,39 @@ def _varuint(n):
     return bytes(reversed(out))
 
 
+def rom_path(name):
+    """Where the image holds the machine code of module `name` (dotted):
+    tflm/_code/<name>.rom (tflm/kernels/__init__.py's _CODE_DIR)."""
+    from .romfs import CODE_DIR
+    return "%s%s%s" % (CODE_DIR, name, SUFFIX)
+
+
 def native_names(source):
     """[(name, kind)] of the module-level functions of `source` (Python
     text) decorated with @micropython.viper (kind 2) or
     @micropython.asm_thumb (kind 3), including those under a module-level
-    if / try. Raises ValueError if such a name is defined twice or
+    if / try; kind | REBOUND where a module-level import may rebind the
+    name (conv.py's `from .conv_dsp import conv_any as _conv_any` on
+    Cortex-M4: link_code then leaves alone what the name holds if it is
+    not a stub). Raises ValueError if such a name is defined twice or
     assigned at module level (the stub could then outlive its name), or
     if the module calls one of its functions while it is imported (a
     native one is a stub until the module's last statement links it)."""
     tree = ast.parse(source)
-    found, assigned = [], set()
+    found, assigned, imported = [], set(), set()
 
     def walk(body):
         for node in body:
-            if isinstance(node, ast.FunctionDef):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    imported.add((a.asname or a.name).split(".")[0])
+            elif isinstance(node, (ast.For, ast.With, ast.Global)):
+                for n in ast.walk(node.target if isinstance(node, ast.For)
+                                  else node):
+                    if isinstance(n, ast.Name):
+                        assigned.add(n.id)
+                assigned.update(getattr(node, "names", ()))
+            elif isinstance(node, ast.FunctionDef):
                 for d in node.decorator_list:
                     if (isinstance(d, ast.Attribute)
                             and isinstance(d.value, ast.Name)
@@ -89,6 +115,7 @@ def native_names(source):
                         if isinstance(n, ast.Name):
                             assigned.add(n.id)
     walk(tree.body)
+    found = [(n, k | REBOUND if n in imported else k) for n, k in found]
     names = [n for n, _ in found]
     dup = {n for n in names if names.count(n) > 1 or n in assigned}
     if dup:
@@ -115,20 +142,40 @@ def native_names(source):
     return found
 
 
-def linked_source(source):
+def linked_source(source, frm="tflm.kernels"):
     """source with the link statement appended (None if the module has
-    no module-level viper or asm_thumb function)."""
+    no module-level viper or asm_thumb function); frm: the module that
+    has link_code (tests: tflm.romcode)."""
     names = native_names(source)
     if not names:
         return None
-    return (source.rstrip("\n") + "\n\nfrom tflm.romcode import link as "
-            "_romcode_link\n_romcode_link(globals(), %r)\ndel _romcode_link"
-            "\n" % (tuple(names),))
+    return (source.rstrip("\n") + "\n\nfrom %s import link_code as "
+            "_link_code\n_link_code(globals(), %r)\ndel _link_code\n"
+            % (frm, tuple(names)))
+
+
+# The board side, which an image that links appends to this module's
+# source (a module of its own would cost every import of it ~0.4 M
+# instructions on a Cortex-M0+; other builds leave it out)
+BOARD_SIDE = "tflm/romcode.py"
+APPEND_TO = "tflm/kernels/__init__.py"
+
+
+def board_side(path):
+    """The code of tflm/romcode.py (path: its file) without its module
+    docstring: what APPEND_TO gets in an image that links."""
+    with open(path) as f:
+        text = f.read()
+    tree = ast.parse(text)
+    first = tree.body[1] if ast.get_docstring(tree) else tree.body[0]
+    return "".join(text.splitlines(True)[first.lineno - 1:])
 
 
 def split(data):
     """(stub .mpy bytes, .rom bytes or None) for .mpy `data`: see the
-    module docstring. None when no function was moved. Raises MpyError
+    module docstring. (data, None) when no function was moved, or their
+    code is under MIN_CODE bytes in all (then compile the module without
+    the link statement: it would find no .rom file). Raises MpyError
     for anything but a version 6 .mpy."""
     r = _Reader(data)
     if r.byte() != ord("M") or r.byte() != 6:
@@ -203,7 +250,7 @@ def split(data):
     raw_code(0)
     if r.i != len(data):
         raise MpyError("%d bytes after the module's code" % (len(data) - r.i))
-    if not table:
+    if sum(e[2] for e in table) < MIN_CODE:
         return data, None
     head = HEAD + struct.pack("<I", len(table)) + b"".join(
         struct.pack("<IIII", *e) for e in table)

@@ -21,8 +21,11 @@ model's data record a padding record moves the data to a multiple of 16
 bytes from the image start (ROM partitions start on flash-sector
 boundaries, so that is also its address alignment). With unaligned=True the
 model data is put at offset 1 mod 16 instead (for tests). .mpy files need
-no alignment (bytecode runs in place at any address; native code is copied
-to RAM when imported).
+no alignment (bytecode runs in place at any address). For Thumb arches the
+machine code of the package's viper and asm_thumb functions, which a board
+copies to RAM when it imports a .mpy, is stored apart instead, in
+tflm/_code/*.rom files at 0 mod 16, and runs in place (romcode.py;
+--code-in-ram keeps plain .mpy files).
 """
 
 import os
@@ -39,6 +42,7 @@ KIND_FILE = 5
 KIND_FILESYSTEM = 0x14A6B1
 LEN_WIDTH = 4          # bytes of every container length varuint
 ALIGN = 16             # model data alignment
+CODE_DIR = "tflm/_code/"  # machine code run in place (romcode.rom_path)
 MISALIGN = 1           # model data offset mod ALIGN with unaligned=True
 
 # mpy-cross -march values that can compile @micropython.viper code. A
@@ -61,17 +65,16 @@ ARCHES = {
 
 # Arches that run Thumb code; the modules that compile only for them
 # (@micropython.asm_thumb), which the kernels import there (and the
-# viper drivers that import them, conv_dsp.py, dw_dsp.py; romcode.py,
-# which links machine code run from a Thumb image); and their viper
-# twins, which the kernels import everywhere else (a Thumb build leaves
-# those out).
+# viper drivers that import them, conv_dsp.py, dw_dsp.py); and their
+# viper twins, which the kernels import everywhere else (a Thumb build
+# leaves those out).
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
 THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
               "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
               "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
-              "tflm/kernels/thumb_fpu.py", "tflm/romcode.py")
+              "tflm/kernels/thumb_fpu.py")
 # Modules that a kernel's prepare imports only when a model's values need
 # them (kernels/requant_neg.py: a negative filter scale), or a compiled
 # model's block names: in the image of every model whose kernels may
@@ -99,11 +102,15 @@ VIPER_TWINS = ("tflm/kernels/mac.py", "tflm/kernels/mac_dw.py",
 
 
 def for_arch(rel, arch):
-    """Does package path rel belong in a build for arch (THUMB_ONLY
-    modules only for Thumb arches, DSP_ONLY only for DSP_ARCHES, FPU_ONLY
-    only for FPU_ARCHES, VIPER_TWINS only for the non-Thumb ones)?"""
+    """Does package path rel belong in a build for arch (never
+    romcode.py; THUMB_ONLY modules only for Thumb arches, DSP_ONLY only
+    for DSP_ARCHES, FPU_ONLY only for FPU_ARCHES, VIPER_TWINS only for
+    the non-Thumb ones)?"""
     thumb = arch in THUMB_ARCHES
-    return not (rel in THUMB_ONLY and not thumb
+    return not (rel == "tflm/romcode.py"  # (romcode.BOARD_SIDE: appended
+                # to kernels/__init__.py in an image that links, never a
+                # module of its own)
+                or rel in THUMB_ONLY and not thumb
                 or rel in DSP_ONLY and arch not in DSP_ARCHES
                 or rel in FPU_ONLY and arch not in FPU_ARCHES
                 or rel in VIPER_TWINS and thumb)
@@ -233,7 +240,7 @@ def _write_tree(w, tree, residue):
             w.close_dir()
         else:
             data, is_model = node
-            if name.endswith(".rom"):  # machine code (romcode.py): at 0
+            if is_model == "code":  # machine code (romcode.py): at 0
                 # mod 16, as mpy-cross assumed for its literal pools
                 w.add_file(name, data, 0, False)
             else:
@@ -243,7 +250,8 @@ def _write_tree(w, tree, residue):
 def build_image(files, unaligned=False):
     """files: list of (path, bytes, is_model); path like 'tflm/model.mpy'.
     Model data is placed at a multiple of 16 bytes from the image start
-    (unaligned=True: at 1 mod 16). Returns (image bytes, list of Entry).
+    (unaligned=True: at 1 mod 16), and so is machine code (CODE_DIR, at
+    0 mod 16 in any case). Returns (image bytes, list of Entry).
     Raises ValueError for a duplicate or malformed path."""
     tree = {}
     for path, data, is_model in files:
@@ -255,6 +263,8 @@ def build_image(files, unaligned=False):
                 raise ValueError("%s: a file is in the way" % path)
         if parts[-1] in node:
             raise ValueError("duplicate ROMFS path %s" % path)
+        if path.startswith(CODE_DIR) and path.endswith(".rom"):
+            is_model = "code"
         node[parts[-1]] = (bytes(data), is_model)
     w = Writer()
     _write_tree(w, tree, MISALIGN if unaligned else 0)
@@ -338,29 +348,41 @@ def compile_package(arch, pkg_dir=None, code_in_rom=False):
     out, errors = [], []
     with tempfile.TemporaryDirectory(prefix="tflm_mpy_") as tmp:
         dst = os.path.join(tmp, "m.mpy")
+        sources = dict((rel, src) for src, rel in package_sources(pkg_dir))
         for src, rel in package_sources(pkg_dir):
             if not for_arch(rel, arch):
                 continue
-            linked = None
-            if code_in_rom:
+            linked = rom = None
+            if code_in_rom and rel == romcode.APPEND_TO:
+                with open(src) as f:
+                    linked = f.read().rstrip("\n") + "\n\n\n" + \
+                        romcode.board_side(sources[romcode.BOARD_SIDE])
+                src = os.path.join(tmp, "appended.py")
+                with open(src, "w") as f:
+                    f.write(linked)
+                linked = None
+            elif code_in_rom:
                 with open(src) as f:
                     linked = romcode.linked_source(f.read())
             if linked is not None:
-                src = os.path.join(tmp, "linked.py")
-                with open(src, "w") as f:
+                with open(os.path.join(tmp, "linked.py"), "w") as f:
                     f.write(linked)
-            err = mpy_cross(src, rel, arch, dst)
+                err = mpy_cross(os.path.join(tmp, "linked.py"), rel, arch,
+                                dst)
+                if not err:
+                    with open(dst, "rb") as f:
+                        data, rom = romcode.split(f.read())
+            if rom is None:  # (a module with little machine code: as is)
+                err = mpy_cross(src, rel, arch, dst)
+                if not err:
+                    with open(dst, "rb") as f:
+                        data = f.read()
             if err:
                 errors.append("%s: %s" % (rel, err))
                 continue
-            with open(dst, "rb") as f:
-                data = f.read()
-            rom = None
-            if linked is not None:
-                data, rom = romcode.split(data)
             out.append((rel[:-3] + ".mpy", data))
             if rom is not None:
-                out.append((rel[:-3] + romcode.SUFFIX, rom))
+                out.append((romcode.rom_path(source_name(rel)), rom))
     if errors:
         raise RuntimeError("mpy-cross -march=%s failed:\n%s"
                            % (arch, "\n".join(errors)))

@@ -11,9 +11,8 @@
 # compile on every Thumb port) hold
 # Cortex-M machine code (@micropython.asm_thumb) that only Thumb ports can
 # compile; conv_dsp.py and dw_dsp.py, the viper drivers that use
-# thumb_dsp.py's and thumb_dw_dsp.py's extra paths, import them;
-# romcode.py links machine code that a Thumb ROMFS image runs in place
-# (unused when frozen). For a port without it (esp32, RISC-V):
+# thumb_dsp.py's and thumb_dw_dsp.py's extra paths, import them. For a
+# port without it (esp32, RISC-V):
 #     include("path/to/this/repo/micropython/manifest.py", thumb=False)
 # (the kernels' viper loops then run, as they would anyway).
 import os
@@ -32,4 +31,4 @@ else:
         os.path.relpath(os.path.join(d, n), "tflm").replace(os.sep, "/")
         for d, _, names in os.walk("tflm") for n in names
         if n.endswith(".py") and not n.startswith("thumb")
-        and not n.endswith("_dsp.py") and n != "romcode.py"))
+        and not n.endswith("_dsp.py")))
