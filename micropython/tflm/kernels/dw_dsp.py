@@ -1,7 +1,9 @@
 """DEPTHWISE_CONV_2D's driver on Cortex-M4/M7/M33 (kernels.DSP):
 depthwise_conv.py's _dwp with mac.dw3's exact path (thumb_dw_dsp.dw3:
 the 3x3 filter's taps read in place, every sum requantized exactly, for
-right shifts 2..23). depthwise_conv.py imports it in place of its own
+right shifts 2..23), and thumb_dw_dsp.dwc (a tile's every channel in
+one call) when the depth multiplier is 1 and every channel takes that
+path. depthwise_conv.py imports it in place of its own
 where thumb_dw_dsp has EXACT; a DSP build's package only
 (romfs.DSP_ONLY), so that other builds do not carry its machine code.
 The state and its slots are depthwise_conv.py's (the constants below are
@@ -56,7 +58,11 @@ def dwp(st):
     """depthwise_conv._dwp (see it: the same outputs) with mac.dw3's
     exact path (thumb_dw_dsp.dw3, EXACT) for 3x3 filters without
     dilation_w and right shifts 2..23: the filter's int8 taps read in
-    place, every sum requantized exactly, nothing pending."""
+    place, every sum requantized exactly, nothing pending. When the
+    depth multiplier is 1 and every channel's shift is in that range
+    (checked per call: OC bytes), thumb_dw_dsp.dwc does each tile in
+    one call, all channels (the plane's padding written once, its bytes
+    x as they are, no + 128)."""
     qp = ptr32(st[_S_PARAMS])
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
