@@ -326,3 +326,133 @@ def test_emulator_reads_unaligned_words_of_a_marked_buffer_on_m4():
         else:
             with pytest.raises(ThumbError, match="unaligned"):
                 emu.call(ldr + bx, a + 1)
+
+
+def _dwc_case(code, rng, shape=None):
+    """One random tile through dwc, set up as dw_dsp.dwp does (one call
+    for all channels; DW_BLOCK then PL_BLOCK, the loop's words in the
+    exact path's unused ones): NHWC input of C channels (1..9), 3x3
+    filter at any address, stride 1 or 2, padding, a tile anywhere in
+    the output; checks every output byte against TFLM's
+    DepthwiseConvPerChannel (gemmlowp.mbqm_ref, per-channel multipliers
+    and right shifts 2..23) and that no other byte changes. shape: (H,
+    W, C, S): the whole output, padding SAME. Returns the call's
+    instructions."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    from test_thumb import PL
+    h, w_, c, s = shape or (rng.randint(1, 9), rng.randint(1, 9),
+                            rng.randint(1, 9), rng.choice([1, 1, 2]))
+    ph, pw = rng.randint(0, 1), rng.randint(0, 1)
+    if shape:  # padding SAME
+        ph = pw = 1
+    oh, ow = (h + 2 * ph - 3) // s + 1, (w_ + 2 * pw - 3) // s + 1
+    if oh < 1 or ow < 1:
+        ph = pw = 1
+        oh, ow = (h - 1) // s + 1, (w_ - 1) // s + 1
+    oy0 = rng.randint(0, oh - 1)
+    oy1 = rng.randint(oy0 + 1, oh)
+    ox0 = rng.randint(0, ow - 1)
+    ox1 = rng.randint(ox0 + 1, ow)
+    if shape:
+        oy0, oy1, ox0, ox1 = 0, oh, 0, ow
+    rows, cols = (oy1 - oy0 - 1) * s + 3, (ox1 - ox0 - 1) * s + 3
+    pww = cols + rng.randint(0, 2)
+    iy0, ix0 = oy0 * s - ph, ox0 * s - pw
+    jl = min(max(-ix0, 0), cols)
+    jh = max(min(w_ - ix0, cols), jl)
+    ra = min(max(-iy0, 0), rows)
+    rb = max(min(h - iy0, rows), ra)
+    zp, zo = rng.randint(-128, 127), rng.randint(-128, 127)
+    lo = rng.choice([-128, -128, zo, rng.randint(-128, 0)])
+    hi = rng.choice([127, 127, rng.randint(max(lo, 0), 127)])
+    x = [rng.randint(-128, 127) for _ in range(h * w_ * c)]
+    f = [rng.choice([-128, 127, rng.randint(-128, 127)])
+         for _ in range(9 * c)]
+    bias = [rng.choice([rng.randint(-5000, 5000),
+                        rng.randint(-(1 << 31), (1 << 31) - 1)])
+            for _ in range(c)]
+    ms = [rng.randint(0, (1 << 31) - 1) for _ in range(c)]
+    sh = [-rng.randint(2, 23) for _ in range(c)]
+    emu = Emulator(True)
+    i8 = struct.Struct("<%db" % len(x))
+    xa = emu.alloc(i8.pack(*x), offset=rng.randint(0, 3))
+    fa = emu.alloc(struct.pack("<%db" % len(f), *f), offset=rng.randint(0, 3))
+    ba = emu.alloc(struct.pack("<%di" % c, *bias))
+    ma = emu.alloc(struct.pack("<%di" % c, *ms))
+    sa = emu.alloc(struct.pack("<%db" % c, *sh), offset=rng.randint(0, 3))
+    out = bytes(rng.randrange(256) for _ in range(oh * ow * c))
+    oa = emu.alloc(out, writable=True, offset=rng.randint(0, 3))
+    nb = (rows * pww + 3) & ~3
+    pa = emu.alloc(bytes(nb), writable=True, unaligned=True)
+    blk = dict(XA=0, W=fa, BI=0, M0=0, M1=ba, M2=ma, KC=zp, SM=sa,
+               SE=oa + ((oy0 * ow) + ox0) * c, ZO=zo, LO=lo, HI=hi,
+               OUT=oy1 - oy0, OS=c, XS=s, NC=ox1 - ox0, CL=0, NR=0,
+               XR=s * pww, OR=ow * c, XA0=0, OUT0=0, KH=3, KW=3, RS=pww,
+               LIM=c, LIM2=0, PACC=0, PEND=0, DX=0, KWX=0, REL=0)
+    pl = dict(DST=pa, PWW=pww, COLS=cols, RA=ra, RB=rb, ROWS=rows, JL=jl,
+              JH=jh, SRC=xa + ((iy0 + ra) * w_ + ix0 + jl) * c,
+              SRS=w_ * c, CS=c, ZC=zp & 0xFF, REL=0)
+    assert len(DW) == 32
+    words = [blk[k] for k in DW] + [pl[k] for k in PL]
+    qa = emu.alloc(struct.pack("<%di" % len(words), *[
+        (v + 2 ** 31) % 2 ** 32 - 2 ** 31 for v in words]), writable=True)
+    assert emu.call(code["dwc"], qa, 0) == 0
+    want = bytearray(out)
+    for oy in range(oy0, oy1):
+        for ox in range(ox0, ox1):
+            for ch in range(c):
+                acc = bias[ch]
+                for ky in range(3):
+                    for kx in range(3):
+                        iy, ix = oy * s - ph + ky, ox * s - pw + kx
+                        if 0 <= iy < h and 0 <= ix < w_:
+                            acc += f[(ky * 3 + kx) * c + ch] * (
+                                x[(iy * w_ + ix) * c + ch] - zp)
+                acc = (acc + 2 ** 31) % 2 ** 32 - 2 ** 31
+                v = min(max(mbqm_ref(acc, ms[ch], sh[ch]) + zo, lo), hi)
+                want[(oy * ow + ox) * c + ch] = v & 0xFF
+    assert emu.read(oa, len(out)) == bytes(want), (h, w_, c, s, ph, pw)
+    return emu.count
+
+
+def test_dwc_matches_tflm(dsp):
+    """dwc: every output byte of random tiles TFLM's (any channel count,
+    stride 1 and 2, padding on any side, the int32 sums' edges), only
+    the tile's written, the input and filter at any address."""
+    rng = random.Random(41)
+    for _ in range(150):
+        _dwc_case(dsp, rng)
+
+
+def test_dwc_instructions_per_mac(dsp):
+    """The point: KWS's depthwise layers (25x5 pixels, padding SAME, 64
+    channels: here 8) in under 5.4 instructions per multiply-accumulate,
+    the plane's copies and the channels' setup included (dw3 and plane
+    called per channel by the driver: about 6.7 on the M4)."""
+    count = _dwc_case(dsp, random.Random(42), shape=(25, 5, 8, 1))
+    assert count / (25 * 5 * 8 * 9) <= 5.4, count / (25 * 5 * 8 * 9)
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFA2F, 0xF382), (0xFA3F, 0xF382)),  # sxtb16 -> uxtb16
+    ((0xFA2F, 0xF292), (0xFA2F, 0xF282)),  # sxtb16 ror #8 -> ror 0
+    ((0xEA43, 0x4303), (0xEA43, 0x2303)),  # padding's word: lsl 16 -> 8
+    ((0xF841, 0x3B04), (0xF841, 0x3B01)),  # padding: 4 bytes -> 1
+    ((0xF1C2, 0x0200), (0xF1C2, 0x0201)),  # e = -shift -> 1 - shift
+    ((0x4359,), (0x4349,)),                # RA * PWW -> RA * RA
+    ((0xF8D0, 0x10A0), (0xF8D0, 0x109C)),  # SRC -> SRS
+    ((0xFB03, 0x2216), (0xFB03, 0x2206)),  # mls -> mla: BI
+])
+def test_a_mutated_dwc_fails(dsp, old, new):
+    """dwc's checks see its instructions: a mutant (the first
+    occurrence changed) fails them."""
+    fmt = "<%dH" % len(old)
+    code = dsp["dwc"]
+    assert struct.pack(fmt, *old) in code
+    mutant = {"dwc": code.replace(struct.pack(fmt, *old),
+                                  struct.pack(fmt, *new), 1)}
+    from unicorn import UcError  # (a read beyond the emulator's memory)
+    rng = random.Random(43)
+    with pytest.raises((AssertionError, ThumbError, UcError)):
+        for _ in range(60):
+            _dwc_case(mutant, rng)

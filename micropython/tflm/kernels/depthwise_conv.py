@@ -29,7 +29,9 @@ layers, 9 on micro_speech's: bench/device.md), thumb_dw_dsp.py's on
 Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 7 and 5 on
 armv7emsp: its dw3 reads the 3x3 filter's taps in place and requantizes
 every sum exactly, SMLAL, for right shifts 2..23, driven by dw_dsp.py's
-copy of _dwp), mac_dw.py's viper elsewhere.
+copy of _dwp, whose thumb_dw_dsp.dwc does a tile's every channel in one
+call when the depth multiplier is 1: about 5 per MAC), mac_dw.py's viper
+elsewhere.
 """
 
 from array import array

@@ -1,7 +1,9 @@
 """DEPTHWISE_CONV_2D's driver on Cortex-M4/M7/M33 (kernels.DSP):
 depthwise_conv.py's _dwp with mac.dw3's exact path (thumb_dw_dsp.dw3:
 the 3x3 filter's taps read in place, every sum requantized exactly, for
-right shifts 2..23). depthwise_conv.py imports it in place of its own
+right shifts 2..23), and thumb_dw_dsp.dwc (a tile's every channel in
+one call) when the depth multiplier is 1 and every channel takes that
+path. depthwise_conv.py imports it in place of its own
 where thumb_dw_dsp has EXACT; a DSP build's package only
 (romfs.DSP_ONLY), so that other builds do not carry its machine code.
 The state and its slots are depthwise_conv.py's (the constants below are
@@ -12,7 +14,7 @@ import micropython
 from micropython import const
 
 from ..fixedpoint import requant_i8b
-from .thumb_dw_dsp import EXACT
+from .thumb_dw_dsp import EXACT, dwc
 
 _QP = const(3)
 _FAST = const(1 << 20)
@@ -56,7 +58,11 @@ def dwp(st):
     """depthwise_conv._dwp (see it: the same outputs) with mac.dw3's
     exact path (thumb_dw_dsp.dw3, EXACT) for 3x3 filters without
     dilation_w and right shifts 2..23: the filter's int8 taps read in
-    place, every sum requantized exactly, nothing pending."""
+    place, every sum requantized exactly, nothing pending. When the
+    depth multiplier is 1 and every channel's shift is in that range
+    (checked per call: OC bytes), thumb_dw_dsp.dwc does each tile in
+    one call, all channels (the plane's padding written once, its bytes
+    x as they are, no + 128)."""
     qp = ptr32(st[_S_PARAMS])
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
@@ -136,6 +142,17 @@ def dwp(st):
     bw: int = _FAST + 1  # |x - zp| * |w| summed over the taps
     if ntap < 1024:
         bw = rz * 128 * ntap
+    # dwc (thumb_dw_dsp): a tile's every channel in one call, when the
+    # depth multiplier is 1 and every channel takes dw3's exact path
+    xc: int = 0
+    if xq and DM == 1 and p[_P_REL] == 0:
+        xc = 1
+        k: int = 0
+        while k < OC:
+            s8: int = (ps[k] ^ 0x80) - 0x80
+            if s8 > -2 or s8 < -23:
+                xc = 0
+            k += 1
     b: int = 0
     while b < B:
         oy0: int = 0
@@ -181,6 +198,22 @@ def dwp(st):
                 pq[6] = jl
                 pq[7] = jh
                 q[15] = ox1 - ox0
+                if xc:
+                    # dwc's loop words (see it): BP, PM, PS, OUTC, NR0, CN
+                    pq[0] = pl
+                    pq[8] = x0 + ((b * H + iy0 + ra) * W + ix0 + jl) * C
+                    q[1] = f0
+                    q[4] = int(bp)
+                    q[5] = int(pm)
+                    q[6] = zc - 128  # KC: zp (the plane's bytes are x)
+                    pq[11] = (zc - 128) & 0xFF  # ZC: zp's byte
+                    q[7] = int(ps)
+                    q[8] = o + ((b * OH + oy0) * OW + ox0) * OC
+                    q[12] = oy1 - oy0
+                    q[25] = C
+                    dwc(wk, tb - w0b)
+                    ox0 = ox1
+                    continue
                 c: int = 0
                 while c < C:
                     # the plane of input channel c for this tile
