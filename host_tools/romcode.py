@@ -41,6 +41,7 @@ from .mpy_native import MpyError, _obj, _Reader
 MAGIC = b"TFRC"
 HEAD = b"TFRM"
 SUFFIX = ".rom"
+CODE_DIR = "tflm/_code/"  # where an image holds the .rom files
 ENTRY = 16                           # bytes per .rom table entry
 # A module with less machine code than this keeps it in RAM: linking
 # costs its import ~0.2 M instructions on a Cortex-M0+ (opening the .rom
@@ -65,7 +66,6 @@ def _varuint(n):
 def rom_path(name):
     """Where the image holds the machine code of module `name` (dotted):
     tflm/_code/<name>.rom (tflm/kernels/__init__.py's _CODE_DIR)."""
-    from .romfs import CODE_DIR
     return "%s%s%s" % (CODE_DIR, name, SUFFIX)
 
 

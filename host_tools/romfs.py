@@ -42,7 +42,6 @@ KIND_FILE = 5
 KIND_FILESYSTEM = 0x14A6B1
 LEN_WIDTH = 4          # bytes of every container length varuint
 ALIGN = 16             # model data alignment
-CODE_DIR = "tflm/_code/"  # machine code run in place (romcode.rom_path)
 MISALIGN = 1           # model data offset mod ALIGN with unaligned=True
 
 # mpy-cross -march values that can compile @micropython.viper code. A
@@ -250,9 +249,10 @@ def _write_tree(w, tree, residue):
 def build_image(files, unaligned=False):
     """files: list of (path, bytes, is_model); path like 'tflm/model.mpy'.
     Model data is placed at a multiple of 16 bytes from the image start
-    (unaligned=True: at 1 mod 16), and so is machine code (CODE_DIR, at
-    0 mod 16 in any case). Returns (image bytes, list of Entry).
+    (unaligned=True: at 1 mod 16), and so is machine code (romcode's
+    CODE_DIR, at 0 mod 16 in any case). Returns (image bytes, list of Entry).
     Raises ValueError for a duplicate or malformed path."""
+    from . import romcode
     tree = {}
     for path, data, is_model in files:
         parts = path.strip("/").split("/")
@@ -263,7 +263,8 @@ def build_image(files, unaligned=False):
                 raise ValueError("%s: a file is in the way" % path)
         if parts[-1] in node:
             raise ValueError("duplicate ROMFS path %s" % path)
-        if path.startswith(CODE_DIR) and path.endswith(".rom"):
+        if path.startswith(romcode.CODE_DIR) and \
+                path.endswith(romcode.SUFFIX):
             is_model = "code"
         node[parts[-1]] = (bytes(data), is_model)
     w = Writer()
