@@ -468,4 +468,8 @@ def main(args):
              or [e.path for e in entries if e.is_model] or ["<model>.tflite"])
     print("then on the board (after a soft reset):  import tflm; "
           "tflm.Interpreter('/rom/%s')" % names[0])
+    print("  or, as TFLM's tensor_arena, the arena first (N: the arena "
+          "with the model in place, printed above when compiled):  arena "
+          "= bytearray(N); import tflm; tflm.Interpreter('/rom/%s', "
+          "arena=arena)" % names[0])
     return 0
