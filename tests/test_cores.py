@@ -105,3 +105,35 @@ def test_cores2_equals_tflm_and_cores1(tmp_path):
     assert "REPR ['cores=2: 3 operators split between the cores']" in out, out
     assert "NOTHREAD CoresError True" in out, out
     assert out.count("BAD ValueError") == 2 and "BAD TypeError" in out, out
+
+
+def test_layout_numbers_follow_the_kernels():
+    """cores.py reads the kernels' parameter blocks and sizes the second
+    core's work buffers with numbers of its own (a const name is no
+    attribute on a board): each must equal the kernel's constant."""
+    from host_tools import kernel_consts
+    from tflm import cores
+    conv = kernel_consts("kernels/conv.py", ("S_", "P_", "BLK", "DBLK"))
+    dw = kernel_consts("kernels/depthwise_conv.py", ("S_", "P_", "DWB"))
+    qp = cores._QP
+    for name, v in (("B", cores._B), ("H", cores._H), ("W", cores._W),
+                    ("C", cores._C), ("OH", cores._OH), ("OW", cores._OW),
+                    ("OC", cores._OC), ("KH", cores._KH), ("KW", cores._KW),
+                    ("SH", cores._SH), ("PH", cores._PH)):
+        assert conv["P_" + name] + qp == v == dw["P_" + name] + qp, name
+    assert conv["P_CIN"] + qp == cores._CIN
+    assert conv["P_NB"] + qp == cores._NB
+    assert (dw["P_TH"] + qp, dw["P_PWW"] + qp, dw["P_DH"] + qp) == (
+        cores._TH, cores._PWW, cores._DH)
+    for name in ("PARAMS", "X", "OUT"):
+        assert conv["S_" + name] == dw["S_" + name] == getattr(
+            cores, "_S_" + name)
+    assert (conv["S_SCRATCH"], conv["S_WIN"], dw["S_WORK"]) == (
+        cores._S_SCRATCH, cores._S_WIN, cores._S_WORK)
+    assert (conv["BLK"], conv["DBLK"], dw["DWB"]) == (
+        cores._BLK, cores._DBLK, cores._DWB)
+    # the parameter words cores.split copies
+    assert max(v for k, v in conv.items() if k.startswith("P_")) + 1 == \
+        cores._CONV_P
+    assert max(v for k, v in dw.items() if k.startswith("P_")) + 1 == \
+        cores._DW_P

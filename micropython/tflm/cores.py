@@ -73,6 +73,12 @@ _B, _H, _W, _C, _OH, _OW, _OC, _KH, _KW, _CIN = range(_QP, _QP + 10)
 _SH, _PH = _QP + 10, _QP + 14
 _NB = _QP + 18  # conv.py _P_NB
 _TH, _PWW = _QP + 17, _QP + 19  # depthwise_conv.py _P_TH, _P_PWW
+_DH = _QP + 12  # depthwise_conv.py _P_DH
+# Parameter words after qp (conv.py, depthwise_conv.py) and the words of
+# the work buffers' blocks (conv.py _BLK, _DBLK; depthwise_conv.py _DWB):
+# tests/test_cores.py checks them against the kernels' constants
+_CONV_P, _DW_P = 20, 21
+_BLK, _DBLK, _DWB = 33, 19, 45
 
 # The state slots (conv.py, depthwise_conv.py _S_*)
 _S_PARAMS, _S_X, _S_OUT = 0, 1, 4
@@ -196,7 +202,7 @@ def _plan(kind, p):
             if ow < 2 or macs < MIN_MACS:
                 return None
             m = ow // 2
-            return (m, m * p[_SH + 1] * c, m * oc, 33 + c, 2 * oc)
+            return (m, m * p[_SH + 1] * c, m * oc, _BLK + c, 2 * oc)
     elif kind == 1:  # conv any
         macs *= p[_CIN]
     if oh < 2 or macs < MIN_MACS:
@@ -206,16 +212,16 @@ def _plan(kind, p):
     if d < 0 or d >= p[_H]:
         return None
     if kind == 0:
-        return (m, d * p[_W] * c, m * ow * oc, 33 + c, 2 * oc)
+        return (m, d * p[_W] * c, m * ow * oc, _BLK + c, 2 * oc)
     if kind == 1:
         nb = min(p[_NB], max(1, _ACC_WORDS // oc))
-        return (m, d * p[_W] * c, m * ow * oc, 19 + p[_KH] * p[_KW] * p[_CIN],
-                nb * oc)
+        return (m, d * p[_W] * c, m * ow * oc,
+                _DBLK + p[_KH] * p[_KW] * p[_CIN], nb * oc)
     kh = p[_KH]
-    eh = (kh - 1) * p[_QP + 12] + 1
+    eh = (kh - 1) * p[_DH] + 1
     plane = ((p[_TH] - 1) * p[_SH] + eh) * p[_PWW]
     return (m, d * p[_W] * c, m * ow * oc,
-            oc + kh * p[_KW] + 45 + ((plane + 3) >> 2), 0)
+            oc + kh * p[_KW] + _DWB + ((plane + 3) >> 2), 0)
 
 
 def split(it):
@@ -238,7 +244,8 @@ def split(it):
         for ev, f, kind, name in kinds:
             if steps[k] is ev:
                 st = steps[k + 1]
-                p = _words(st[_S_PARAMS], _QP + (20 if kind < 2 else 21))
+                p = _words(st[_S_PARAMS],
+                           _QP + (_CONV_P if kind < 2 else _DW_P))
                 pl = _plan(kind, p)
                 if pl is not None:
                     todo.append((k, f, kind, name, p, pl))
