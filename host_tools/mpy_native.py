@@ -69,6 +69,7 @@ def _blocks(n):
 
 
 def _raw_code(r, out, codes):
+    flags = 0
     kind_len = r.uint()
     kind, children, n = kind_len & 3, kind_len & 4, kind_len >> 3
     if kind == _KIND_ASM:
@@ -85,16 +86,6 @@ def _raw_code(r, out, codes):
                 bss = r.uint() if flags & _VIPER_BSS else 0
                 ram += _blocks(-(-bss // 4) * 4 + rodata)
                 r.skip(rodata)
-                if flags & _VIPER_RELOC:
-                    while True:
-                        op = r.byte()
-                        if op == 0xFF:
-                            break
-                        if op & 1:
-                            r.uint()
-                        op >>= 1
-                        if op <= 5 and op & 1:
-                            r.uint()
             else:  # asm: n_pos_args, type signature
                 r.uint()
                 r.uint()
@@ -102,16 +93,29 @@ def _raw_code(r, out, codes):
     if children:
         for _ in range(r.uint()):
             _raw_code(r, out, codes)
+    if kind == _KIND_VIPER and flags & _VIPER_RELOC:
+        skip_relocations(r)
 
 
-def native_functions(data, codes=None):
-    """[(kind, code bytes, RAM bytes)] for every native, viper or asm
-    function in .mpy `data` (bytes), in file order. RAM rounds each
-    allocation up to whole 16-byte GC blocks (32-bit ports). codes: a
-    list that gets the machine code (bytes) of each asm function
-    (@micropython.asm_thumb), in file order. Raises MpyError for
+def skip_relocations(r):
+    """Reader r past a viper function's relocation records, which follow
+    its children (py/persistentcode.c: mp_native_relocate runs once the
+    children are loaded)."""
+    while True:
+        op = r.byte()
+        if op == 0xFF:
+            return
+        if op & 1:
+            r.uint()
+        op >>= 1
+        if op <= 5 and op & 1:
+            r.uint()
+
+
+def skip_header(r):
+    """Reader r (at a .mpy's start) past the header, the qstrs and the
+    constant objects, to the module's raw code. Raises MpyError for
     anything but a version 6 .mpy."""
-    r = _Reader(data)
     if r.byte() != ord("M") or r.byte() != 6:
         raise MpyError("not a version 6 .mpy file")
     feature = r.byte()
@@ -125,6 +129,17 @@ def native_functions(data, codes=None):
             r.skip((n >> 1) + 1)
     for _ in range(n_obj):
         _obj(r)
+
+
+def native_functions(data, codes=None):
+    """[(kind, code bytes, RAM bytes)] for every native, viper or asm
+    function in .mpy `data` (bytes), in file order. RAM rounds each
+    allocation up to whole 16-byte GC blocks (32-bit ports). codes: a
+    list that gets the machine code (bytes) of each asm function
+    (@micropython.asm_thumb), in file order. Raises MpyError for
+    anything but a version 6 .mpy."""
+    r = _Reader(data)
+    skip_header(r)
     out = []
     _raw_code(r, out, [] if codes is None else codes)
     return out

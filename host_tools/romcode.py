@@ -36,7 +36,7 @@ import ast
 import struct
 import zlib
 
-from .mpy_native import MpyError, _obj, _Reader
+from .mpy_native import MpyError, _Reader, skip_header, skip_relocations
 
 MAGIC = b"TFRC"
 HEAD = b"TFRM"
@@ -178,19 +178,7 @@ def split(data):
     the link statement: it would find no .rom file). Raises MpyError
     for anything but a version 6 .mpy."""
     r = _Reader(data)
-    if r.byte() != ord("M") or r.byte() != 6:
-        raise MpyError("not a version 6 .mpy file")
-    feature = r.byte()
-    r.byte()
-    if feature & 0x40:
-        r.uint()
-    n_qstr, n_obj = r.uint(), r.uint()
-    for _ in range(n_qstr):
-        n = r.uint()
-        if not n & 1:
-            r.skip((n >> 1) + 1)
-    for _ in range(n_obj):
-        _obj(r)
+    skip_header(r)
     out = bytearray(data[:r.i])
     code = bytearray()
     table = []
@@ -235,17 +223,8 @@ def split(data):
             for _ in range(count):
                 raw_code(depth + 1)
         if flags & 0x10:  # viper relocations: after the children
-            # (py/persistentcode.c, mp_native_relocate)
             r0 = r.i
-            while True:
-                op = r.byte()
-                if op == 0xFF:
-                    break
-                if op & 1:
-                    r.uint()
-                op >>= 1
-                if op <= 5 and op & 1:
-                    r.uint()
+            skip_relocations(r)
             out.extend(data[r0:r.i])
     raw_code(0)
     if r.i != len(data):
