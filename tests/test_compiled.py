@@ -619,6 +619,9 @@ def test_address_slots_hold_ints(tmp_path, arch):
     port, a Cortex-M's RAM and flash): far fewer view objects than the
     plain construction keeps (the outputs are compared in
     test_outputs_equal_plain)."""
+    if unix_arch() == "x86":
+        pytest.skip("the 32-bit unix port's heap lies above 2**30, where "
+                    "an address is no small int: compiled.py keeps views")
     src, p, _ = _compile(tmp_path, "tiny_kws_ref_int8/kws_ref_model.tflite",
                          arch)
     out = run_mp("PLAIN = %r\nCOMPILED = %r\n" % (src, p) + ADDR_RUN,
