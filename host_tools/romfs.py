@@ -90,7 +90,8 @@ ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 # without those paths).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
-            "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py")
+            "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
+            "tflm/kernels/fc_dsp.py")
 # Arches with a single-precision FPU (kernels.FPU) and the module only
 # they import (the float32 convolutions' dot in VFP instructions).
 FPU_ARCHES = ("armv7emsp", "armv7emdp")

@@ -272,7 +272,9 @@ def prepare(op, ins, outs, ctx):
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
                       WORD // 8))
-    work = work_buffer(ctx, _BLK + dchunk)
+    # (DSP builds: thumb_dsp.gather's 9 words after the block, fc_dsp)
+    work = work_buffer(ctx, _BLK + dchunk
+                       + (9 if hasattr(mac, "gather") else 0))
     check_near(op, ctx, work, (ctx.scratch, x.data, w.data, y.data,
                                bias_w))
     # in the order of the _S_ slots (below)
@@ -416,3 +418,10 @@ def _fc(st):
             u0 += n
             kc += 1
         b += 1
+
+
+# Cortex-M4/M7/M33 (kernels.DSP: thumb_dsp has gather): _fc with its
+# gather in machine code, fc_dsp.py (in DSP builds only, romfs.DSP_ONLY:
+# the other builds do not carry it)
+if hasattr(mac, "gather"):
+    from .fc_dsp import fc as _fc  # noqa: F811

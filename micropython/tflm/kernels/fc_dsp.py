@@ -1,0 +1,139 @@
+"""FULLY_CONNECTED's driver on Cortex-M4/M7/M33 (kernels.DSP):
+fully_connected.py's _fc with its gather in machine code
+(thumb_dsp.gather: 4 input bytes per LDR, SXTAB, about 2.5 instructions
+a value, where the viper loop took about 50). fully_connected.py
+imports it in place of its own where thumb_dsp has gather; a DSP build's
+package only (romfs.DSP_ONLY). The state, its slots and the work
+buffer's block are fully_connected.py's (the constants below are its: a
+const named with a leading underscore is private to its module); the
+block is DOTS_BLOCK, REL, then thumb_dsp's GATHER_BLOCK (words 10 to
+18), so the gathered values start at word _GBLK.
+"""
+
+import micropython
+from micropython import const
+
+from ..fixedpoint import requant_i8b
+from . import thumb_dsp
+
+_REL = const(9)
+_GBLK = const(19)
+_S_ACC = const(0)
+_S_X = const(1)
+_S_W = const(2)
+_S_OUT = const(3)
+_S_BIAS = const(4)
+_S_PARAMS = const(5)
+_S_QP = const(6)
+_S_MULTS = const(7)  # (or the chunks: see prepare)
+_S_WIN = const(8)
+_S_SHIFTS = const(9)
+_P_BATCHES = const(0)
+_P_UNITS = const(1)
+_P_DEPTH = const(2)
+_P_N = const(3)
+_P_PER_CHANNEL = const(4)
+_P_DC = const(5)
+_P_OFF = const(6)
+_P_HAS_BIAS = const(7)
+_P_REL = const(8)
+
+
+@micropython.viper
+def fc(st):
+    """fully_connected._fc (the same outputs), its gather in machine
+    code: for each input row b and unit u:
+    acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
+    then requant_i8b per chunk of units. The depth is walked in chunks
+    of at most DC values: each chunk's v are gathered into the work
+    array after the block, then mac.dots sums it with the
+    chunk's units, from the bias (or zeros) for the first chunk and from
+    the partial sums in acc for the others. Weights are read with ptr8
+    only (any alignment); the int32 store of each sum matches C's int32
+    arithmetic.
+    """
+    acc = st[_S_ACC]
+    pa: int = int(ptr32(acc))
+    x0: int = int(ptr8(st[_S_X]))
+    w0: int = int(ptr8(st[_S_W]))
+    yd = st[_S_OUT]
+    pb: int = int(ptr32(st[_S_BIAS]))
+    prm = ptr32(st[_S_PARAMS])
+    qp = st[_S_QP]
+    mults = st[_S_MULTS]
+    shifts = st[_S_SHIFTS]
+    win = st[_S_WIN]
+    dots = thumb_dsp.dots
+    gather = thumb_dsp.gather
+    blk = ptr32(win)
+    batches: int = prm[_P_BATCHES]
+    units: int = prm[_P_UNITS]
+    depth: int = prm[_P_DEPTH]
+    N: int = prm[_P_N]
+    per_channel: int = prm[_P_PER_CHANNEL]
+    DC: int = prm[_P_DC]
+    one: int = 1
+    S: int = one << 31
+    off: int = (prm[_P_OFF] ^ S) - S  # -input_zero_point - 128
+    has_bias: int = prm[_P_HAS_BIAS]
+    chunked: int = 0  # _S_MULTS holds the chunks (see prepare)
+    if per_channel and units > N:
+        chunked = 1
+    r0: int = 0  # addresses in the block are relative to r0 (mac.py)
+    if prm[_P_REL]:
+        r0 = int(blk)
+    blk[_REL] = prm[_P_REL]
+    v0: int = int(blk) + 4 * _GBLK
+    blk[0] = v0 - r0
+    blk[4] = depth
+    # thumb_dsp.gather's GATHER_BLOCK (words 10 to 18): one run, one row
+    blk[12] = 1
+    blk[13] = 0
+    blk[14] = 1
+    blk[15] = 0
+    blk[16] = off + 128  # -input_zero_point
+    b: int = 0
+    while b < batches:
+        xrow: int = x0 + b * depth
+        u0: int = 0
+        kc: int = 0
+        while u0 < units:
+            n: int = units - u0
+            if n > N:
+                n = N
+            d0: int = 0
+            while d0 < depth:
+                dn: int = depth - d0
+                if dn > DC:
+                    dn = DC
+                # thumb_dsp.gather: v of this chunk (one run of dn
+                # bytes) and BASE = -128 * sum v
+                blk[10] = xrow + d0
+                blk[11] = dn
+                gather(win, 0)
+                # the n sums: from the partial sums, the bias or zeros
+                blk[5] = pa - r0
+                if d0 == 0:
+                    if has_bias:
+                        blk[5] = pb + 4 * u0 - r0
+                    else:
+                        k: int = 0
+                        while k < n:
+                            ptr32(pa)[k] = 0
+                            k += 1
+                blk[1] = v0 + 4 * (dn & ~7) - r0
+                blk[2] = v0 + 4 * dn - r0
+                blk[3] = w0 + u0 * depth + d0 - r0
+                blk[7] = pa - r0
+                blk[8] = n
+                dots(win, 0)
+                d0 += dn
+            if chunked:
+                requant_i8b(0, 0, 0, acc, n, n, mults[2 * kc],
+                            mults[2 * kc + 1], qp, yd, b * units + u0, 0)
+            else:
+                requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, mults,
+                            shifts, qp, yd, b * units + u0, 0)
+            u0 += n
+            kc += 1
+        b += 1
