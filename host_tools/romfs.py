@@ -73,6 +73,7 @@ THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
               "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
               "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
+              "tflm/kernels/fc_dsp.py", "tflm/kernels/thumb_rq_dsp.py",
               "tflm/kernels/thumb_fpu.py")
 # Modules that a kernel's prepare imports only when a model's values need
 # them (kernels/requant_neg.py: a negative filter scale), or a compiled
@@ -91,7 +92,7 @@ ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
             "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
-            "tflm/kernels/fc_dsp.py")
+            "tflm/kernels/fc_dsp.py", "tflm/kernels/thumb_rq_dsp.py")
 # Arches with a single-precision FPU (kernels.FPU) and the module only
 # they import (the float32 convolutions' dot in VFP instructions).
 FPU_ARCHES = ("armv7emsp", "armv7emdp")

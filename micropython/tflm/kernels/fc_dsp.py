@@ -14,7 +14,7 @@ import micropython
 from micropython import const
 
 from ..fixedpoint import requant_i8b
-from . import thumb_dsp
+from . import thumb_dsp, thumb_rq_dsp
 
 _REL = const(9)
 _GBLK = const(19)
@@ -92,6 +92,10 @@ def fc(st):
     blk[14] = 1
     blk[15] = 0
     blk[16] = off + 128  # -input_zero_point
+    # thumb_rq_dsp.rq's block (RQ_BLOCK) at the window's start
+    q = ptr32(int(blk) + 4 * _GBLK)
+    rq = thumb_rq_dsp.rq
+    pq = ptr32(qp)
     b: int = 0
     while b < batches:
         xrow: int = x0 + b * depth
@@ -128,12 +132,42 @@ def fc(st):
                 blk[8] = n
                 dots(win, 0)
                 d0 += dn
+            # thumb_rq_dsp.rq: the n sums requantized (its block at
+            # the window's start: the window is used up)
+            q[0] = pa
+            q[1] = n
             if chunked:
-                requant_i8b(0, 0, 0, acc, n, n, mults[2 * kc],
-                            mults[2 * kc + 1], qp, yd, b * units + u0, 0)
+                q[2] = int(ptr32(mults[2 * kc]))
+                q[3] = int(ptr8(mults[2 * kc + 1]))
+            elif per_channel:
+                q[2] = int(ptr32(mults)) + 4 * u0
+                q[3] = int(ptr8(shifts)) + u0
             else:
-                requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, mults,
-                            shifts, qp, yd, b * units + u0, 0)
+                q[2] = int(ptr32(mults))
+                q[3] = int(ptr8(shifts))
+            q[4] = per_channel  # SSTEP
+            q[5] = int(ptr8(yd)) + b * units + u0
+            q[6] = pq[0]  # ZO, LO, HI
+            q[7] = pq[1]
+            q[8] = pq[2]
+            while int(rq(win, 4 * _GBLK)):
+                # a unit with a negative multiplier (per unit only):
+                # requant_i8b for it alone, then on
+                k = (q[0] - pa) >> 2
+                if chunked:
+                    requant_i8b(0, k, 0, acc, k + 1, k + 1, mults[2 * kc],
+                                mults[2 * kc + 1], qp, yd,
+                                b * units + u0, 0)
+                else:
+                    requant_i8b(0, k, 0, acc, k + 1, k + 1, mults, shifts,
+                                qp, yd, b * units + u0, 0)
+                q[0] += 4
+                q[1] -= 1
+                q[2] += 4
+                q[3] += 1
+                q[5] += 1
+                if q[1] == 0:
+                    break
             u0 += n
             kc += 1
         b += 1

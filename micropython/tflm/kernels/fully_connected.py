@@ -272,9 +272,10 @@ def prepare(op, ins, outs, ctx):
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
                       WORD // 8))
-    # (DSP builds: thumb_dsp.gather's 9 words after the block, fc_dsp)
-    work = work_buffer(ctx, _BLK + dchunk
-                       + (9 if hasattr(mac, "gather") else 0))
+    # (DSP builds, fc_dsp.py: thumb_dsp.gather's 9 words after the
+    # block, and thumb_rq_dsp.rq's 9 in the window once it is used up)
+    work = work_buffer(ctx, _BLK + (9 + max(dchunk, 9)
+                                    if hasattr(mac, "gather") else dchunk))
     check_near(op, ctx, work, (ctx.scratch, x.data, w.data, y.data,
                                bias_w))
     # in the order of the _S_ slots (below)
