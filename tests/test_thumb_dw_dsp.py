@@ -456,3 +456,95 @@ def test_a_mutated_dwc_fails(dsp, old, new):
     with pytest.raises((AssertionError, ThumbError, UcError)):
         for _ in range(60):
             _dwc_case(mutant, rng)
+
+
+# dwm's block (thumb_dw_dsp.py DWM_WORDS): the words it reads
+DWM = ("XA", "XS", "RSK", "KH", "KW4", "NPIX", "WIN", "F", "NT", "BI", "OC",
+       "MP", "SP", "OUT", "ZO", "LO", "HI", "ACC", "CQ", "BIP", "ACP", "FP")
+
+
+def _dwm_case(code, rng, wide=False):
+    """dwm on the emulated M4 against the contract: random filter sizes
+    (KH 1..10, 4..12 taps a row), 4..12 channels, 1..5 pixels, strides,
+    the plane at any address, every int32 sum requantized as TFLM's
+    MultiplyByQuantizedMultiplier; with wide, biases and multipliers at
+    their edges (sums that wrap)."""
+    from tflm.kernels.gemmlowp import mbqm_ref
+    kh, kw4 = rng.randint(1, 10), rng.randint(1, 3)
+    kw, oc = 4 * kw4, 4 * rng.randint(1, 3)
+    npix, xs, rsk = rng.randint(1, 5), rng.randint(1, 3), rng.randint(0, 6)
+    nt = kh * kw
+    rs = kw + rsk
+    span = (npix - 1) * xs + (kh - 1) * rs + kw
+    plane = bytes(rng.choice([0, 255, rng.randrange(256)])
+                  for _ in range(span))
+    f = [rng.choice([-128, 127, rng.randint(-128, 127)])
+         for _ in range(oc * nt)]
+    lim = 2 ** 31 if wide else 2 ** 20
+    bi = [rng.randint(-lim, lim - 1) for _ in range(oc)]
+    mp = [rng.choice([0, 1, 2 ** 30, 2 ** 31 - 1,
+                      rng.randint(2 ** 30, 2 ** 31 - 1)]) for _ in range(oc)]
+    sp = [rng.choice([rng.randint(-31, 30), rng.randint(-12, 1)])
+          for _ in range(oc)]
+    zo = rng.randint(-128, 127)
+    lo, hi = rng.choice([(-128, 127), (zo, 127), (-128, min(127, zo + 60))])
+    emu = Emulator(True)
+    pa = emu.alloc(plane, offset=rng.randrange(4), unaligned=True)
+    fa = emu.alloc(struct.pack("<%db" % len(f), *f))
+    ba_ = emu.alloc(struct.pack("<%di" % oc, *bi))
+    ma = emu.alloc(struct.pack("<%di" % oc, *mp))
+    sa = emu.alloc(struct.pack("<%db" % oc, *sp), offset=rng.randrange(4))
+    oa = emu.alloc(b"\xee" * (npix * oc), offset=rng.randrange(4),
+                   writable=True)
+    wa = emu.alloc(bytes(2 * nt), writable=True)
+    aa = emu.alloc(bytes(4 * oc), writable=True)
+    blk = dict(XA=pa, XS=xs, RSK=rsk, KH=kh, KW4=kw4, NPIX=npix, WIN=wa,
+               F=fa, NT=nt, BI=ba_, OC=oc, MP=ma, SP=sa, OUT=oa, ZO=zo,
+               LO=lo, HI=hi, ACC=aa, CQ=0, BIP=0, ACP=0, FP=0)
+    ba = emu.alloc(struct.pack("<%di" % len(DWM), *[
+        (blk[k] + 2 ** 31) % 2 ** 32 - 2 ** 31 for k in DWM]), writable=True)
+    assert emu.call(code["dwm"], ba, 0) == 0
+    want = []
+    for p in range(npix):
+        for c in range(oc):
+            acc = bi[c]
+            for ky in range(kh):
+                for kx in range(kw):
+                    acc += f[c * nt + ky * kw + kx] * plane[
+                        p * xs + ky * rs + kx]
+            acc = (acc + 2 ** 31) % 2 ** 32 - 2 ** 31
+            v = mbqm_ref(acc, mp[c], sp[c]) + zo
+            v = (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+            want.append(min(max(v, lo), hi))
+    got = [b - 256 * (b > 127) for b in emu.read(oa, npix * oc)]
+    assert got == want
+    words = emu.words(ba, len(DWM))
+    assert words[0] == pa + npix * xs and words[13] == oa + npix * oc
+    return emu.count
+
+
+def test_dwm_matches_tflm(dsp):
+    """dwm (one input channel, 4 output channels at a time): TFLM's
+    bytes for every filter size, channel count, stride and plane
+    address; wide biases and multipliers included."""
+    rng = random.Random(51)
+    for k in range(150):
+        _dwm_case(dsp, rng, wide=k % 3 == 0)
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFA3F, 0xF694), (0xFA3F, 0xF684)),  # uxtb16 ror #8 -> no rotation
+    ((0xFA2F, 0xFC96), (0xFA2F, 0xFC86)),  # sxtb16 ror #8 -> no rotation
+    ((0xFB2C, 0xAA05), (0xFB2C, 0xAA15)),  # smlad -> smladx
+    ((0xF852, 0x6003), (0xF857, 0x6003)),  # channel B read from C's row
+    ((0xEBB8, 0x78CE), (0xEBB8, 0x780E)),  # rounding: lsl #31 -> #0
+])
+def test_dwm_mutated_instruction_fails(dsp, old, new):
+    """Each mutant of dwm (first occurrence changed) fails the checks."""
+    pat = struct.pack("<2H", *old)
+    assert pat in dsp["dwm"]
+    mutant = {"dwm": dsp["dwm"].replace(pat, struct.pack("<2H", *new), 1)}
+    rng = random.Random(52)
+    with pytest.raises(AssertionError):
+        for _ in range(30):
+            _dwm_case(mutant, rng)

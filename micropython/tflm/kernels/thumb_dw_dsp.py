@@ -778,3 +778,176 @@ def dwc(r0, r1):
     label(DONE)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, 0)
+
+
+# dwm()'s block (int32 words): XA XS RSK KH KW4 NPIX WIN F NT BI OC MP SP
+# OUT ZO LO HI ACC, then its counters CQ BIP ACP FP (words 18 to 21)
+DWM_WORDS = 22
+
+
+@micropython.asm_thumb
+def dwm(r0, r1):
+    """DEPTHWISE_CONV_2D with one input channel (dw_dsp.py's dwm path: a
+    CONV_2D of one input channel into OC output channels), NPIX output
+    pixels of a plane row, every channel of each; with the block laid
+    out as DWM_WORDS above:
+
+        ACC[c] = BI[c] + sum(t < NT) F[c * NT + t] * u[t]
+        OUT[c] = clamp(MultiplyByQuantizedMultiplier(ACC[c], MP[c],
+                       SP[c]) + ZO, LO, HI)          for c < OC
+
+    where u[ky * 4 KW4 + kx] is the plane byte (0..255: x + 128, thumb_dw
+    .plane's) XA + ky * (4 KW4 + RSK) + kx, for ky < KH, kx < 4 KW4
+    (NT = 4 KW4 KH taps; F: int8, channel c's NT taps at F + c NT, word
+    aligned, NT and OC multiples of 4; BI, MP, ACC: int32 words; SP:
+    signed bytes, each <= 30: no negative multiplier). Then XA += XS,
+    OUT += OC per pixel; XA, NPIX (>= 1) and OUT are used up, the
+    counters overwritten. Returns 0.
+
+    Per pixel, the window goes into WIN (2 NT bytes, aligned) as int16
+    pairs u0 | u2 << 16, u1 | u3 << 16 per 4 taps (one LDR at any plane
+    address, two UXTB16, STM); then 4 channels at a time, per 4 taps one
+    LDM of the two window words and per channel one LDR of its 4 weight
+    bytes (aligned), two SXTB16 and two SMLAD: 16 multiply-accumulates
+    in 21 instructions. The sums are requantized as thumb_rq_dsp.rq
+    (the same instructions, exact for every sum, multiplier and
+    shift)."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    label(PIXEL)
+    ldr(r1, [r0, 24])         # the window: w = WIN
+    ldr(r2, [r0, 0])          # x = XA
+    ldr(r3, [r0, 12])         # KH rows
+    label(WROW)
+    ldr(r7, [r0, 16])         # KW4 groups of 4 taps
+    label(WG)
+    data(2, 0xF852, 0x4B04)   # ldr.w r4, [r2], #4: u0..u3, any address
+    data(2, 0xFA3F, 0xF584)   # uxtb16 r5, r4: u0 | u2 << 16
+    data(2, 0xFA3F, 0xF694)   # uxtb16 r6, r4, ror #8: u1 | u3 << 16
+    data(2, 0xC160)           # stmia r1!, {r5, r6}
+    sub(r7, 1)
+    bne(WG)
+    ldr(r4, [r0, 8])          # x += RSK: the next row
+    add(r2, r2, r4)
+    sub(r3, 1)
+    bne(WROW)
+    ldr(r4, [r0, 40])         # CQ = OC / 4 quads of channels
+    lsr(r4, r4, 2)
+    str(r4, [r0, 72])
+    ldr(r4, [r0, 36])         # BIP = BI
+    str(r4, [r0, 76])
+    ldr(r4, [r0, 68])         # ACP = ACC
+    str(r4, [r0, 80])
+    ldr(r4, [r0, 28])         # FP = F
+    str(r4, [r0, 84])
+    label(QUAD)
+    ldr(r4, [r0, 76])         # r8..r11 = BI[c .. c + 3]
+    data(2, 0xE8B4, 0x0F00)   # ldmia.w r4!, {r8, r9, r10, r11}
+    str(r4, [r0, 76])
+    ldr(r1, [r0, 24])         # w = WIN
+    ldr(r3, [r0, 32])         # NT: channel c + 1's taps at +NT
+    lsl(r4, r3, 1)            # lr = WIN + 2 NT: the window's end
+    add(r4, r4, r1)
+    mov(lr, r4)
+    ldr(r2, [r0, 84])         # A = FP, C = A + 2 NT
+    lsl(r7, r3, 1)
+    add(r7, r7, r2)
+    label(G)                  # 4 taps x 4 channels: 21 instructions
+    data(2, 0xC930)           # ldmia r1!, {r4, r5}: the taps' pairs
+    data(2, 0xF852, 0x6003)   # ldr.w r6, [r2, r3]: channel B's 4 bytes
+    data(2, 0xFA2F, 0xFC86)   # sxtb16 r12, r6
+    data(2, 0xFB2C, 0x9904)   # smlad r9, r12, r4, r9
+    data(2, 0xFA2F, 0xFC96)   # sxtb16 r12, r6, ror #8
+    data(2, 0xFB2C, 0x9905)   # smlad r9, r12, r5, r9
+    data(2, 0xF852, 0x6B04)   # ldr.w r6, [r2], #4: channel A's
+    data(2, 0xFA2F, 0xFC86)   # sxtb16 r12, r6
+    data(2, 0xFB2C, 0x8804)   # smlad r8, r12, r4, r8
+    data(2, 0xFA2F, 0xFC96)   # sxtb16 r12, r6, ror #8
+    data(2, 0xFB2C, 0x8805)   # smlad r8, r12, r5, r8
+    data(2, 0xF857, 0x6003)   # ldr.w r6, [r7, r3]: channel D's
+    data(2, 0xFA2F, 0xFC86)   # sxtb16 r12, r6
+    data(2, 0xFB2C, 0xBB04)   # smlad r11, r12, r4, r11
+    data(2, 0xFA2F, 0xFC96)   # sxtb16 r12, r6, ror #8
+    data(2, 0xFB2C, 0xBB05)   # smlad r11, r12, r5, r11
+    data(2, 0xF857, 0x6B04)   # ldr.w r6, [r7], #4: channel C's
+    data(2, 0xFA2F, 0xFC86)   # sxtb16 r12, r6
+    data(2, 0xFB2C, 0xAA04)   # smlad r10, r12, r4, r10
+    data(2, 0xFA2F, 0xFC96)   # sxtb16 r12, r6, ror #8
+    data(2, 0xFB2C, 0xAA05)   # smlad r10, r12, r5, r10
+    data(2, 0x4571)           # cmp r1, lr
+    bcc(G)
+    ldr(r4, [r0, 80])         # ACC[c .. c + 3] = r8..r11; ACP += 16
+    data(2, 0xE8A4, 0x0F00)   # stmia.w r4!, {r8, r9, r10, r11}
+    str(r4, [r0, 80])
+    ldr(r4, [r0, 84])         # FP += 4 NT
+    lsl(r3, r3, 2)
+    add(r4, r4, r3)
+    str(r4, [r0, 84])
+    ldr(r4, [r0, 72])         # CQ -= 1
+    sub(r4, 1)
+    str(r4, [r0, 72])
+    bne(QUAD)
+    ldr(r1, [r0, 68])         # requantize ACC into OUT (rq's code)
+    ldr(r2, [r0, 40])
+    ldr(r3, [r0, 44])
+    ldr(r4, [r0, 48])
+    ldr(r5, [r0, 52])
+    data(2, 0xF8D0, 0xA038)   # ldr.w r10, [r0, #56]: ZO
+    data(2, 0xF8D0, 0xB03C)   # ldr.w r11, [r0, #60]: LO
+    label(RQL)
+    data(2, 0xF994, 0x6000)   # ldrsb.w r6, [r4]: s
+    ldr(r7, [r1, 0])          # x
+    data(2, 0xF8D3, 0xC000)   # ldr.w r12, [r3]: m
+    cmp(r6, 0)
+    blt(RIGHT)
+    lsl(r7, r6)               # x << ls, wrapped (lsls)
+    data(2, 0xF04F, 0x4880)   # mov.w r8, #0x40000000
+    data(2, 0xF04F, 0x0900)   # mov.w r9, #0
+    data(2, 0xFBC7, 0x890C)   # smlal r8, r9, r7, r12
+    data(2, 0xEA4F, 0x0649)   # lsl.w r6, r9, #1
+    data(2, 0xEA46, 0x76D8)   # orr.w r6, r6, r8, lsr #31
+    b(STORE)
+    label(RIGHT)
+    neg(r6, r6)               # e = -s, 1..31
+    data(2, 0xF04F, 0x0E01)   # mov.w lr, #1
+    data(2, 0xFA0E, 0xFE06)   # lsl.w lr, lr, r6: 2**e
+    data(2, 0xEA4F, 0x099E)   # lsr.w r9, lr, #2: high word of 2**(30 + e)
+    data(2, 0xEA4F, 0x788E)   # lsl.w r8, lr, #30: its low word
+    data(2, 0xF108, 0x4880)   # add.w r8, r8, #0x40000000: + 2**30
+    data(2, 0xEA4F, 0x7EE7)   # asr.w lr, r7, #31: -(x < 0)
+    data(2, 0xEBB8, 0x78CE)   # subs.w r8, r8, lr, lsl #31: - 2**31
+    data(2, 0xF169, 0x0900)   # sbc.w r9, r9, #0
+    data(2, 0xFBC7, 0x890C)   # smlal r8, r9, r7, r12
+    sub(r6, 1)
+    data(2, 0xFA49, 0xF606)   # asr.w r6, r9, r6: >> (31 + e)
+    label(STORE)
+    data(2, 0x4456)           # add r6, r10: + ZO
+    data(2, 0x455E)           # cmp r6, r11
+    bge(ABOVE)
+    data(2, 0x465E)           # mov r6, r11: LO
+    label(ABOVE)
+    ldr(r7, [r0, 64])         # HI
+    cmp(r6, r7)
+    ble(BELOW)
+    mov(r6, r7)
+    label(BELOW)
+    strb(r6, [r5, 0])
+    add(r5, 1)
+    add(r1, 4)
+    add(r3, 4)
+    add(r4, 1)
+    sub(r2, 1)
+    bne(RQL)
+    str(r5, [r0, 52])         # OUT += OC
+    ldr(r4, [r0, 0])          # XA += XS
+    ldr(r5, [r0, 4])
+    add(r4, r4, r5)
+    str(r4, [r0, 0])
+    ldr(r4, [r0, 20])         # NPIX -= 1
+    sub(r4, 1)
+    str(r4, [r0, 20])
+    beq(END)
+    b(PIXEL)
+    label(END)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
