@@ -1,13 +1,15 @@
 """FULLY_CONNECTED's driver on Cortex-M4/M7/M33 (kernels.DSP):
-fully_connected.py's _fc with its gather in machine code
-(thumb_dsp.gather: 4 input bytes per LDR, SXTAB, about 2.5 instructions
-a value, where the viper loop took about 50). fully_connected.py
-imports it in place of its own where thumb_dsp has gather; a DSP build's
-package only (romfs.DSP_ONLY). The state, its slots and the work
-buffer's block are fully_connected.py's (the constants below are its: a
-const named with a leading underscore is private to its module); the
-block is DOTS_BLOCK, REL, then thumb_dsp's GATHER_BLOCK (words 10 to
-18), so the gathered values start at word _GBLK.
+fully_connected.py's _fc with its gather and its requantization in
+machine code: thumb_rq_dsp.gather (4 input bytes per LDR, SXTAB, about
+2.5 instructions a value, where the viper loop took about 50) and
+thumb_rq_dsp.rq (about 25 instructions a unit, requant_i8b's viper
+about 95). fully_connected.py imports it in place of its own where
+thumb_dsp has gather; a DSP build's package only (romfs.DSP_ONLY). The
+state, its slots, the work buffer and its block are fully_connected.py's
+(the constants below are its: a const named with a leading underscore is
+private to its module), so that a model compiled on the host (for
+thumb.py's loops) runs here unchanged: gather borrows the block's OUT
+and NF words, rq takes the block's first 9 words once dots is done.
 """
 
 import micropython
@@ -16,8 +18,8 @@ from micropython import const
 from ..fixedpoint import requant_i8b
 from . import thumb_dsp, thumb_rq_dsp
 
+_BLK = const(10)
 _REL = const(9)
-_GBLK = const(19)
 _S_ACC = const(0)
 _S_X = const(1)
 _S_W = const(2)
@@ -41,17 +43,10 @@ _P_REL = const(8)
 
 @micropython.viper
 def fc(st):
-    """fully_connected._fc (the same outputs), its gather in machine
-    code: for each input row b and unit u:
-    acc[u] = bias[u] - 128 * sum_d v[b, d] + sum_d wu[u, d] * v[b, d],
-    then requant_i8b per chunk of units. The depth is walked in chunks
-    of at most DC values: each chunk's v are gathered into the work
-    array after the block, then mac.dots sums it with the
-    chunk's units, from the bias (or zeros) for the first chunk and from
-    the partial sums in acc for the others. Weights are read with ptr8
-    only (any alignment); the int32 store of each sum matches C's int32
-    arithmetic.
-    """
+    """fully_connected._fc (the same outputs; see it), its gather
+    (thumb_rq_dsp.gather) and requantization (thumb_rq_dsp.rq, per
+    chunk of units; a unit with a negative multiplier through
+    requant_i8b) in machine code."""
     acc = st[_S_ACC]
     pa: int = int(ptr32(acc))
     x0: int = int(ptr8(st[_S_X]))
@@ -64,7 +59,7 @@ def fc(st):
     shifts = st[_S_SHIFTS]
     win = st[_S_WIN]
     dots = thumb_dsp.dots
-    gather = thumb_dsp.gather
+    gather = thumb_rq_dsp.gather
     blk = ptr32(win)
     batches: int = prm[_P_BATCHES]
     units: int = prm[_P_UNITS]
@@ -83,18 +78,9 @@ def fc(st):
     if prm[_P_REL]:
         r0 = int(blk)
     blk[_REL] = prm[_P_REL]
-    v0: int = int(blk) + 4 * _GBLK
-    blk[0] = v0 - r0
-    blk[4] = depth
-    # thumb_dsp.gather's GATHER_BLOCK (words 10 to 18): one run, one row
-    blk[12] = 1
-    blk[13] = 0
-    blk[14] = 1
-    blk[15] = 0
-    blk[16] = off + 128  # -input_zero_point
-    # thumb_rq_dsp.rq's block (RQ_BLOCK) at the window's start
-    q = ptr32(int(blk) + 4 * _GBLK)
+    v0: int = int(blk) + 4 * _BLK
     rq = thumb_rq_dsp.rq
+    q = ptr32(win)  # rq's block (RQ_BLOCK): dots' first 9 words
     pq = ptr32(qp)
     b: int = 0
     while b < batches:
@@ -110,10 +96,12 @@ def fc(st):
                 dn: int = depth - d0
                 if dn > DC:
                     dn = DC
-                # thumb_dsp.gather: v of this chunk (one run of dn
-                # bytes) and BASE = -128 * sum v
-                blk[10] = xrow + d0
-                blk[11] = dn
+                # thumb_rq_dsp.gather: v of this chunk and BASE = -128 *
+                # sum v (x and -input_zero_point in OUT's, NF's words)
+                blk[0] = v0 - r0
+                blk[2] = v0 + 4 * dn - r0
+                blk[7] = xrow + d0
+                blk[8] = off + 128
                 gather(win, 0)
                 # the n sums: from the partial sums, the bias or zeros
                 blk[5] = pa - r0
@@ -128,12 +116,13 @@ def fc(st):
                 blk[1] = v0 + 4 * (dn & ~7) - r0
                 blk[2] = v0 + 4 * dn - r0
                 blk[3] = w0 + u0 * depth + d0 - r0
+                blk[4] = depth
                 blk[7] = pa - r0
                 blk[8] = n
                 dots(win, 0)
                 d0 += dn
-            # thumb_rq_dsp.rq: the n sums requantized (its block at
-            # the window's start: the window is used up)
+            # thumb_rq_dsp.rq: the n sums requantized (its block in
+            # the first 9 words of dots', which is done)
             q[0] = pa
             q[1] = n
             if chunked:
@@ -150,7 +139,7 @@ def fc(st):
             q[6] = pq[0]  # ZO, LO, HI
             q[7] = pq[1]
             q[8] = pq[2]
-            while int(rq(win, 4 * _GBLK)):
+            while int(rq(win, 0)):
                 # a unit with a negative multiplier (per unit only):
                 # requant_i8b for it alone, then on
                 k = (q[0] - pa) >> 2

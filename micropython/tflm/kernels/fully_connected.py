@@ -272,10 +272,7 @@ def prepare(op, ins, outs, ctx):
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
                       WORD // 8))
-    # (DSP builds, fc_dsp.py: thumb_dsp.gather's 9 words after the
-    # block, and thumb_rq_dsp.rq's 9 in the window once it is used up)
-    work = work_buffer(ctx, _BLK + (9 + max(dchunk, 9)
-                                    if hasattr(mac, "gather") else dchunk))
+    work = work_buffer(ctx, _BLK + dchunk)
     check_near(op, ctx, work, (ctx.scratch, x.data, w.data, y.data,
                                bias_w))
     # in the order of the _S_ slots (below)
@@ -422,7 +419,7 @@ def _fc(st):
 
 
 # Cortex-M4/M7/M33 (kernels.DSP: thumb_dsp has gather): _fc with its
-# gather in machine code, fc_dsp.py (in DSP builds only, romfs.DSP_ONLY:
-# the other builds do not carry it)
+# gather and requantization in machine code, fc_dsp.py (in DSP builds
+# only, romfs.DSP_ONLY: the other builds do not carry it)
 if hasattr(mac, "gather"):
     from .fc_dsp import fc as _fc  # noqa: F811

@@ -124,3 +124,57 @@ def rq(r0, r1):
     mov(r0, 1)
     label(EXIT)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+
+
+@micropython.asm_thumb
+def gather(r0, r1):
+    """FULLY_CONNECTED's window for thumb_dsp.dots (fc_dsp.py), in dots'
+    own block (DOTS_BLOCK, thumb.py), the words of OUT and NF borrowed:
+
+        V[i] = x[i] - input_zero_point   for i < (VE - V) / 4
+
+    (x: the int8 input bytes from the address in OUT's word, signed;
+    NF's word: -input_zero_point), and BASE = -128 * sum(V). 4 input
+    bytes per LDR (any address: an M4 reads unaligned words), SXTAB
+    (sign extension and + -input_zero_point in one) and one STM of 4
+    words; the last (VE - V) / 4 mod 4 one at a time. The caller sets
+    OUT and NF for dots afterwards. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r2, [r0, 0])          # v = V
+    ldr(r7, [r0, 8])          # VE
+    ldr(r1, [r0, 28])         # x (OUT's word)
+    ldr(r3, [r0, 32])         # -input_zero_point (NF's word)
+    mov(r5, 0)                # s = sum(v)
+    mov(r6, r7)               # 4 at a time while v < VE - 12
+    sub(r6, 12)
+    b(G4TEST)
+    label(G4LOOP)
+    data(2, 0xF851, 0x4B04)   # ldr.w r4, [r1], #4
+    data(2, 0xFA43, 0xF884)   # sxtab r8, r3, r4
+    data(2, 0xFA43, 0xF994)   # sxtab r9, r3, r4, ror #8
+    data(2, 0xFA43, 0xFAA4)   # sxtab r10, r3, r4, ror #16
+    data(2, 0xFA43, 0xFBB4)   # sxtab r11, r3, r4, ror #24
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    data(2, 0x4445)           # add r5, r8
+    data(2, 0x444D)           # add r5, r9
+    data(2, 0x4455)           # add r5, r10
+    data(2, 0x445D)           # add r5, r11
+    label(G4TEST)
+    cmp(r2, r6)
+    bcc(G4LOOP)
+    b(G1TEST)
+    label(G1LOOP)             # the rest one at a time
+    data(2, 0xF911, 0x4B01)   # ldrsb.w r4, [r1], #1
+    add(r4, r4, r3)
+    str(r4, [r2, 0])
+    add(r2, 4)
+    add(r5, r5, r4)
+    label(G1TEST)
+    cmp(r2, r7)
+    bcc(G1LOOP)
+    lsl(r5, r5, 7)            # BASE = -128 * s
+    neg(r5, r5)
+    str(r5, [r0, 24])
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
