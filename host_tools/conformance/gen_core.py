@@ -257,6 +257,12 @@ def gen_depthwise(rng, size):
     n, h, w, padding, (sh, sw), (dh, dw), (kh, kw) = _conv_common(rng, size)
     c = rng.randint(1, 2 * size)
     m = 1 if rng.random() < 0.6 else rng.randint(2, min(3, size + 1))
+    if rng.random() < 0.15:
+        # micro_speech's shape: one input channel, a multiplier of 4 or
+        # 8, rows of 4 or 8 taps (the Cortex-M4's dw_dsp.dwm path)
+        c, m, dw = 1, rng.choice([4, 8]), 1
+        kw = rng.choice([4, 8])
+        w = max(w, kw + rng.randint(0, 5))
     cout = c * m
     oh, ow = (_out_size(padding, h, kh, sh, dh),
               _out_size(padding, w, kw, sw, dw))
