@@ -146,16 +146,8 @@ def prepare(op, ins, outs, ctx):
     # work: OC words (word oc: an accumulator beyond the fast path, for
     # requant_i8b), KH*KW words (a filter's weights), the _DWB words of
     # the blocks of mac.dw and mac.plane, the plane
-    words = oc + kh * kw + _DWB + ((plane + 3) >> 2)
-    if c == 1 and hasattr(mac, "dwm"):
-        # DSP builds, one input channel: dw_dsp.py's path, in no more
-        # work words
-        from .dw_dsp import prepare_dwm
-        r = prepare_dwm(ctx, inp, filt, out, bias_w, mults, shifts, qp,
-                        words, (kh, kw, sh, sw, dh, dw, ph, pw), _tile)
-        if r is not None:
-            return r
-    work = conv_util.work_buffer(ctx, words, True)
+    work = conv_util.work_buffer(ctx, oc + kh * kw + _DWB
+                                 + ((plane + 3) >> 2), True)
     k3 = kh == 3 and kw == 3 and dw == 1  # mac.dw3: no dilation_w
     # qp first: one kept block (see _QP)
     p = array("i", list(qp) + [b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw,

@@ -14,7 +14,8 @@ import micropython
 from micropython import const
 
 from ..fixedpoint import requant_i8b
-from .thumb_dw_dsp import EXACT, dwc
+from .thumb_dw_dsp import EXACT, dwc, dwm
+from .thumb_dw_dsp import plane as plane_f
 
 _QP = const(3)
 _FAST = const(1 << 20)
@@ -63,6 +64,8 @@ def dwp(st):
     (checked per call: OC bytes), thumb_dw_dsp.dwc does each tile in
     one call, all channels (the plane's padding written once, its bytes
     x as they are, no + 128)."""
+    if _dwm(st):  # one input channel: thumb_dw_dsp.dwm's path
+        return
     qp = ptr32(st[_S_PARAMS])
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
@@ -339,114 +342,79 @@ def dwp(st):
         b += 1
 
 
+
 # dwm's path (one input channel): thumb_dw_dsp.dwm's block (DWM_WORDS),
 # then the plane's block (PL_BLOCK, 13 words), in the work buffer
 _MB = const(22)
 _MPL = const(13)
-# its parameter words after qp (st[_S_PARAMS] = qp, then these)
-_M_B = const(0)
-_M_H = const(1)
-_M_W = const(2)
-_M_OH = const(3)
-_M_OW = const(4)
-_M_OC = const(5)
-_M_KH = const(6)
-_M_KW = const(7)
-_M_SH = const(8)
-_M_SW = const(9)
-_M_DH = const(10)
-_M_PH = const(11)
-_M_PW = const(12)
-_M_ZP = const(13)
-_M_TH = const(14)
-_M_TW = const(15)
-_M_PWW = const(16)
-
-
-def prepare_dwm(ctx, inp, filt, out, bias_w, mults, shifts, qp, words, geo,
-                tile):
-    """depthwise_conv.prepare's path for one input channel (a CONV_2D of
-    one channel into OC): (eval, state) for thumb_dw_dsp.dwm, or None
-    where it does not apply (a row of taps not a multiple of 4, dilation
-    in width, OC not a multiple of 4, a negative multiplier) or where
-    its work buffer (dwm's block, the plane's, the window, OC sums, OC
-    corrected biases, the filter transposed, a plane tile) would not fit
-    in `words`, what _dwp's takes: the arena's head does not grow.
-    geo: (kh, kw, sh, sw, dh, dw, ph, pw); tile: depthwise_conv._tile."""
-    from . import conv_util
-    from .thumb_dw_dsp import dwm as _dwmf, plane as _planef
-    kh, kw, sh, sw, dh, dw, ph, pw = geo
-    b, h, w, _ = inp.shape
-    oh, ow, oc = out.shape[1], out.shape[2], out.shape[3]
-    nt = kh * kw
-    if kw % 4 or dw != 1 or oc % 4:
-        return None
-    for s in shifts:  # (signed bytes, read as -128..127 or 0..255)
-        if 30 < s < 226:  # a negative multiplier (conv_util.NEG_MARK)
-            return None
-    fixed = _MB + _MPL + nt // 2 + 2 * oc + oc * nt // 4
-    cap = 4 * (words - fixed)
-    eh = (kh - 1) * dh + 1
-    if cap < eh * kw:
-        return None
-    th, tw, pww, plane = tile(cap, oh, ow, kh, kw, sh, sw, dh, 1)
-    if plane > cap:
-        return None
-    work = conv_util.work_buffer(ctx, words, True)
-    # (as many words as depthwise_conv's parameter block: the sizing
-    # pass, whose shifts are not known yet, asks for the same buffers)
-    p = list(qp) + [b, h, w, oh, ow, oc, kh, kw, sh, sw, dh, ph, pw,
-                    inp.zero_point, th, tw, pww, 0, 0, 0, 0]
-    from array import array
-    st = (conv_util.keep(ctx, array("i", p)), inp.data, filt.data, bias_w,
-          out.data, mults, shifts, work, _dwmf, _planef)
-    return _eval_m, st
-
-
-def _eval_m(st):
-    dwm(st)
 
 
 @micropython.viper
-def dwm(st):
-    """DEPTHWISE_CONV_2D with one input channel, depth multiplier OC
-    (micro_speech's: a CONV_2D of one channel): per eval, the filter
-    [1, KH, KW, OC] transposed into the work buffer (channel c's taps
-    consecutive, as thumb_dw_dsp.dwm reads them) and the biases less
-    (zp + 128) * sum(w); then per tile of output pixels its plane
+def _dwm(st) -> int:
+    """dwp's path for one input channel (micro_speech's layer: a CONV_2D
+    of one channel into OC), in the work buffer that depthwise_conv.py
+    planned for _dwp (no more: plain and compiled models alike); returns
+    0, doing nothing, where it does not apply: more than one input
+    channel, a row of taps not a multiple of 4, dilation in width, OC
+    not a multiple of 4, a negative multiplier (a shift above 30), or a
+    work buffer too small for dwm's block, the plane's, the window, OC
+    sums, OC corrected biases, the filter transposed and a plane tile
+    of at least one pixel. Else 1, the output written: per eval the
+    filter [1, KH, KW, OC] transposed into the work buffer (channel c's
+    taps consecutive, as thumb_dw_dsp.dwm reads them) and the biases
+    less (zp + 128) * sum(w); then per tile of output pixels its plane
     (thumb_dw_dsp.plane: x + 128, the padding zp + 128) and per output
     row of the tile one dwm call: every channel of every pixel summed
-    and requantized (exact: TFLM's bytes)."""
+    and requantized exactly (TFLM's bytes)."""
     qp = ptr32(st[_S_PARAMS])
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
-    B: int = p[_M_B]
-    H: int = p[_M_H]
-    W: int = p[_M_W]
-    OH: int = p[_M_OH]
-    OW: int = p[_M_OW]
-    OC: int = p[_M_OC]
-    KH: int = p[_M_KH]
-    KW: int = p[_M_KW]
-    SH: int = p[_M_SH]
-    SW: int = p[_M_SW]
-    DH: int = p[_M_DH]
-    PH: int = p[_M_PH]
-    PW: int = p[_M_PW]
-    zc: int = ((p[_M_ZP] ^ S) - S) + 128  # zp + 128, the padding's byte
-    TH: int = p[_M_TH]
-    TW: int = p[_M_TW]
-    PWW: int = p[_M_PWW]
+    OC: int = p[_P_OC]
+    KH: int = p[_P_KH]
+    KW: int = p[_P_KW]
+    if (p[_P_C] != 1 or (KW & 3) or p[_P_DW] != 1 or (OC & 3)
+            or p[_P_REL]):
+        return 0
+    ps = ptr8(st[_S_SHIFTS])
+    c: int = 0
+    while c < OC:
+        if (ps[c] ^ 0x80) - 0x80 > 30:  # conv_util.NEG_MARK
+            return 0
+        c += 1
+    OH: int = p[_P_OH]
+    OW: int = p[_P_OW]
+    SH: int = p[_P_SH]
+    SW: int = p[_P_SW]
+    DH: int = p[_P_DH]
+    nt: int = KH * KW
+    eh: int = (KH - 1) * DH + 1
+    # the work words depthwise_conv.prepare asked for, less dwm's
+    plane: int = ((p[_P_TH] - 1) * SH + eh) * p[_P_PWW]
+    cap: int = 4 * (OC + nt + _DWB + ((plane + 3) >> 2)
+                    - (_MB + _MPL + (nt >> 1) + 2 * OC + ((OC * nt) >> 2)))
+    if cap < eh * KW:
+        return 0
+    # depthwise_conv._tile's tile for cap bytes: whole rows if one fits
+    TW: int = OW
+    while TW > 1 and ((TW - 1) * SW + KW) * eh > cap:
+        TW -= 1
+    PWW: int = (TW - 1) * SW + KW
+    TH: int = 1
+    while TH < OH and (TH * SH + eh) * PWW <= cap:
+        TH += 1
+    H: int = p[_P_H]
+    W: int = p[_P_W]
+    B: int = p[_P_B]
+    PH: int = p[_P_PH]
+    PW: int = p[_P_PW]
+    zc: int = ((p[_P_ZP] ^ S) - S) + 128  # zp + 128, the padding's byte
     x0: int = int(ptr8(st[_S_X]))
     f0: int = int(ptr8(st[_S_FILTER]))
     bp = ptr32(st[_S_BIAS])
     o: int = int(ptr8(st[_S_OUT]))
     wk = st[_S_WORK]
-    dwf = st[_S_DW]
-    plf = st[_S_PLANE]
     w0b: int = int(ptr8(wk))
-    nt: int = KH * KW
     q = ptr32(w0b)  # dwm's block
     tq: int = w0b + 4 * _MB  # the plane's block
     pq = ptr32(tq)
@@ -456,7 +424,7 @@ def dwm(st):
     fw: int = bi + 4 * OC
     pl: int = fw + OC * nt
     # the filter transposed, and the biases less zc * sum(w)
-    c: int = 0
+    c = 0
     while c < OC:
         s: int = 0
         fa: int = f0 + c
@@ -465,7 +433,7 @@ def dwm(st):
         while t < nt:
             v: int = ptr8(fa)[0]
             ptr8(fd)[t] = v
-            s += ((v ^ 0x80) - 0x80)
+            s += (v ^ 0x80) - 0x80
             fa += OC
             t += 1
         ptr32(bi)[c] = bp[c] - zc * s
@@ -480,7 +448,7 @@ def dwm(st):
     q[9] = bi
     q[10] = OC
     q[11] = int(ptr32(st[_S_MULTS]))
-    q[12] = int(ptr8(st[_S_SHIFTS]))
+    q[12] = int(ps)
     q[14] = qp[0]  # ZO, LO, HI
     q[15] = qp[1]
     q[16] = qp[2]
@@ -490,7 +458,6 @@ def dwm(st):
     pq[10] = 1
     pq[11] = zc
     pq[12] = 0
-    eh: int = (KH - 1) * DH + 1
     b: int = 0
     while b < B:
         oy0: int = 0
@@ -537,14 +504,15 @@ def dwm(st):
                 pq[6] = jl
                 pq[7] = jh
                 pq[8] = x0 + (b * H + iy0 + ra) * W + ix0 + jl
-                plf(wk, tq - w0b)
+                plane_f(wk, tq - w0b)
                 oy: int = oy0
                 while oy < oy1:
                     q[0] = pl + (oy - oy0) * SH * PWW  # XA
                     q[5] = ox1 - ox0  # NPIX
                     q[13] = o + ((b * OH + oy) * OW + ox0) * OC  # OUT
-                    dwf(wk, 0)
+                    dwm(wk, 0)
                     oy += 1
                 ox0 = ox1
             oy0 = oy1
         b += 1
+    return 1
