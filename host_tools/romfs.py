@@ -86,9 +86,10 @@ ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 # thumb.py's, depthwise's dw, dw3 and plane in place of thumb_dw.py's,
 # which their builds keep: a compiled model's blocks name thumb.py's
 # functions, see compiled.TWINS; and the viper drivers that use their
-# extra paths, conv_dsp.py and dw_dsp.py, in place of conv.py's
-# _conv_any and depthwise_conv.py's _dwp, which other builds then carry
-# without those paths).
+# extra paths, conv_dsp.py, dw_dsp.py and fc_dsp.py, in place of
+# conv.py's _conv_any, depthwise_conv.py's _dwp and fully_connected.py's
+# _fc, which other builds then carry without those paths; thumb_rq_dsp.py,
+# fc_dsp.py's machine code).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
             "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",

@@ -67,16 +67,19 @@ def test_the_checks_see_a_literal_slot():
 
 
 def test_dsp_drivers_share_their_kernels_layout():
-    """conv_dsp.py and dw_dsp.py (the Cortex-M4 drivers that DSP builds
-    use in place of conv.py's _conv_any and depthwise_conv.py's _dwp)
-    read the same state slots and parameter words as their kernel, and
+    """conv_dsp.py, dw_dsp.py and fc_dsp.py (the Cortex-M4 drivers that
+    DSP builds use in place of conv.py's _conv_any, depthwise_conv.py's
+    _dwp and fully_connected.py's _fc) read the same state slots and
+    parameter words as their kernel, and
     the same blocks (module-private constants: each module has its own
     copy), and differ from the kernel's driver only by the DSP path."""
     import re
     for dsp, base, fn in (("kernels/conv_dsp.py", "kernels/conv.py",
                            "_conv_any"),
                           ("kernels/dw_dsp.py", "kernels/depthwise_conv.py",
-                           "_dwp")):
+                           "_dwp"),
+                          ("kernels/fc_dsp.py", "kernels/fully_connected.py",
+                           "_fc")):
         names = ("S_", "P_", "QP", "DBLK", "DREL", "DWB", "PLB")
         mine = kernel_consts(dsp, names)
         theirs = kernel_consts(base, names)
@@ -95,13 +98,19 @@ def test_dsp_drivers_share_their_kernels_layout():
         code = [ln.strip() for ln in body.splitlines()
                 if re.search(r"\bst\[|\bp\[_P|\bblk\[|\bq\[|\bpq\[|"
                              r"requant_i8b|\(win|\(wk", ln)]
-        assert len(code) > 40, (base, len(code))
+        assert len(code) > (20 if fn == "_fc" else 40), (base, len(code))
         dsp_code = set(re.sub(r"\s+#.*", "", ln.strip())
                        for ln in srcs[1].splitlines())
         # (conv_dsp's gather replaces the viper one: its offset and sum)
         gather = ("off: int = (p[_P_OFF] ^ S) - S",
                   "blk[6] = 0 - s * 128")
+        # (fc_dsp's gather and rq replace the viper gather's sum and
+        # requant_i8b per chunk of units)
+        fc = ("blk[6] = 0 - s * 128",
+              "requant_i8b(0, 0, 0, acc, n, n, mults[2 * kc],",
+              "requant_i8b(0, 0, 0, acc, n, n if per_channel else 1, mults,")
         missing = [ln for ln in code
                    if re.sub(r"\s+#.*", "", ln) not in dsp_code
-                   and not (fn == "_conv_any" and ln in gather)]
+                   and not (fn == "_conv_any" and ln in gather)
+                   and not (fn == "_fc" and ln in fc)]
         assert not missing, (dsp, missing[:5])

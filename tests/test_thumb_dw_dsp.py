@@ -1,5 +1,6 @@
 """kernels/thumb_dw_dsp.py: the ARMv7E-M (Cortex-M4/M7/M33) DSP variants
-of thumb_dw.dw, dw3 and plane, on an emulated Cortex-M4.
+of thumb_dw.dw, dw3 and plane, and dwm (one input channel), on an
+emulated Cortex-M4.
 
 The bytes mpy-cross writes for armv7emsp run in unicorn's Cortex-M4
 (tests/thumb_emu.py) and must meet the contract of thumb_dw.py's

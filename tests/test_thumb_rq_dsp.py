@@ -1,5 +1,6 @@
 """kernels/thumb_rq_dsp.py: rq, the DSP requantization of int32 sums
-into int8 bytes, on an emulated Cortex-M4.
+into int8 bytes, and gather, FULLY_CONNECTED's window, on an emulated
+Cortex-M4.
 
 The bytes mpy-cross writes for armv7emsp run in unicorn's Cortex-M4
 (tests/thumb_emu.py) and must give TFLM's MultiplyByQuantizedMultiplier
@@ -162,6 +163,53 @@ def test_a_mutated_instruction_fails(code, old, new):
     with pytest.raises(AssertionError):
         for _ in range(60):
             _case(mutant, rng, rng.randrange(2))
+
+
+def _gather(code, rng, n=None):
+    """gather on the emulated M4: a window of n values from input bytes
+    at any address (read as words: LDR), checked against the contract;
+    the block's other words as they were."""
+    n = rng.randint(1, 70) if n is None else n
+    zp = rng.randint(-128, 127)
+    x = bytes(rng.choice([0, 127, 128, 255, rng.randrange(256)])
+              for _ in range(n))
+    emu = Emulator(True)
+    xa = emu.alloc(x, offset=rng.randrange(4), unaligned=True)
+    va = emu.alloc(b"\xee" * (4 * n), writable=True)
+    blk = [va, 0x11, va + 4 * n, 0x33, 0x44, 0x55, 0x66, xa, -zp, 0]
+    ba = emu.alloc(struct.pack("<10i", *[_w32(v) for v in blk]),
+                   writable=True)
+    assert emu.call(code["gather"], ba, 0) == 0
+    v = [b - 256 * (b > 127) - zp for b in x]
+    assert emu.words(va, n) == v
+    want = list(blk)
+    want[6] = _w32(-128 * sum(v))
+    assert emu.words(ba, 10) == [_w32(w) for w in want]
+
+
+def test_gather_every_length_and_address(code):
+    """Every window length 1..70 (the 4-value groups and their tails),
+    the input at each address mod 4, any zero point: V[i] = x[i] - zp and
+    BASE = -128 * sum(V), nothing else written."""
+    rng = random.Random(45)
+    for n in range(1, 71):
+        _gather(code, rng, n)
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFA43, 0xF994), (0xFA43, 0xF9A4)),  # sxtab ror #8 -> ror #16
+    ((0xFA43, 0xFBB4), (0xFA43, 0xFB84)),  # sxtab ror #24 -> no rotation
+])
+def test_gather_mutated_instruction_fails(code, old, new):
+    """Each mutant of gather (first occurrence changed) fails."""
+    pat = struct.pack("<2H", *old)
+    assert pat in code["gather"]
+    mutant = {"gather": code["gather"].replace(
+        pat, struct.pack("<2H", *new), 1)}
+    rng = random.Random(46)
+    with pytest.raises(AssertionError):
+        for _ in range(20):
+            _gather(mutant, rng)
 
 
 def test_module_compiles_for_armv6m():

@@ -63,7 +63,9 @@ from ..heap import pack as _pack  # kernels/pack.py is a module here
 # the DSP extension's SXTB16 and SMLAD), where CONV_2D, FULLY_CONNECTED,
 # BATCH_MATMUL and fc_rows.py take thumb_dsp.py's dots and pixels in
 # place of thumb.py's, DEPTHWISE_CONV_2D thumb_dw_dsp.py's dw, dw3 and
-# plane in place of thumb_dw.py's (romfs.DSP_ONLY).
+# plane in place of thumb_dw.py's; FULLY_CONNECTED also thumb_rq_dsp.py's
+# gather and requantization (fc_dsp.py), DEPTHWISE_CONV_2D with one input
+# channel thumb_dw_dsp.dwm (dw_dsp.py) (romfs.DSP_ONLY).
 # FPU: the arch is armv7emsp or armv7emdp (Cortex-M4F, M7, M33 with a
 # single-precision FPU), where the float32 CONV_2D, DEPTHWISE_CONV_2D and
 # FULLY_CONNECTED (conv_f32.py) take thumb_fpu.py's dot in place of

@@ -26,12 +26,13 @@ fast path, RoundingDivideByPOT folded in); a value beyond that fast path
 comes back and goes through requant_i8b. `mac` is thumb_dw.py's machine
 code on Cortex-M (about 14 instructions per MAC on person_detect's
 layers, 9 on micro_speech's: bench/device.md), thumb_dw_dsp.py's on
-Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 7 and 5 on
+Cortex-M4/M7/M33 (kernels.DSP: UXTB16, SMLAD, SMULL; about 7 and 2.7 on
 armv7emsp: its dw3 reads the 3x3 filter's taps in place and requantizes
 every sum exactly, SMLAL, for right shifts 2..23, driven by dw_dsp.py's
 copy of _dwp, whose thumb_dw_dsp.dwc does a tile's every channel in one
-call when the depth multiplier is 1: about 5 per MAC), mac_dw.py's viper
-elsewhere.
+call when the depth multiplier is 1: about 5 per MAC, and whose
+thumb_dw_dsp.dwm sums one input channel into 4 output channels at a
+time: micro_speech's layer), mac_dw.py's viper elsewhere.
 """
 
 from array import array

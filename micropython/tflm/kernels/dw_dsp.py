@@ -1,13 +1,18 @@
 """DEPTHWISE_CONV_2D's driver on Cortex-M4/M7/M33 (kernels.DSP):
 depthwise_conv.py's _dwp with mac.dw3's exact path (thumb_dw_dsp.dw3:
 the 3x3 filter's taps read in place, every sum requantized exactly, for
-right shifts 2..23), and thumb_dw_dsp.dwc (a tile's every channel in
+right shifts 2..23), thumb_dw_dsp.dwc (a tile's every channel in
 one call) when the depth multiplier is 1 and every channel takes that
-path. depthwise_conv.py imports it in place of its own
-where thumb_dw_dsp has EXACT; a DSP build's package only
+path, and thumb_dw_dsp.dwm (_dwm) for one input channel (micro_speech's
+layer, a CONV_2D of one channel: 4 output channels at a time, about 2.7
+instructions per MAC there, where dw took 5.1) when the taps of a row
+and the channels are multiples of 4. depthwise_conv.py imports it in
+place of its own where thumb_dw_dsp has EXACT; a DSP build's package only
 (romfs.DSP_ONLY), so that other builds do not carry its machine code.
-The state and its slots are depthwise_conv.py's (the constants below are
-its: a const named with a leading underscore is private to its module).
+The state, its slots and the work buffer are depthwise_conv.py's (the
+constants below are its: a const named with a leading underscore is
+private to its module): a model compiled on the host runs these paths
+too.
 """
 
 import micropython

@@ -1,8 +1,10 @@
-"""Requantization of int32 sums into int8 bytes in machine code for
-Cortex-M4, M7 and M33 (ARMv7E-M, the DSP extension: kernels.DSP), exact
-for every sum, multiplier and shift (fixedpoint.requant_i8b's bits,
-TFLM's MultiplyByQuantizedMultiplier): FULLY_CONNECTED's per-unit
-requantization (fc_dsp.py), about 25 instructions a value where
+"""FULLY_CONNECTED's gather and requantization in machine code for
+Cortex-M4, M7 and M33 (ARMv7E-M, the DSP extension: kernels.DSP), driven
+by fc_dsp.py: gather (below) writes the input row's values for
+thumb_dsp.dots in about 2.5 instructions each (the viper loop: about
+50), and rq requantizes int32 sums into int8 bytes exactly for every
+sum, multiplier and shift (fixedpoint.requant_i8b's bits, TFLM's
+MultiplyByQuantizedMultiplier), about 25 instructions a value where
 requant_i8b's viper takes about 95.
 
 rq's block (RQ_BLOCK below, int32 words): ACC the sums (int32 words,
@@ -41,7 +43,7 @@ mnemonic in the comment), the rest Thumb-1, as thumb_dsp.py; only DSP
 arches import it (romfs.DSP_ONLY). r8-r11 are saved and restored around
 the code (asm_thumb saves r4-r7 and lr; r12 is scratch).
 tests/test_thumb_rq_dsp.py runs the armv7emsp bytes on an emulated
-Cortex-M4 against TFLM's arithmetic.
+Cortex-M4 against the contracts and TFLM's arithmetic.
 """
 
 import micropython
