@@ -25,9 +25,9 @@ GATHER_MAX values, so the inner loop is one weight byte xor 0x80 times
 one word: mac.dots (thumb.py's machine code on Cortex-M, thumb_dsp.py's
 on Cortex-M4/M7/M33, mac.py's viper elsewhere), called once per chunk
 of inputs and units. On Cortex-M4/M7/M33 (kernels.DSP) fc_dsp.py's copy
-of _fc gathers and requantizes in machine code too (thumb_rq_dsp.py). The bias is read
-where the model has it (conv_util.bias_words): no per-unit copy when it
-is 4-byte aligned.
+of _fc gathers and requantizes in machine code too (thumb_rq_dsp.py).
+The bias is read where the model has it (conv_util.bias_words): no
+per-unit copy when it is 4-byte aligned.
 """
 
 from array import array
