@@ -128,6 +128,12 @@ def test_link_on_the_unix_port(tmp_path, monkeypatch):
     images = []
     bad = bytearray(rom)
     bad[:4] = b"XXXX"
+    # a table damaged within range: one entry fewer (total's code left
+    # behind), mul_add's code at another offset
+    few = bytearray(rom)
+    struct.pack_into("<I", few, 4, struct.unpack_from("<I", rom, 4)[0] - 1)
+    moved = bytearray(rom)
+    struct.pack_into("<I", moved, 12, 4)
     # the .rom of another build: total's code differs (its loop adds 2)
     src.write_text(romcode.linked_source(MOD.replace("+= p[i]",
                                                      "+= p[i] + 2"),
@@ -145,7 +151,8 @@ def test_link_on_the_unix_port(tmp_path, monkeypatch):
     assert romfs.mpy_cross(str(src), "rcmod.py", arch, str(out)) is None
     reb_stub, reb = romcode.split(out.read_bytes())
     for name, r in (("rcmod", rom), ("rcreb", reb), ("rcbad", bytes(bad)),
-                    ("rcnone", None), ("rcother", other)):
+                    ("rcnone", None), ("rcother", other),
+                    ("rcfew", bytes(few)), ("rcmoved", bytes(moved))):
         files = [(name + ".mpy", reb_stub if name == "rcreb" else stub,
                   False)]
         if r is not None:
@@ -161,9 +168,13 @@ def test_link_on_the_unix_port(tmp_path, monkeypatch):
     found = found[2:]
     assert [f[:2] for f in found[2:]] == [["rcbad", "FormatError"],
                                           ["rcnone", "FormatError"],
-                                          ["rcother", "FormatError"]]
+                                          ["rcother", "FormatError"],
+                                          ["rcfew", "FormatError"],
+                                          ["rcmoved", "FormatError"]]
     for (mod, _, msg), why in zip(found[2:], ("no code table",
                                               "/rom/tflm/_code/rcnone.rom",
                                               "total: code entry 1 is of "
-                                              "another build")):
+                                              "another build",
+                                              "1 entries for",
+                                              "code entry 0")):
         assert mod in msg and "--code-in-ram" in msg and why in msg, msg

@@ -52,7 +52,8 @@ def link_code(g, names):
     may have rebound the name (what it holds is then left alone unless
     it is a stub): the module-level functions the image builder stubbed.
     Raises FormatError naming the module and what does not match (a
-    missing or damaged .rom file, one of another build, code not 4-byte
+    missing .rom file, a damaged one (its table does not lay the code
+    out as the builder does), one of another build, code not 4-byte
     aligned in memory, a function object or stub not laid out as
     expected: the image must then be built again, or with
     --code-in-ram). The code itself is trusted as an .mpy file's is: a
@@ -86,9 +87,20 @@ def link_code(g, names):
         if (base + code0) & 3:
             raise ValueError("%s: code at 0x%x, not 4-byte aligned"
                              % (path, base + code0))
-        # the table: (kind, offset, size, CRC-32) words, from byte 8
+        # the table: (kind, offset, size, CRC-32) words, from byte 8;
+        # the builder lays the code out in table order, each function
+        # 16-byte aligned, the last one ending the file: any other
+        # table is damaged (code run from a wrong offset can crash)
         tab = uctypes.struct(base + 8, {
             "w": (uctypes.ARRAY | 0, uctypes.UINT32 | 4 * count)}).w
+        end = 0
+        for k in range(0, 4 * count, 4):
+            if tab[k] not in (2, 3) or tab[k + 1] != (end + 15) & ~15:
+                raise ValueError("%s: code entry %d" % (path, k >> 2))
+            end = tab[k + 1] + tab[k + 2]
+        if code0 + end != n:
+            raise ValueError("%s: %d entries for %d bytes of code"
+                             % (path, count, n - code0))
         three = {"w": (uctypes.ARRAY | 0, uctypes.UINT32 | 3)}
         kinds = {}  # type -> is it a function's (one str() per type)
         for name, kind in names:
@@ -111,15 +123,18 @@ def link_code(g, names):
             if not p & 3 and -near < p - id(f) < near:
                 # the stub after its 4 bytes of code: magic, index, CRC
                 stub = uctypes.struct(p + 4, three).w
-                if stub[0] != _MAGIC or stub[1] >= count:
+                if stub[0] != _MAGIC:
                     stub = None
             if stub is None:
                 if rebound:
                     continue  # (another module's function now)
                 raise ValueError("%s: not a stub" % name)
+            if stub[1] >= count:  # (a stub left as it is does nothing)
+                raise ValueError("%s: stub %d of %d entries"
+                                 % (name, stub[1], count))
             k = 4 * stub[1]
             off = tab[k + 1]
-            if tab[k] != kind or off & 3 or code0 + off + tab[k + 2] > n:
+            if tab[k] != kind:
                 raise ValueError("%s: code entry %d" % (name, k >> 2))
             if tab[k + 3] != stub[2]:
                 raise ValueError("%s: code entry %d is of another build"
