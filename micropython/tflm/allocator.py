@@ -26,7 +26,7 @@ from array import array
 
 from micropython import const
 
-from . import kernels, quant  # noqa: F401 (quant: the kernels' prepare)
+from . import kernels
 from .context import KernelContext
 from .heap import pack, zeros
 from .errors import (ArenaError, TFLMError, UnsupportedOpError,
@@ -37,6 +37,9 @@ from .source import (allocate, block, free as _free,
                      open_model as _open_model, oom as _oom)
 
 _MIN_SCRATCH = const(32)
+# CONSTRUCTION[3:14] (interpreter.py) are quant, context and the kernels'
+# prepare-time helpers; context (bit 4), which this module holds, stays
+_CONTEXT = const(16)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
 _REQUESTS_PER_OP = const(2)
@@ -197,9 +200,17 @@ def _build(it, buf, arena_size, had, user, src):
     head, tail, words, mods = (_size if g is None else g.size)(
         it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before
-    # free0, so the heap they give back is not the model's (see build)
+    # free0, so the heap they give back is not the model's (see build);
+    # without arena=, the kernels' prepare-time helpers too (quant,
+    # conv_util, gemmlowp, the *_prep modules), which the
+    # sizing pass imported amid its objects: the real pass imports each
+    # again when a kernel's prepare asks for it, into the holes below the
+    # arena or above it, instead of their blocks splitting the free heap
+    # the arena needs
     free = _free()
     _drop(had, 1, 3)
+    if user is None:
+        _drop(had | _CONTEXT, 3, 14)
     if free is not None:
         it._imported -= _free() - free
     dummy = None
