@@ -38,7 +38,9 @@ from .source import (allocate, block, free as _free,
 
 _MIN_SCRATCH = const(32)
 # CONSTRUCTION[3:14] (interpreter.py) are quant, context and the kernels'
-# prepare-time helpers; context (bit 4), which this module holds, stays
+# prepare-time helpers (_drop's bits: _HELPERS); context (_CONTEXT), which
+# this module holds, stays
+_HELPERS = const(0x3ff8)
 _CONTEXT = const(16)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
@@ -208,9 +210,7 @@ def _build(it, buf, arena_size, had, user, src):
     # arena or above it, instead of their blocks splitting the free heap
     # the arena needs
     free = _free()
-    _drop(had, 1, 3)
-    if user is None:
-        _drop(had | _CONTEXT, 3, 14)
+    _drop(had | (_CONTEXT if user is None else _HELPERS), 1, 14)
     if free is not None:
         it._imported -= _free() - free
     dummy = None
