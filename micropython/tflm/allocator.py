@@ -15,8 +15,11 @@ the activations, and runs every kernel's prepare with a sizing context
 (context.py) that records what it asks for: scratch buffers (planned into
 the head with the activations, each living only during its operator) and
 the bytes it keeps for eval (the tail). Everything of that pass is
-dropped; then the arena, one bytearray of head + tail, is allocated while
-little else is live, and the second pass prepares each operator for real,
+dropped, and so are verify, planner and the kernels' prepare-time
+helpers (quant, conv_util, gemmlowp, the *_prep modules), which the pass
+imported amid its objects; then the arena, one bytearray of head + tail,
+is allocated while little else is live, and the second pass prepares
+each operator for real (the kernels' prepare imports the helpers again),
 parsing only that operator's tensors, and copies what it keeps into the
 tail.
 """
@@ -98,7 +101,8 @@ def build(it, model, arena_size, had, user=None, src=None):
     modules it imported not counted). had: the CONSTRUCTION modules
     imported before (interpreter._drop); verify and planner, which the
     sizing pass is the last to use, are dropped before the arena is
-    allocated (the real pass's small objects take their blocks). Raises
+    allocated (the real pass's small objects take their blocks), and
+    without arena= the kernels' prepare-time helpers too. Raises
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
     try:
@@ -204,11 +208,13 @@ def _build(it, buf, arena_size, had, user, src):
     # verify and planner (their last use was in _size): made before
     # free0, so the heap they give back is not the model's (see build);
     # without arena=, the kernels' prepare-time helpers too (quant,
-    # conv_util, gemmlowp, the *_prep modules), which the
-    # sizing pass imported amid its objects: the real pass imports each
-    # again when a kernel's prepare asks for it, into the holes below the
-    # arena or above it, instead of their blocks splitting the free heap
-    # the arena needs
+    # conv_util, gemmlowp, the *_prep modules), which the sizing pass
+    # imported amid its objects: the real pass imports each again when a
+    # kernel's prepare asks for it, into the holes below the arena or
+    # above it, instead of their blocks splitting the free heap the
+    # arena needs. (One _drop call: another call here changes what stale
+    # words the C stack keeps, and a dead block kept alive high up can
+    # split the heap as well.)
     free = _free()
     _drop(had | (_CONTEXT if user is None else _HELPERS), 1, 14)
     if free is not None:
