@@ -137,8 +137,17 @@ def build(it, model, arena_size, had, user=None, src=None):
         from . import verify
         raise verify.internal_error(e, it._stage)
     it._model = None  # parsed again on access (Interpreter.model)
+    q = 0
+    if user is None:
+        # What the real pass imported again is not kept: dropped now.
+        # quant's heap is measured: the sizing pass imported it after
+        # free0, and _build took it off it._imported when it dropped it.
+        q = _free()
+        _drop(had | _CONTEXT, 3, 4)
+        q = _free() - q if q is not None else 0
+        _drop(had | _CONTEXT, 5, 14)
     free1 = _free()
-    it.ram = (free0 - free1 - it._imported if free0 is not None
+    it.ram = (free0 - free1 - it._imported - q if free0 is not None
               else it.arena_size + it.persistent_size)
 
 
