@@ -454,6 +454,51 @@ def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
     assert seen["ArenaError"] >= 5 and seen["ok"] >= 3, seen
 
 
+HELPERS_SCRIPT = device_script("board_heap_helpers.py")
+
+
+def test_helpers_are_dropped_before_the_arena(package, tmp_path):
+    """The kernels' prepare-time helpers (quant, conv_util, gemmlowp, the
+    *_prep modules), which the sizing pass imports amid its objects, are
+    dropped before the arena is allocated, with verify and planner: only
+    the modules the real pass itself runs in (allocator, context, source,
+    construct) are imported then, so that the helpers' blocks do not split
+    the free heap the arena needs (on an emulated pyboard-class M0,
+    ResNet-8 after the keyword spotter and unload() failed with 62,304
+    bytes free for its 54,820-byte arena, not in one block). The real pass
+    imports them again. With arena= no block is allocated: they stay for
+    the real pass. The outputs are the same either way."""
+    from host_tools import device
+    from tflm import allocator
+    from tflm.interpreter import CONSTRUCTION
+    # allocator's _drop bits follow CONSTRUCTION's order
+    assert CONSTRUCTION[4] == "tflm.context" and allocator._CONTEXT == 16
+    assert allocator._HELPERS == sum(1 << k for k in range(3, 14))
+    assert CONSTRUCTION[14:] == ("tflm.static_arena", "tflm.compiled",
+                                 "tflm.source", "tflm.construct",
+                                 "tflm.graphs")
+    script = tmp_path / "h.py"
+    script.write_text(HELPERS_SCRIPT)
+    path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    out = {}
+    for mode in ("heap", "arena"):
+        proc = device.run_script(str(script), [package, path, mode,
+                                               str(64 << 10)], timeout=120)
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 2, proc.stdout + proc.stderr
+        out[mode] = (eval(lines[0]), lines[1])
+    (seen,), _ = out["heap"]
+    assert seen == ["tflm.allocator", "tflm.context", "tflm.source",
+                    "tflm.construct"], seen
+    (seen,), _ = out["arena"]
+    helpers = {"tflm.quant", "tflm.kernels.conv_util",
+               "tflm.kernels.gemmlowp", "tflm.kernels.softmax_prep",
+               "tflm.kernels.pooling_prep", "tflm.kernels.reshape_prep"}
+    assert helpers <= set(seen) <= set(CONSTRUCTION), seen
+    assert "tflm.verify" not in seen and "tflm.planner" not in seen, seen
+    assert out["heap"][1] == out["arena"][1]
+
+
 QSTR_SCRIPT = device_script("board_heap_qstr.py")
 
 

@@ -15,8 +15,11 @@ the activations, and runs every kernel's prepare with a sizing context
 (context.py) that records what it asks for: scratch buffers (planned into
 the head with the activations, each living only during its operator) and
 the bytes it keeps for eval (the tail). Everything of that pass is
-dropped; then the arena, one bytearray of head + tail, is allocated while
-little else is live, and the second pass prepares each operator for real,
+dropped, and so are verify, planner and the kernels' prepare-time
+helpers (quant, conv_util, gemmlowp, the *_prep modules), which the pass
+imported amid its objects; then the arena, one bytearray of head + tail,
+is allocated while little else is live, and the second pass prepares
+each operator for real (the kernels' prepare imports the helpers again),
 parsing only that operator's tensors, and copies what it keeps into the
 tail.
 """
@@ -26,7 +29,7 @@ from array import array
 
 from micropython import const
 
-from . import kernels, quant  # noqa: F401 (quant: the kernels' prepare)
+from . import kernels
 from .context import KernelContext
 from .heap import pack, zeros
 from .errors import (ArenaError, TFLMError, UnsupportedOpError,
@@ -37,6 +40,11 @@ from .source import (allocate, block, free as _free,
                      open_model as _open_model, oom as _oom)
 
 _MIN_SCRATCH = const(32)
+# CONSTRUCTION[3:14] (interpreter.py) are quant, context and the kernels'
+# prepare-time helpers (_drop's bits: _HELPERS); context (_CONTEXT), which
+# this module holds, stays
+_HELPERS = const(0x3ff8)
+_CONTEXT = const(16)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
 _REQUESTS_PER_OP = const(2)
@@ -93,7 +101,8 @@ def build(it, model, arena_size, had, user=None, src=None):
     modules it imported not counted). had: the CONSTRUCTION modules
     imported before (interpreter._drop); verify and planner, which the
     sizing pass is the last to use, are dropped before the arena is
-    allocated (the real pass's small objects take their blocks). Raises
+    allocated (the real pass's small objects take their blocks), and
+    without arena= the kernels' prepare-time helpers too. Raises
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
     try:
@@ -128,8 +137,17 @@ def build(it, model, arena_size, had, user=None, src=None):
         from . import verify
         raise verify.internal_error(e, it._stage)
     it._model = None  # parsed again on access (Interpreter.model)
+    q = 0
+    if user is None:
+        # What the real pass imported again is not kept: dropped now.
+        # quant's heap is measured: the sizing pass imported it after
+        # free0, and _build took it off it._imported when it dropped it.
+        q = _free()
+        _drop(had | _CONTEXT, 3, 4)
+        q = _free() - q if q is not None else 0
+        _drop(had | _CONTEXT, 5, 14)
     free1 = _free()
-    it.ram = (free0 - free1 - it._imported if free0 is not None
+    it.ram = (free0 - free1 - it._imported - q if free0 is not None
               else it.arena_size + it.persistent_size)
 
 
@@ -197,9 +215,17 @@ def _build(it, buf, arena_size, had, user, src):
     head, tail, words, mods = (_size if g is None else g.size)(
         it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before
-    # free0, so the heap they give back is not the model's (see build)
+    # free0, so the heap they give back is not the model's (see build);
+    # without arena=, the kernels' prepare-time helpers too (quant,
+    # conv_util, gemmlowp, the *_prep modules), which the sizing pass
+    # imported amid its objects: the real pass imports each again when a
+    # kernel's prepare asks for it, into the holes below the arena or
+    # above it, instead of their blocks splitting the free heap the
+    # arena needs. (One _drop call: another call here changes what stale
+    # words the C stack keeps, and a dead block kept alive high up can
+    # split the heap as well.)
     free = _free()
-    _drop(had, 1, 3)
+    _drop(had | (_CONTEXT if user is None else _HELPERS), 1, 14)
     if free is not None:
         it._imported -= _free() - free
     dummy = None

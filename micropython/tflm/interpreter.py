@@ -27,8 +27,10 @@ del kernels, model  # see PARSE: only sys.modules holds them
 # its top (tests/test_board_heap.py checks this). What lives on is
 # imported here, by `import tflm`, so that the transient modules are made
 # after it, in one run of blocks, rather than amid it. CONSTRUCTION[1:3],
-# verify and planner, go as soon as the sizing pass is done
-# (allocator._build).
+# verify and planner, go as soon as the sizing pass is done, and without
+# arena= CONSTRUCTION[3:14] but context (quant and the kernels'
+# prepare-time helpers) too, imported again by the real pass
+# (allocator._build: its _HELPERS and _CONTEXT bits follow this order).
 CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.quant", "tflm.context", "tflm.kernels.conv_util",
                 "tflm.kernels.lut_math", "tflm.kernels.gemmlowp",
