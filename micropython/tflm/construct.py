@@ -1,7 +1,7 @@
-"""Which construction builds an Interpreter: a compiled model in place
-(a buffer, a ROMFS file) from its block (compiled.py), without the plain
-construction's modules; any other model the plain way (allocator.py,
-which builds a compiled model read into RAM from its block too). A
+"""Which construction builds an Interpreter: a compiled model (a buffer
+or a ROMFS file used in place, or a file of a flash file system read
+into RAM first) from its block (compiled.py), without the plain
+construction's modules; any other model the plain way (allocator.py). A
 construction-only module (interpreter.CONSTRUCTION).
 """
 
@@ -23,15 +23,28 @@ def _build(it, model, arena_size, had, arena):
         from .static_arena import check
         src = arena if isinstance(arena, bytearray) else None
         arena = check(arena)
-    from .source import block, open_model
+    from .source import block, free, open_model
     it._stage = "reading the model"
     buf = open_model(model, False)[0]
+    free0 = None
+    if buf is None:
+        # a file that is not used in place (a flash file system): read
+        # into RAM here, so that a compiled one builds without the plain
+        # construction's modules (a plain one is read again after them)
+        from . import flatbuf  # (block's: imported below the bytes)
+        del flatbuf
+        free0 = free()
+        buf = open_model(model)[0]
     if buf is not None:
         at = block(buf)
         if at is not None:
             it._stage = "loading the compiled models' code"
+            f = free()
             from .compiled import build as built
-            if built(it, buf, arena_size, arena, src, None, at):
+            if free0 is not None:  # (its code is not the model's)
+                it._imported += f - free()
+                it.model_in_ram = True
+            if built(it, buf, arena_size, arena, src, free0, at):
                 return
     # (allocator opens the model again: a view made here, before the
     # construction modules, costs a board's heap more at the peak)

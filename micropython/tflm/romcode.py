@@ -117,10 +117,12 @@ def link_code(g, names):
                 if rebound:
                     continue
                 raise ValueError("%s: not a function" % name)
-            s = uctypes.struct(id(f), layouts[kind])
+            a = id(f)  # (a 32-bit port's id() loses bit 31 of some)
+            a = a & sys.maxsize if a < 0 else a
+            s = uctypes.struct(a, layouts[kind])
             p = s.p
             stub = None
-            if not p & 3 and -near < p - id(f) < near:
+            if not p & 3 and -near < p - a < near:
                 # the stub after its 4 bytes of code: magic, index, CRC
                 stub = uctypes.struct(p + 4, three).w
                 if stub[0] != _MAGIC:

@@ -100,6 +100,15 @@ def _as_words(a: uint, w: int, n: int) -> int:
     return 0
 
 
+def _object_address(o):
+    """The address of object o. id() gives it, except on a 32-bit port
+    for an object between 2**30 and 2**31 (a unix port's heap can lie
+    there), where MicroPython returns it as a small int that lost bit 31
+    and reads negative (py/modbuiltins.c): those bits are restored."""
+    a = id(o)
+    return a & sys.maxsize if a < 0 else a
+
+
 def _words_view(mv, n):
     """A view of n int32 words ('i') over the first 4 * n bytes of mv (a
     writable bytes memoryview, word-aligned), as KernelContext.persistent
@@ -109,7 +118,7 @@ def _words_view(mv, n):
     must be zeros; they are again on return."""
     v = mv[:4 * n]
     w = 8 if sys.maxsize > 0x7FFFFFFF else 4
-    if n <= 0 or n >= 1 << 22 or _as_words(id(v), w, n):
+    if n <= 0 or n >= 1 << 22 or _as_words(_object_address(v), w, n):
         return None
     try:  # does it read and write the words it should?
         mv[4 * n - 4] = 0x78
@@ -134,7 +143,7 @@ def words_in_place(mv, n):
     v = mv[:4 * n]
     w = 8 if sys.maxsize > 0x7FFFFFFF else 4
     if n <= 0 or n >= 1 << 22 or len(v) != 4 * n or _address(v) & 3 \
-            or _as_words(id(v), w, n):
+            or _as_words(_object_address(v), w, n):
         return None
     try:
         for k in (0, n - 1):
