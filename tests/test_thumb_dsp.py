@@ -329,18 +329,23 @@ def test_a_mutated_dots_pair_instruction_fails(dsp, old, new):
         _dots_ref(v, w, n, bias, 0, nf)
 
 
-def _gather(code, x, gx, run, nrun, rstep, nrow, xrow, zp, xoff=0):
+def _gather(code, x, gx, run, nrun, rstep, nrow, xrow, zp, xoff=0,
+            vrow=0, lead=0, total=None):
     """thumb_dsp.gather on the M4: (return value, the window, BASE,
-    instructions), x at any address (words read with LDR)."""
+    instructions), x at any address (words read with LDR). vrow > 0:
+    rows vrow words apart from word lead of a zeroed window of total
+    words (GVROW, GV)."""
     emu = Emulator(True)
-    n = run * nrun * nrow
+    n = run * nrun * nrow if total is None else total
     xa = emu.alloc(bytes(x), offset=xoff, unaligned=True)
     va = emu.alloc(b"\xee" * 4 * n, writable=True)
-    blk = [0] * 19
+    blk = [0xdeadbeef] * 21
     blk[0] = va
+    blk[2] = va + 4 * n
     blk[6] = 12345
     blk[10:17] = [xa + gx, run, nrun, rstep, nrow, xrow, -zp & 0xFFFFFFFF]
-    pa = emu.alloc(struct.pack("<19I", *blk), writable=True)
+    blk[19:21] = [4 * vrow, va + 4 * lead]
+    pa = emu.alloc(struct.pack("<21I", *blk), writable=True)
     r = emu.call(code["gather"], pa - 8, 8)
     base = struct.unpack("<i", emu.read(pa + 24, 4))[0]
     return r, emu.words(va, n), base, emu.count
@@ -350,6 +355,35 @@ def _gather_ref(x, gx, run, nrun, rstep, nrow, xrow, zp):
     """conv.py's viper gather: v = x - input_zero_point, row by row."""
     return [((x[gx + r * xrow + k * rstep + i] ^ 0x80) - 128) - zp
             for r in range(nrow) for k in range(nrun) for i in range(run)]
+
+
+def test_gather_pads_cut_rows_with_zeros(dsp):
+    """GVROW != 0: the window zeroed, then each row's values at their
+    place in whole filter rows (conv_dsp.py's partial windows); BASE
+    sums the values only (the zeros add nothing)."""
+    rng = random.Random(28)
+    for _ in range(200):
+        run, nrun = rng.randint(1, 9), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 3)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 5)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + 20)]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        lead = rng.randint(0, 5)
+        vrow = run * nrun + lead + rng.randint(0, 5)
+        total = lead + nrow * vrow + rng.randint(0, 9)
+        args = (x, 0, run, nrun, rstep, nrow, xrow, zp)
+        r, got, base, _ = _gather(dsp, *args, vrow=vrow, lead=lead,
+                                  total=total)
+        vals = _gather_ref(*args)
+        want = [0] * total
+        for row in range(nrow):
+            k = row * run * nrun
+            want[lead + row * vrow:lead + row * vrow + run * nrun] = \
+                vals[k:k + run * nrun]
+        assert r == 0
+        assert got == want, (args, lead, vrow, total)
+        assert base == -128 * sum(vals)
 
 
 def test_gather_is_conv_viper_gather(dsp):

@@ -1,5 +1,7 @@
 """CONV_2D's driver for any filter on Cortex-M4/M7/M33 (kernels.DSP):
-conv.py's _conv_any with its gather in machine code (thumb_dsp.gather).
+conv.py's _conv_any with its gather in machine code (thumb_dsp.gather,
+which zero-fills the taps cut by the image border: one dots call per
+pixel and group).
 conv.py imports it in place of its own where thumb_dsp has gather; a
 DSP build's package only (romfs.DSP_ONLY), so that other builds do not
 carry its machine code. The state and its slots are conv.py's (the
@@ -16,7 +18,7 @@ from . import thumb_dsp
 _GATHER = thumb_dsp.gather
 
 _QP = const(3)
-_DBLK = const(19)
+_DBLK = const(21)
 _DREL = const(9)
 _S_PARAMS = const(0)
 _S_X = const(1)
@@ -54,7 +56,11 @@ _P_REL = const(19)
 def conv_any(st):
     """conv._conv_any (see it: the same sums) with each group's window
     gathered by thumb_dsp.gather (machine code: runs of bytes, and
-    -128 * sum v into BASE) in place of the viper loop."""
+    -128 * sum v into BASE) in place of the viper loop, as whole filter
+    rows kyl .. kyh - 1: the taps that the left or right image border
+    cuts are 0 in the window (gather's GVROW), which adds nothing to the
+    sums (TFLM skips them), so every pixel takes one dots call per group
+    (not one per filter row)."""
     p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
@@ -128,13 +134,12 @@ def conv_any(st):
                 # First in-image tap of channel 0, and its filter offset.
                 xg: int = x0 + ((b * H + iy0 + kyl * DH) * W
                                 + ix0 + kxl * DW) * C
-                wk: int = w0 + (kyl * KW + kxl) * CIN
-                rowlen: int = nkx * CIN
-                n: int = nky * rowlen  # window size
-                rows: int = nky  # calls of dots per group
-                if nkx == KW or n == 0:  # whole filter rows: one call
-                    rowlen = n  # (none: the bias alone)
-                    rows = 1
+                wk: int = w0 + kyl * wrow  # filter row kyl's first tap
+                n: int = nky * nkx * CIN  # in-image taps
+                # the window: whole filter rows kyl .. kyh - 1, the taps
+                # cut by the left or right border zero (gather: GVROW)
+                rowlen: int = nky * wrow
+                blk[19] = 0
                 if n:  # thumb_dsp.gather: runs of bytes
                     blk[11] = CIN  # GRUN bytes, GNRUN times, GRSTEP apart
                     blk[12] = nkx
@@ -143,31 +148,28 @@ def conv_any(st):
                         blk[11] = nkx * CIN
                         blk[12] = 1
                     blk[14] = nky
+                    if nkx < KW:
+                        blk[19] = 4 * wrow
+                else:
+                    rowlen = 0
+                blk[1] = v0 + 4 * (rowlen & ~7) - r0
+                blk[2] = v0 + 4 * rowlen - r0
                 k: int = 0
                 while k < OC:
                     # Gather this group's v, and -128 * sum v into BASE.
+                    blk[0] = v0 - r0
                     if n:
-                        blk[0] = v0 - r0
                         blk[10] = xg
+                        blk[20] = v0 + 4 * kxl * CIN - r0
                         gat(win, 0)
                     else:  # no tap in the image: the bias alone
                         blk[6] = 0
-                    # the group's FPG sums, row by row: the first from
-                    # the bias and -128 * sum v, the others from there
+                    # the group's FPG sums, from the bias and -128 * sum v
+                    blk[3] = wk - r0
                     blk[5] = bp + 4 * k - r0
-                    r: int = 0
-                    while r < rows:
-                        va = v0 + 4 * r * rowlen
-                        blk[0] = va - r0
-                        blk[1] = va + 4 * (rowlen & ~7) - r0
-                        blk[2] = va + 4 * rowlen - r0
-                        blk[3] = wk + r * wrow - r0
-                        blk[7] = sp + 4 * (pb + k) - r0
-                        blk[8] = FPG
-                        dots(win, 0)
-                        blk[5] = sp + 4 * (pb + k) - r0
-                        blk[6] = 0
-                        r += 1
+                    blk[7] = sp + 4 * (pb + k) - r0
+                    blk[8] = FPG
+                    dots(win, 0)
                     wk += FPG * wsize
                     k += FPG
                     xg += CIN

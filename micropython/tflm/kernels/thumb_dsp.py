@@ -283,8 +283,8 @@ def dots(r0, r1):
 
 # gather()'s block: DOTS_BLOCK's words as dots() reads them (gather
 # writes V's words and BASE), REL (word 9, not read), then
-# GATHER_BLOCK: GX GRUN GNRUN GRSTEP GNROW GXROW GZP GROWS GRUNS
-# (words 10 to 18: GROWS and GRUNS are its counters)
+# GATHER_BLOCK: GX GRUN GNRUN GRSTEP GNROW GXROW GZP GROWS GRUNS GVROW
+# GV (words 10 to 20: GROWS, GRUNS and GV are its counters)
 
 
 @micropython.asm_thumb
@@ -298,19 +298,56 @@ def gather(r0, r1):
     runs of GRUN bytes GRSTEP apart, in that order (the window of an
     output pixel's in-image taps: conv.py's gather), with GZP =
     -input_zero_point, and BASE = -128 * sum(V) (what conv.py's viper
-    gather leaves for dots). GNROW, GNRUN >= 1. Input bytes are read
-    with LDR at any address (an M4 reads unaligned words), 4 at a time
-    (SXTAB: sign-extend and add GZP in one), the last GRUN mod 4 of
-    each run one at a time. Returns 0."""
+    gather leaves for dots). GNROW, GNRUN >= 1. With GVROW = 0 the rows
+    follow each other from V; else V[0 .. VE) is zeroed first (4 words
+    per STM) and row r starts at the address GV + r * GVROW (bytes; GV
+    is advanced as a counter): the taps cut by the image border stay 0,
+    which adds nothing to a sum, so dots sums whole filter rows
+    (conv_dsp.py's partial windows). Input bytes are read with LDR at
+    any address (an M4 reads unaligned words), 4 at a time (SXTAB:
+    sign-extend and add GZP in one), the last GRUN mod 4 of each run
+    one at a time. Returns 0."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
     ldr(r2, [r0, 0])          # v = V
+    ldr(r4, [r0, 76])         # GVROW = 0: no zeros
+    cmp(r4, 0)
+    beq(ZDONE)
+    ldr(r7, [r0, 8])          # V[0 .. VE) = 0: 4 words at a time while
+    mov(r6, r7)               # v < VE - 12, then one at a time
+    sub(r6, 12)
+    mov(r5, 0)
+    mov(r8, r5)
+    mov(r9, r5)
+    mov(r10, r5)
+    mov(r11, r5)
+    b(Z4TEST)
+    label(Z4LOOP)
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    label(Z4TEST)
+    cmp(r2, r6)
+    bcc(Z4LOOP)
+    b(Z1TEST)
+    label(Z1LOOP)
+    str(r5, [r2, 0])
+    add(r2, 4)
+    label(Z1TEST)
+    cmp(r2, r7)
+    bcc(Z1LOOP)
+    label(ZDONE)
     ldr(r3, [r0, 64])         # GZP
     mov(r5, 0)                # s = sum(v)
     ldr(r1, [r0, 40])         # xr = GX
     ldr(r4, [r0, 56])         # GROWS = GNROW
     str(r4, [r0, 68])
     label(ROW)
+    ldr(r4, [r0, 76])         # GVROW != 0: v = GV, GV += GVROW
+    cmp(r4, 0)
+    beq(VNEXT)
+    ldr(r2, [r0, 80])
+    add(r4, r4, r2)
+    str(r4, [r0, 80])
+    label(VNEXT)
     mov(r12, r1)              # xk = xr
     ldr(r4, [r0, 48])         # GRUNS = GNRUN
     str(r4, [r0, 72])
