@@ -429,3 +429,96 @@ def test_a_mutated_gather_instruction_fails(dsp, old, new):
     args = (x, 0, 8, 1, 8, 2, 16, 17)
     assert _gather(dsp, *args)[1] == _gather_ref(*args)
     assert _gather(mutant, *args)[1] != _gather_ref(*args)
+
+
+def _requant(code, buf, nch, mults, shifts, qp):
+    """thumb_dsp.requant on the M4: (return value, the output bytes as
+    int8, instructions)."""
+    emu = Emulator(True)
+    n = len(buf)
+    ba = emu.alloc(struct.pack("<%di" % n, *buf))
+    ma = emu.alloc(struct.pack("<%di" % nch, *mults))
+    sa = emu.alloc(struct.pack("<%db" % nch, *shifts), offset=1)
+    qa = emu.alloc(struct.pack("<3i", *qp))
+    oa = emu.alloc(b"\xee" * (n + 2), writable=True)
+    blk = [ba, n, nch, ma, sa, qa, oa + 1, 0xdeadbeef]
+    pa = emu.alloc(struct.pack("<8I", *blk), writable=True)
+    r = emu.call(code["requant"], pa - 8, 8)
+    out = struct.unpack("<%db" % (n + 2), emu.read(oa, n + 2))
+    assert out[0] == out[-1] == struct.unpack("<b", b"\xee")[0]
+    return r, list(out[1:-1]), emu.count
+
+
+def test_requant_is_tflm_multiply_by_quantized_multiplier(dsp):
+    """thumb_dsp.requant: clamp(MultiplyByQuantizedMultiplier(x, m[c],
+    s[c]) + zp) per channel, TFLM's double rounding (common.cc, int64),
+    for every int32 x (edges and wraps of x << shift), shifts -31..30,
+    multipliers 0, 2**30 .. 2**31 - 1; nothing outside the output."""
+    from test_fixedpoint import mbqm_int64, vectors
+    x, m, s = vectors(3000, 5)
+    rng = random.Random(29)
+    k = 0
+    while k < len(x):
+        nch, npix = rng.randint(1, 9), rng.randint(1, 4)
+        n = min(nch * npix, len(x) - k) // nch * nch
+        if not n:
+            break
+        buf = [int(v) for v in x[k:k + n]]
+        mults = [int(v) for v in m[k:k + nch]]
+        shifts = [int(v) for v in s[k:k + nch]]
+        zp = rng.randint(-128, 127)
+        lo, hi = sorted((rng.randint(-128, 127), rng.randint(-128, 127)))
+        if rng.random() < 0.5:
+            lo, hi = -128, 127
+        r, got, _ = _requant(dsp, buf, nch, mults, shifts, (zp, lo, hi))
+        want = [min(max(int(mbqm_int64(v, mults[i % nch],
+                                       shifts[i % nch])) + zp, lo), hi)
+                for i, v in enumerate(buf)]
+        assert r == 0
+        assert got == want, (buf, mults, shifts, zp, lo, hi)
+        k += n
+
+
+def test_requant_leaves_negative_multipliers_to_the_caller(dsp):
+    """A shift above 30 (conv_util's mark of a negative multiplier):
+    returns 1 and writes nothing."""
+    r, got, _ = _requant(dsp, [5, 6, 7, 8], 2, [1 << 30, 1 << 30],
+                         [-3, 31 + 33], (0, -128, 127))
+    assert r == 1 and got == [-18] * 4
+
+
+def test_requant_instructions_per_value(dsp):
+    """The point: under 22 instructions a value (requant_i8b's viper:
+    about 130 on an M4), 64 channels x 10 pixels (18 a value and each
+    channel's set-up)."""
+    rng = random.Random(30)
+    buf = [rng.randint(-20000, 20000) for _ in range(640)]
+    mults = [rng.randint(1 << 30, (1 << 31) - 1) for _ in range(64)]
+    shifts = [rng.randint(-12, 1) for _ in range(64)]
+    count = _requant(dsp, buf, 64, mults, shifts, (3, -128, 127))[2]
+    assert count / 640 <= 22, count / 640
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xEB10, 0x76C5), (0xEB10, 0x7685)),  # adds lsl #31 -> lsl #30
+    ((0xFBC4, 0x6508), (0xFB84, 0x6508)),  # smlal -> smull
+    ((0xF116, 0x4680), (0xF116, 0x4600)),  # adds 2**30 -> 2**29
+])
+def test_a_mutated_requant_instruction_fails(dsp, old, new):
+    """requant's own DSP instructions are checked too."""
+    from test_fixedpoint import mbqm_int64
+    pat = struct.pack("<2H", *old)
+    code = dsp["requant"]
+    assert pat in code
+    mutant = {"requant": code.replace(pat, struct.pack("<2H", *new), 1)}
+    # multiplier 2**30 (SRDHM halves x): ties to round away from zero
+    # on both sides
+    buf = list(range(-200, 200))
+    mults = [1 << 30] * 4 + [(1 << 30) + 12345, 1 << 30, 1 << 30,
+                             (1 << 31) - 1]
+    shifts = [-1, -2, -3, -1, 1, 0, -1, 0]
+    want = [min(max(int(mbqm_int64(v, mults[i % 8], shifts[i % 8])),
+                    -128), 127) for i, v in enumerate(buf)]
+    assert _requant(dsp, buf, 8, mults, shifts, (0, -128, 127))[1] == want
+    assert _requant(mutant, buf, 8, mults, shifts,
+                    (0, -128, 127))[1] != want

@@ -16,9 +16,11 @@ from ..fixedpoint import requant_i8b
 from . import thumb_dsp
 
 _GATHER = thumb_dsp.gather
+_REQUANT = thumb_dsp.requant
 
 _QP = const(3)
-_DBLK = const(21)
+_DBLK = const(29)
+_RQB = const(21)  # thumb_dsp.requant's block: words 21 to 28
 _DREL = const(9)
 _S_PARAMS = const(0)
 _S_X = const(1)
@@ -108,6 +110,12 @@ def conv_any(st):
     gat = _GATHER
     blk[15] = xrow
     blk[16] = ((p[_P_OFF] ^ S) - S) + 128  # -input_zero_point
+    rq = _REQUANT  # thumb_dsp.requant: RBUF RN RNCH RM RS RQP ROUT
+    blk[_RQB] = sp - r0
+    blk[_RQB + 2] = OC
+    blk[_RQB + 3] = int(ptr32(mults)) - r0
+    blk[_RQB + 4] = int(ptr8(shifts)) - r0
+    blk[_RQB + 5] = int(ptr32(qp)) - r0
     o: int = 0
     b: int = 0
     while b < B:
@@ -175,13 +183,23 @@ def conv_any(st):
                     xg += CIN
                 pb += OC
                 o += OC
-                if pb >= cap:
+                if pb >= cap:  # the batch: thumb_dsp.requant
+                    blk[_RQB + 1] = pb
+                    blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
+                    if not int(rq(win, 4 * _RQB)):
+                        pb = 0
+                if pb >= cap:  # or a negative multiplier: requant_i8b
                     requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
                                out, o - pb, 0)
                     pb = 0
                 ox += 1
             oy += 1
         b += 1
+    if pb:
+        blk[_RQB + 1] = pb
+        blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
+        if not int(rq(win, 4 * _RQB)):
+            pb = 0
     if pb:
         requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
                     o - pb, 0)

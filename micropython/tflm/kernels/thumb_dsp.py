@@ -887,3 +887,145 @@ def pixels(r0, r1):
     mov(r0, 0)
     label(END)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+
+
+# requant()'s block (RQ_BLOCK, after GATHER_BLOCK in conv_dsp.py's window
+# buffer: words 21 to 28): RBUF RN RNCH RM RS RQP ROUT RC (RC: its
+# channel counter)
+
+
+@micropython.asm_thumb
+def requant(r0, r1):
+    """fixedpoint.requant_i8b's batch for CONV_2D (conv_dsp.py): with
+    RQ_BLOCK at byte offset r1 of buffer r0, for the RN int32 values of
+    RBUF (channel-minor: channel c = k % RNCH),
+
+        OUT[k] = clamp(MultiplyByQuantizedMultiplier(RBUF[k], RM[c],
+                       RS[c]) + zp, lo, hi)   (zp, lo, hi: RQP's words)
+
+    RM: int32 multipliers in [0, 2**31); RS: int8 shifts. Returns 1 at
+    once, writing nothing, if a shift is above 30 (a negative
+    multiplier, conv_util's mark: requant_i8b's _requant_neg then does
+    the batch); else 0. Same bits as TFLM's double rounding for every
+    int32 value: shift >= 0 gives SaturatingRoundingDoublingHighMul(x
+    << shift, m) = floor((x' * m + 2**30) / 2**31) (SMULL, the 64-bit
+    sum); shift = -e < 0 folds RoundingDivideByPOT(., e) in, one floor
+    of the 64-bit x * m + 2**30 + 2**(30 + e) - (x < 0) * 2**31 (SMLAL
+    onto that constant) by 2**(31 + e): its high word >> (e - 1).
+    (x < 0 in place of TFLM's SRDHM(x, m) < 0: they differ only where
+    that is 0, which rounds to 0 either way.) Channels outer, pixels
+    inner (stride RNCH), as requant_i8b."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r1, [r0, 16])         # a shift above 30: return 1
+    ldr(r2, [r0, 8])
+    add(r2, r2, r1)
+    label(SCAN)
+    data(2, 0xF911, 0x3B01)   # ldrsb.w r3, [r1], #1
+    cmp(r3, 30)
+    bgt(NEG)
+    cmp(r1, r2)
+    bcc(SCAN)
+    ldr(r4, [r0, 20])         # r10, r11, r12 = zp, lo, hi
+    ldr(r5, [r4, 0])
+    mov(r10, r5)
+    ldr(r5, [r4, 4])
+    mov(r11, r5)
+    ldr(r5, [r4, 8])
+    mov(r12, r5)
+    ldr(r7, [r0, 8])          # RNCH
+    ldr(r3, [r0, 24])         # the end: ROUT + RN
+    ldr(r4, [r0, 4])
+    add(r3, r3, r4)
+    mov(r4, 0)                # RC = 0
+    str(r4, [r0, 28])
+    label(CH)
+    ldr(r4, [r0, 28])         # channel c: x = RBUF + 4c, o = ROUT + c,
+    lsl(r5, r4, 2)            # r8 = m
+    ldr(r1, [r0, 0])
+    add(r1, r1, r5)
+    ldr(r6, [r0, 12])
+    data(2, 0x5976)           # ldr r6, [r6, r5]
+    mov(r8, r6)
+    ldr(r2, [r0, 24])
+    add(r2, r2, r4)
+    ldr(r5, [r0, 16])
+    data(2, 0x572D)           # ldrsb r5, [r5, r4]: the shift
+    push({r0})
+    cmp(r5, 0)
+    bge(LSHIFT)
+    neg(r5, r5)               # e = -shift >= 1: r9 = e - 1, and the
+    sub(r5, 1)                # constant 2**30 + 2**(30 + e) in lr:r0
+    mov(r9, r5)
+    mov(r0, 3)                # e = 1: 0:3 << 30
+    mov(r6, 0)
+    cmp(r5, 0)
+    beq(ESET)
+    mov(r0, 1)                # e >= 2: 1 << (e - 2):1 << 30
+    mov(r6, 1)
+    sub(r5, 1)
+    lsl(r6, r5)
+    label(ESET)
+    lsl(r0, r0, 30)
+    data(2, 0x46B6)           # mov lr, r6
+    cmp(r2, r3)
+    bcs(CDONE)
+    label(LOOPE)              # 17 instructions a value
+    ldr(r4, [r1, 0])          # x
+    data(2, 0xEB01, 0x0187)   # add.w r1, r1, r7, lsl #2
+    asr(r5, r4, 31)           # -(x < 0)
+    data(2, 0xEB10, 0x76C5)   # adds.w r6, r0, r5, lsl #31
+    data(2, 0xEB4E, 0x0505)   # adc.w r5, lr, r5: r5:r6 = the constant
+    data(2, 0xFBC4, 0x6508)   # smlal r6, r5, r4, r8: - (x < 0) * 2**31
+    data(2, 0xFA45, 0xF409)   # asr.w r4, r5, r9: + x * m, >> (31 + e)
+    data(2, 0x4454)           # add r4, r10: + zp, clamped to [lo, hi]
+    data(2, 0x455C)           # cmp r4, r11
+    data(2, 0xBFB8)           # it lt
+    data(2, 0x465C)           # movlt r4, r11
+    data(2, 0x4564)           # cmp r4, r12
+    data(2, 0xBFC8)           # it gt
+    data(2, 0x4664)           # movgt r4, r12
+    strb(r4, [r2, 0])
+    add(r2, r2, r7)
+    cmp(r2, r3)
+    bcc(LOOPE)
+    b(CDONE)
+    label(LSHIFT)             # shift >= 0: SRDHM(x << shift, m)
+    mov(r9, r5)
+    cmp(r2, r3)
+    bcs(CDONE)
+    label(LOOPL)
+    ldr(r4, [r1, 0])          # x << shift (int32, wrapping as C's)
+    data(2, 0xEB01, 0x0187)   # add.w r1, r1, r7, lsl #2
+    data(2, 0xFA04, 0xF409)   # lsl.w r4, r4, r9
+    data(2, 0xFB84, 0x6508)   # smull r6, r5, r4, r8
+    data(2, 0xF116, 0x4680)   # adds.w r6, r6, #0x40000000
+    data(2, 0xF145, 0x0500)   # adc.w r5, r5, #0
+    lsr(r6, r6, 31)           # the 64-bit sum >> 31
+    data(2, 0xEA46, 0x0445)   # orr.w r4, r6, r5, lsl #1
+    data(2, 0x4454)           # add r4, r10: + zp, clamped to [lo, hi]
+    data(2, 0x455C)           # cmp r4, r11
+    data(2, 0xBFB8)           # it lt
+    data(2, 0x465C)           # movlt r4, r11
+    data(2, 0x4564)           # cmp r4, r12
+    data(2, 0xBFC8)           # it gt
+    data(2, 0x4664)           # movgt r4, r12
+    strb(r4, [r2, 0])
+    add(r2, r2, r7)
+    cmp(r2, r3)
+    bcc(LOOPL)
+    label(CDONE)
+    pop({r0})
+    ldr(r4, [r0, 28])         # RC += 1, up to RNCH
+    add(r4, 1)
+    str(r4, [r0, 28])
+    cmp(r4, r7)
+    bge(DONE)
+    b(CH)
+    label(DONE)
+    mov(r0, 0)
+    b(END)
+    label(NEG)
+    mov(r0, 1)
+    label(END)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
