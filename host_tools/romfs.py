@@ -87,10 +87,12 @@ ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 # functions, see compiled.TWINS; and the viper drivers that use their
 # extra paths, conv_dsp.py and dw_dsp.py, in place of conv.py's
 # _conv_any and depthwise_conv.py's _dwp, which other builds then carry
-# without those paths).
+# without those paths; add_dsp.py, the ADD's table kernel that
+# add.prepare_quant binds there).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
-            "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py")
+            "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
+            "tflm/kernels/add_dsp.py")
 # Arches with a single-precision FPU (kernels.FPU) and the module only
 # they import (the float32 convolutions' dot in VFP instructions).
 FPU_ARCHES = ("armv7emsp", "armv7emdp")
