@@ -42,6 +42,7 @@ import micropython
 from micropython import const
 
 from ..errors import ModelError, PrepareError
+from . import DSP
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -150,12 +151,9 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, lo,
                 hi, 1 if sub else 0]
-        if not bc and qo[1][0] < 0:
-            from . import DSP
-            if DSP:  # Cortex-M4/M7/M33: the element loop in machine code
-                from . import add_dsp
-                return bind_lut(add_dsp.add_lut, x1, x2, y, ctx, bc, head,
-                                add_dsp.WORDS)
+        if _add_lut_dsp is not None and not bc and qo[1][0] < 0:
+            return bind_lut(_add_lut_dsp, x1, x2, y, ctx, bc, head,
+                            _DSP_WORDS)
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
     from . import add_chunks  # small or broadcast: kernels._LAZY
     store = add_chunks.store_i8
@@ -329,3 +327,12 @@ def fill_tables(prm, work, shl: int):
             x = x >> e
         tab[j] = x * sg
         j += 1
+
+
+# Cortex-M4/M7/M33 (kernels.DSP): the equal-shape table kernel with its
+# element loop in machine code (add_dsp.py, in DSP builds only, imported
+# with this module: prepare binds it)
+_add_lut_dsp = None
+if DSP:
+    from .add_dsp import WORDS as _DSP_WORDS
+    from .add_dsp import add_lut as _add_lut_dsp  # noqa: F811
