@@ -64,16 +64,16 @@ ARCHES = {
 
 # Arches that run Thumb code; the modules that compile only for them
 # (@micropython.asm_thumb), which the kernels import there (and the
-# viper drivers that import them, conv_dsp.py, dw_dsp.py); and their
-# viper twins, which the kernels import everywhere else (a Thumb build
-# leaves those out).
+# viper drivers that import them, conv_dsp.py, dw_dsp.py, add_dsp.py);
+# and their viper twins, which the kernels import everywhere else (a
+# Thumb build leaves those out).
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
 THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
               "tflm/kernels/thumb_rescale.py", "tflm/kernels/thumb_lstm.py",
               "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
               "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
-              "tflm/kernels/thumb_fpu.py")
+              "tflm/kernels/add_dsp.py", "tflm/kernels/thumb_fpu.py")
 # Modules that a kernel's prepare imports only when a model's values need
 # them (kernels/requant_neg.py: a negative filter scale), or a compiled
 # model's block names: in the image of every model whose kernels may
