@@ -604,3 +604,113 @@ def test_a_mutated_add_lut_instruction_fails(dsp, old, new):
     want = _add_ref(*args)
     assert _add_lut(dsp, *args)[1] == want
     assert _add_lut(mutant, *args)[1] != want
+
+
+def _pair(code, x, gx, run, nrun, rstep, nrow, xrow, xs, zp, w, ws, nf,
+          bias, w_offset=0):
+    """thumb_dsp.gather_pair, then pair_dots on the M4: (the two pixels'
+    sums, the block after, instructions of both calls)."""
+    emu = Emulator(True)
+    n = run * nrun * nrow
+    xa = emu.alloc(bytes(x), offset=1, unaligned=True)
+    wa = emu.alloc(w, offset=w_offset, unaligned=True)
+    ba = emu.alloc(struct.pack("<%di" % nf, *bias))
+    oa = emu.alloc(b"\xee" * 4 * (2 * nf + 1), writable=True)
+    blk = [0xdeadbeef] * 30 + [0] * n
+    pa = emu.alloc(struct.pack("<%dI" % len(blk), *blk), writable=True)
+    va = pa + 4 * 30
+    words = [va, 0, 0, 0, 0, 0, 0, 0, 0]
+    emu.uc.mem_write(pa, struct.pack("<9I", *words))
+    emu.uc.mem_write(pa + 40, struct.pack(
+        "<7I", xa + gx, run, nrun, rstep, nrow, xrow, -zp & 0xFFFFFFFF))
+    emu.uc.mem_write(pa + 116, struct.pack("<I", xs))
+    assert emu.call(code["gather_pair"], pa - 8, 8) == 0
+    count = emu.count
+    emu.uc.mem_write(pa, struct.pack("<9I", va, 4 * (nf + 1), va + 4 * n,
+                                     wa, ws, ba, 0, oa, nf))
+    assert emu.call(code["pair_dots"], pa - 8, 8) == 0
+    after = struct.unpack("<9I", emu.read(pa, 36))
+    a = emu.words(oa, nf)
+    b = emu.words(oa + 4 * (nf + 1), nf)
+    return a, b, after, (wa, ba, oa), count + emu.count
+
+
+def _pair_ref(x, gx, run, nrun, rstep, nrow, xrow, xs, zp, w, ws, nf, bias,
+              w_offset=0):
+    """The two pixels' int32 sums as TFLM adds them (bias + int8 filter x
+    (x - input_zero_point)), wrapped to int32."""
+    out = []
+    for px in (gx, gx + xs):
+        v = _gather_ref(x, px, run, nrun, rstep, nrow, xrow, zp)
+        sums = []
+        for k in range(nf):
+            t = bias[k] + sum(((w[k * ws + i] ^ 0x80) - 128) * v[i]
+                              for i in range(len(v)))
+            sums.append((t + 2 ** 31) % 2 ** 32 - 2 ** 31)
+        out.append(sums)
+    return out
+
+
+def test_pair_dots_are_tflm_sums(dsp):
+    """gather_pair then pair_dots: both pixels' sums (bias + signed
+    filter bytes x (x - input_zero_point)) for runs of 4 .. 48 bytes,
+    any number of filters (odd: the last alone), any filter address and
+    stride, extreme values (the int32 wrap); the block's counters after
+    and nothing written outside the two sum arrays."""
+    rng = random.Random(33)
+    for trial in range(120):
+        run, nrun = 4 * rng.randint(1, 12), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 5)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 9)
+        xs = rng.randint(1, 60)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + xs + 20)]
+        if trial % 5 == 0:
+            x = [rng.choice([0x7F, 0x80]) for _ in x]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        n = run * nrun * nrow
+        nf = rng.randint(1, 7)
+        ws = n + rng.randint(0, 3)
+        w = bytes(rng.choice([0x7F, 0x80]) if trial % 5 == 0
+                  else rng.randrange(256) for _ in range(ws * nf))
+        bias = [rng.randint(-2 ** 31, 2 ** 31 - 1) for _ in range(nf)]
+        args = (x, rng.randint(0, 3), run, nrun, rstep, nrow, xrow, xs, zp,
+                w, ws, nf, bias)
+        off = rng.randint(0, 3)
+        a, b, after, (wa, ba, oa), _ = _pair(dsp, *args, w_offset=off)
+        assert [a, b] == _pair_ref(*args), trial
+        assert after[3] == wa + nf * ws and after[5] == ba + 4 * nf
+        assert after[7] == oa + 4 * nf and after[8] == 0
+
+
+def test_pair_dots_instructions_per_mac(dsp):
+    """The point: a 3x3x16 window of two pixels against 16 filters in
+    under 1.35 instructions per multiply-accumulate, the gather included
+    (dots: 2.04 for one pixel, gather apart)."""
+    rng = random.Random(34)
+    x = [rng.randrange(256) for _ in range(600)]
+    w = bytes(rng.randrange(256) for _ in range(144 * 16))
+    count = _pair(dsp, x, 0, 48, 1, 48, 3, 160, 16, 5, w, 144, 16,
+                  [0] * 16)[4]
+    assert count / (2 * 144 * 16) <= 1.35, count / (2 * 144 * 16)
+
+
+@pytest.mark.parametrize("fn,old,new", [
+    ("gather_pair", (0xFA2F, 0xFA8B), (0xFA2F, 0xFA9B)),  # B0|B2 ror #8
+    ("gather_pair", (0xFA99, 0xF905), (0xFAD9, 0xF905)),  # sadd16 -> ssub16
+    ("pair_dots", (0xFB25, 0x990E), (0xFB25, 0x991E)),  # smlad -> smladx
+    ("pair_dots", (0xFA2F, 0xF594), (0xFA2F, 0xF584)),  # no ror #8
+])
+def test_a_mutated_pair_dots_instruction_fails(dsp, fn, old, new):
+    """gather_pair's and pair_dots' own DSP instructions are checked."""
+    pat = struct.pack("<2H", *old)
+    code = dsp[fn]
+    assert pat in code
+    mutant = dict(dsp)
+    mutant[fn] = code.replace(pat, struct.pack("<2H", *new), 1)
+    rng = random.Random(35)
+    x = [rng.randrange(256) for _ in range(200)]
+    w = bytes(rng.randrange(256) for _ in range(48 * 3))
+    args = (x, 1, 16, 1, 16, 3, 40, 8, 7, w, 48, 3, [1, 2, 3])
+    assert list(_pair(dsp, *args)[:2]) == _pair_ref(*args)
+    assert list(_pair(mutant, *args)[:2]) != _pair_ref(*args)

@@ -17,9 +17,11 @@ from . import thumb_dsp
 
 _GATHER = thumb_dsp.gather
 _REQUANT = thumb_dsp.requant
+_GATHER_PAIR = thumb_dsp.gather_pair
+_PAIR_DOTS = thumb_dsp.pair_dots
 
 _QP = const(3)
-_DBLK = const(29)
+_DBLK = const(30)
 _RQB = const(21)  # thumb_dsp.requant's block: words 21 to 28
 _DREL = const(9)
 _S_PARAMS = const(0)
@@ -116,7 +118,16 @@ def conv_any(st):
     blk[_RQB + 3] = int(ptr32(mults)) - r0
     blk[_RQB + 4] = int(ptr8(shifts)) - r0
     blk[_RQB + 5] = int(ptr32(qp)) - r0
+    # pixels two at a time (thumb_dsp.gather_pair, pair_dots) where both
+    # windows are whole in x: one group, runs of whole words (CIN % 4 = 0)
+    pair: int = 0
+    if (CIN & 3) == 0 and FPG == OC:
+        pair = 1
+    gp = _GATHER_PAIR
+    pd = _PAIR_DOTS
+    blk[29] = SW * C  # GXS: the second pixel's input
     o: int = 0
+    k: int = 0
     b: int = 0
     while b < B:
         oy: int = 0
@@ -160,9 +171,25 @@ def conv_any(st):
                         blk[19] = 4 * wrow
                 else:
                     rowlen = 0
-                blk[1] = v0 + 4 * (rowlen & ~7) - r0
-                blk[2] = v0 + 4 * rowlen - r0
-                k: int = 0
+                npx: int = 1  # pixels summed here
+                if (pair and n and nkx == KW and ox + 1 < OW and cap - pb
+                        >= 2 * OC and ix0 + SW + (KW - 1) * DW < W):
+                    npx = 2  # this pixel and the next, whole in x
+                    blk[0] = v0 - r0
+                    blk[10] = xg
+                    gp(win, 0)
+                    blk[1] = 4 * OC  # PAIR_BLOCK: OB, VE, WP, BP, OUT, NF
+                    blk[2] = v0 + 4 * n - r0
+                    blk[3] = wk - r0
+                    blk[5] = bp - r0
+                    blk[7] = sp + 4 * pb - r0
+                    blk[8] = OC
+                    pd(win, 0)
+                    k = OC  # (no single-pixel groups)
+                else:
+                    blk[1] = v0 + 4 * (rowlen & ~7) - r0
+                    blk[2] = v0 + 4 * rowlen - r0
+                    k = 0
                 while k < OC:
                     # Gather this group's v, and -128 * sum v into BASE.
                     blk[0] = v0 - r0
@@ -181,8 +208,8 @@ def conv_any(st):
                     wk += FPG * wsize
                     k += FPG
                     xg += CIN
-                pb += OC
-                o += OC
+                pb += npx * OC
+                o += npx * OC
                 if pb >= cap:  # the batch: thumb_dsp.requant
                     blk[_RQB + 1] = pb
                     blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
@@ -192,7 +219,7 @@ def conv_any(st):
                     requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
                                out, o - pb, 0)
                     pb = 0
-                ox += 1
+                ox += npx
             oy += 1
         b += 1
     if pb:

@@ -1099,3 +1099,180 @@ def add_lut(r0, r1):
     label(DONE)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, 0)
+
+
+# gather_pair()'s block: gather()'s (GX GRUN GNRUN GRSTEP GNROW GXROW GZP
+# GROWS GRUNS at words 10 to 18), V at word 0, and GXS at word 29.
+
+
+@micropython.asm_thumb
+def gather_pair(r0, r1):
+    """CONV_2D's windows of two pixels for pair_dots (conv_dsp.py), with
+    the block as gather()'s (V, GX .. GRUNS) and GXS (the input step to
+    the second pixel, pixel B at x + GXS): the window bytes in gather's
+    order (GNROW rows of GNRUN runs of GRUN bytes; GRUN a multiple of 4),
+    v = x - input_zero_point (GZP = -input_zero_point), packed as
+    pixels' pairs: per 4 values the words A0|A2, A1|A3, B0|B2, B1|B3
+    (int16 halves) from V on. Input bytes read with LDR at any address.
+    11 instructions per 4 values of both pixels. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r2, [r0, 0])          # v = V
+    ldr(r5, [r0, 64])         # GZP in both halves
+    data(2, 0xEAC5, 0x4505)   # pkhbt r5, r5, r5, lsl #16
+    ldr(r3, [r0, 116])        # GXS
+    ldr(r1, [r0, 40])         # xr = GX
+    ldr(r4, [r0, 56])         # GROWS = GNROW
+    str(r4, [r0, 68])
+    label(ROW)
+    mov(r12, r1)              # xk = xr
+    ldr(r4, [r0, 48])         # GRUNS = GNRUN
+    str(r4, [r0, 72])
+    label(RUN)
+    mov(r6, r12)              # xa = xk, up to xk + GRUN
+    ldr(r7, [r0, 44])
+    add(r7, r7, r6)
+    b(GTEST)
+    label(GLOOP)
+    ldr(r4, [r6, 0])          # A's 4 bytes, B's at + GXS
+    data(2, 0xF856, 0xB003)   # ldr.w r11, [r6, r3]
+    add(r6, 4)
+    data(2, 0xFA2F, 0xFA8B)   # sxtb16 r10, r11: B0 | B2
+    data(2, 0xFA2F, 0xFB9B)   # sxtb16 r11, r11, ror #8: B1 | B3
+    data(2, 0xFA2F, 0xF884)   # sxtb16 r8, r4: A0 | A2
+    data(2, 0xFA2F, 0xF994)   # sxtb16 r9, r4, ror #8: A1 | A3
+    data(2, 0xFA98, 0xF805)   # sadd16 r8, r8, r5: - input_zero_point
+    data(2, 0xFA99, 0xF905)   # sadd16 r9, r9, r5
+    data(2, 0xFA9A, 0xFA05)   # sadd16 r10, r10, r5
+    data(2, 0xFA9B, 0xFB05)   # sadd16 r11, r11, r5
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    label(GTEST)
+    cmp(r6, r7)
+    bcc(GLOOP)
+    mov(r4, r12)              # xk += GRSTEP
+    ldr(r6, [r0, 52])
+    add(r4, r4, r6)
+    mov(r12, r4)
+    ldr(r4, [r0, 72])         # GRUNS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 72])
+    bne(RUN)
+    ldr(r4, [r0, 60])         # xr += GXROW
+    add(r1, r1, r4)
+    ldr(r4, [r0, 68])         # GROWS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 68])
+    bne(ROW)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+# pair_dots()'s block (PAIR_BLOCK, DOTS_BLOCK's places): V OB VE WP WS BP
+# (word 6 unused) OUT NF
+
+
+@micropython.asm_thumb
+def pair_dots(r0, r1):
+    """Two pixels' sums for CONV_2D (conv_dsp.py): with PAIR_BLOCK at
+    byte offset r1 of buffer r0, V .. VE the two windows as
+    gather_pair packs them (n values each, n a multiple of 4), for the
+    NF filters of n int8 bytes (signed) at WP, WP + WS, ...:
+
+        OUT[k] = BP[k] + sum_i w_k[i] * A[i]
+        OUT[OB / 4 + k] = BP[k] + sum_i w_k[i] * B[i]   (int32, modulo
+                                                          2**32)
+
+    then BP, OUT advanced past the filters and NF = 0 (counters, as
+    dots'). Two filters at a time (an odd NF's last one summed twice,
+    stored once): per 4 values one LDM of the 4 packed words, one LDR of
+    each filter's bytes (any address), 4 SXTB16 and 8 SMLAD (pixels'
+    loop): 16 multiply-accumulates in 15 instructions. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    label(FPAIR)
+    ldr(r2, [r0, 20])         # A1 = B1 = BP[k]
+    ldr(r4, [r2, 0])
+    mov(r8, r4)
+    mov(r9, r4)
+    ldr(r3, [r0, 16])
+    ldr(r5, [r0, 32])
+    cmp(r5, 1)
+    bne(TWO)
+    mov(r3, 0)                # NF = 1: the second filter is the first
+    b(ONE)
+    label(TWO)
+    ldr(r4, [r2, 4])
+    label(ONE)
+    mov(r10, r4)              # A2 = B2 = BP[k + 1]
+    mov(r11, r4)
+    sub(r3, 4)                # the second filter at w + r3 + 4
+    ldr(r1, [r0, 12])         # w = WP
+    ldr(r6, [r0, 0])
+    ldr(r2, [r0, 8])          # VE
+    push({r0})
+    mov(r0, r6)
+    b(MTEST)
+    label(MLOOP)              # 4 values x 2 filters x 2 pixels
+    data(2, 0xE8B0, 0x50C0)   # ldmia.w r0!, {r6, r7, r12, lr}
+    data(2, 0xF851, 0x4B04)   # ldr.w r4, [r1], #4
+    data(2, 0xFA2F, 0xF584)   # sxtb16 r5, r4
+    data(2, 0xFB25, 0x8806)   # smlad r8, r5, r6, r8
+    data(2, 0xFB25, 0x990C)   # smlad r9, r5, r12, r9
+    data(2, 0xFA2F, 0xF594)   # sxtb16 r5, r4, ror #8
+    data(2, 0xFB25, 0x8807)   # smlad r8, r5, r7, r8
+    data(2, 0xFB25, 0x990E)   # smlad r9, r5, lr, r9
+    data(2, 0xF851, 0x4003)   # ldr.w r4, [r1, r3]
+    data(2, 0xFA2F, 0xF584)   # sxtb16 r5, r4
+    data(2, 0xFB25, 0xAA06)   # smlad r10, r5, r6, r10
+    data(2, 0xFB25, 0xBB0C)   # smlad r11, r5, r12, r11
+    data(2, 0xFA2F, 0xF594)   # sxtb16 r5, r4, ror #8
+    data(2, 0xFB25, 0xAA07)   # smlad r10, r5, r7, r10
+    data(2, 0xFB25, 0xBB0E)   # smlad r11, r5, lr, r11
+    label(MTEST)
+    cmp(r0, r2)
+    bcc(MLOOP)
+    pop({r0})
+    ldr(r4, [r0, 28])         # OUT[k] = A1, OUT[OB / 4 + k] = B1
+    ldr(r5, [r0, 4])
+    mov(r6, r8)
+    str(r6, [r4, 0])
+    mov(r6, r9)
+    data(2, 0x5166)           # str r6, [r4, r5]
+    ldr(r6, [r0, 32])
+    cmp(r6, 1)
+    beq(LAST)
+    mov(r6, r10)              # OUT[k + 1] = A2, OUT[OB / 4 + k + 1] = B2
+    str(r6, [r4, 4])
+    add(r7, r4, r5)
+    mov(r6, r11)
+    str(r6, [r7, 4])
+    add(r4, 8)                # OUT += 8, BP += 8, WP += 2 * WS, NF -= 2
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])
+    add(r4, 8)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    ldr(r4, [r0, 32])
+    sub(r4, 2)
+    str(r4, [r0, 32])
+    beq(DONE)
+    b(FPAIR)
+    label(LAST)               # the odd last filter: OUT += 4, BP += 4,
+    add(r4, 4)                # WP += WS, NF = 0
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])
+    add(r4, 4)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    mov(r4, 0)
+    str(r4, [r0, 32])
+    label(DONE)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
