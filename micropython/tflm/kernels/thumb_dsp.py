@@ -27,11 +27,14 @@ pixels' below), 4 SXTB16 and 4 SMLAD, so each packed pair of window
 values feeds both filters: 16 multiply-accumulates in 28 instructions,
 unrolled twice; the values left one at a time (LDRSB, MLA).
 
-gather (DSP builds only: conv._GATHER) writes CONV_2D's window for
+gather (DSP builds only: conv_dsp.py) writes CONV_2D's window for
 dots: runs of input bytes, 4 at a time by one LDR and 4 SXTAB (sign
 extension and + -input_zero_point in one) and one STM, and BASE =
 -128 * sum(v), where conv.py's viper loop spent about 35 instructions a
-value.
+value; the taps an image border cuts are zeros. gather_pair and
+pair_dots do two pixels at once (pixels' packed pairs and loop, on
+windows), requant CONV_2D's requantization and add_lut the int8 ADD's
+table loop (add_dsp.py), all for conv_dsp.py and add_dsp.py only.
 
 pixels takes the pixels of its row two at a time (one left over goes
 alone, as before). It gathers both into the window buffer as int16
