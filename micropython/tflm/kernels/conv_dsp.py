@@ -119,9 +119,10 @@ def conv_any(st):
     blk[_RQB + 4] = int(ptr8(shifts)) - r0
     blk[_RQB + 5] = int(ptr32(qp)) - r0
     # pixels two at a time (thumb_dsp.gather_pair, pair_dots) where both
-    # windows are whole in x: one group, runs of whole words (CIN % 4 = 0)
+    # windows are whole in x: one group, runs of whole words (a row's
+    # KW * CIN bytes where its taps are contiguous, else CIN)
     pair: int = 0
-    if (CIN & 3) == 0 and FPG == OC:
+    if FPG == OC and ((CIN & 3) == 0 or dwc == CIN and (wrow & 3) == 0):
         pair = 1
     gp = _GATHER_PAIR
     pd = _PAIR_DOTS
