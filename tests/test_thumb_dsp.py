@@ -607,9 +607,9 @@ def test_a_mutated_add_lut_instruction_fails(dsp, old, new):
 
 
 def _pair(code, x, gx, run, nrun, rstep, nrow, xrow, xs, zp, w, ws, nf,
-          bias, w_offset=0):
-    """thumb_dsp.gather_pair, then pair_dots on the M4: (the two pixels'
-    sums, the block after, instructions of both calls)."""
+          bias, w_offset=0, gather="gather_pair"):
+    """thumb_dsp.gather_pair (or gather), then pair_dots on the M4: (the
+    two pixels' sums, the block after, instructions of both calls)."""
     emu = Emulator(True)
     n = run * nrun * nrow
     xa = emu.alloc(bytes(x), offset=1, unaligned=True)
@@ -619,12 +619,12 @@ def _pair(code, x, gx, run, nrun, rstep, nrow, xrow, xs, zp, w, ws, nf,
     blk = [0xdeadbeef] * 30 + [0] * n
     pa = emu.alloc(struct.pack("<%dI" % len(blk), *blk), writable=True)
     va = pa + 4 * 30
-    words = [va, 0, 0, 0, 0, 0, 0, 0, 0]
+    words = [va, 0, va + 4 * n, 0, 0, 0, 0, 0, 0]
     emu.uc.mem_write(pa, struct.pack("<9I", *words))
     emu.uc.mem_write(pa + 40, struct.pack(
         "<7I", xa + gx, run, nrun, rstep, nrow, xrow, -zp & 0xFFFFFFFF))
     emu.uc.mem_write(pa + 116, struct.pack("<I", xs))
-    assert emu.call(code["gather_pair"], pa - 8, 8) == 0
+    assert emu.call(code[gather], pa - 8, 8) == 0
     count = emu.count
     emu.uc.mem_write(pa, struct.pack("<9I", va, 4 * (nf + 1), va + 4 * n,
                                      wa, ws, ba, 0, oa, nf))
@@ -700,6 +700,8 @@ def test_pair_dots_instructions_per_mac(dsp):
     ("gather_pair", (0xFA99, 0xF905), (0xFAD9, 0xF905)),  # sadd16 -> ssub16
     ("pair_dots", (0xFB25, 0x990E), (0xFB25, 0x991E)),  # smlad -> smladx
     ("pair_dots", (0xFA2F, 0xF594), (0xFA2F, 0xF584)),  # no ror #8
+    ("pair_dots", (0xFB14, 0x9916), (0xFB14, 0x9906)),  # smlabt -> smlabb
+    ("gather_pair_any", (0xF10B, 0x0B08), (0xF10B, 0x0B04)),  # B at + 4
 ])
 def test_a_mutated_pair_dots_instruction_fails(dsp, fn, old, new):
     """gather_pair's and pair_dots' own DSP instructions are checked."""
@@ -710,7 +712,48 @@ def test_a_mutated_pair_dots_instruction_fails(dsp, fn, old, new):
     mutant[fn] = code.replace(pat, struct.pack("<2H", *new), 1)
     rng = random.Random(35)
     x = [rng.randrange(256) for _ in range(200)]
-    w = bytes(rng.randrange(256) for _ in range(48 * 3))
-    args = (x, 1, 16, 1, 16, 3, 40, 8, 7, w, 48, 3, [1, 2, 3])
-    assert list(_pair(dsp, *args)[:2]) == _pair_ref(*args)
-    assert list(_pair(mutant, *args)[:2]) != _pair_ref(*args)
+    w = bytes(rng.randrange(256) for _ in range(50 * 3))
+    args = (x, 1, 16, 1, 16, 3, 40, 8, 7, w, 50, 3, [1, 2, 3])
+    if fn != "gather_pair":  # (runs of 5: a tail of 3 values)
+        args = (x, 1, 5, 2, 7, 5, 30, 8, 7, w, 50, 3, [1, 2, 3])
+    g = "gather_pair_any" if fn != "gather_pair" else fn
+    assert list(_pair(dsp, *args, gather=g)[:2]) == _pair_ref(*args)
+    assert list(_pair(mutant, *args, gather=g)[:2]) != _pair_ref(*args)
+
+
+def test_pair_dots_of_any_runs(dsp):
+    """gather_pair_any then pair_dots: runs of any length (CONV_2D on 1
+    to 7 input channels), windows of any size (n mod 4 values as one word
+    each), the same sums as TFLM's."""
+    rng = random.Random(36)
+    for trial in range(150):
+        run, nrun = rng.randint(1, 11), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 5)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 9)
+        xs = rng.randint(1, 60)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + xs + 20)]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        n = run * nrun * nrow
+        nf = rng.randint(1, 7)
+        ws = n + rng.randint(0, 3)
+        w = bytes(rng.randrange(256) for _ in range(ws * nf))
+        bias = [rng.randint(-2 ** 20, 2 ** 20) for _ in range(nf)]
+        args = (x, rng.randint(0, 3), run, nrun, rstep, nrow, xrow, xs, zp,
+                w, ws, nf, bias)
+        a, b, after, (wa, ba, oa), _ = _pair(
+            dsp, *args, w_offset=rng.randint(0, 3), gather="gather_pair_any")
+        assert [a, b] == _pair_ref(*args), trial
+        assert after[7] == oa + 4 * nf and after[8] == 0
+
+
+def test_pair_dots_of_any_runs_instructions_per_mac(dsp):
+    """ResNet-8's first CONV_2D: 3x3x3 windows of two pixels, 16
+    filters: under 2.6 instructions per multiply-accumulate, the gather
+    included (dots: 3.0 for one pixel, gather apart)."""
+    rng = random.Random(37)
+    x = [rng.randrange(256) for _ in range(400)]
+    w = bytes(rng.randrange(256) for _ in range(27 * 16))
+    count = _pair(dsp, x, 0, 9, 1, 9, 3, 96, 3, 5, w, 27, 16, [0] * 16,
+                  gather="gather_pair_any")[4]
+    assert count / (2 * 27 * 16) <= 2.6, count / (2 * 27 * 16)

@@ -18,6 +18,7 @@ from . import thumb_dsp
 _GATHER = thumb_dsp.gather
 _REQUANT = thumb_dsp.requant
 _GATHER_PAIR = thumb_dsp.gather_pair
+_GATHER_PAIR_ANY = thumb_dsp.gather_pair_any
 _PAIR_DOTS = thumb_dsp.pair_dots
 
 _QP = const(3)
@@ -118,13 +119,16 @@ def conv_any(st):
     blk[_RQB + 3] = int(ptr32(mults)) - r0
     blk[_RQB + 4] = int(ptr8(shifts)) - r0
     blk[_RQB + 5] = int(ptr32(qp)) - r0
-    # pixels two at a time (thumb_dsp.gather_pair, pair_dots) where both
-    # windows are whole in x: one group, runs of whole words (a row's
-    # KW * CIN bytes where its taps are contiguous, else CIN)
+    # pixels two at a time (thumb_dsp.pair_dots) where both windows are
+    # whole in x and there is one group: gather_pair packs runs of whole
+    # words (a row's KW * CIN bytes where its taps are contiguous, else
+    # CIN), gather_pair_any any runs
     pair: int = 0
-    if FPG == OC and ((CIN & 3) == 0 or dwc == CIN and (wrow & 3) == 0):
+    if FPG == OC:
         pair = 1
     gp = _GATHER_PAIR
+    if (CIN & 3) and not (dwc == CIN and (wrow & 3) == 0):
+        gp = _GATHER_PAIR_ANY
     pd = _PAIR_DOTS
     blk[29] = SW * C  # GXS: the second pixel's input
     o: int = 0
@@ -177,10 +181,10 @@ def conv_any(st):
                         >= 2 * OC and ix0 + SW + (KW - 1) * DW < W):
                     npx = 2  # this pixel and the next, whole in x
                     blk[0] = v0 - r0
+                    blk[2] = v0 + 4 * n - r0
                     blk[10] = xg
                     gp(win, 0)
                     blk[1] = 4 * OC  # PAIR_BLOCK: OB, VE, WP, BP, OUT, NF
-                    blk[2] = v0 + 4 * n - r0
                     blk[3] = wk - r0
                     blk[5] = bp - r0
                     blk[7] = sp + 4 * pb - r0

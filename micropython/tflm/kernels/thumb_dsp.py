@@ -1178,7 +1178,7 @@ def gather_pair(r0, r1):
 def pair_dots(r0, r1):
     """Two pixels' sums for CONV_2D (conv_dsp.py): with PAIR_BLOCK at
     byte offset r1 of buffer r0, V .. VE the two windows as
-    gather_pair packs them (n values each, n a multiple of 4), for the
+    gather_pair or gather_pair_any packs them (n values each), for the
     NF filters of n int8 bytes (signed) at WP, WP + WS, ...:
 
         OUT[k] = BP[k] + sum_i w_k[i] * A[i]
@@ -1189,7 +1189,8 @@ def pair_dots(r0, r1):
     dots'). Two filters at a time (an odd NF's last one summed twice,
     stored once): per 4 values one LDM of the 4 packed words, one LDR of
     each filter's bytes (any address), 4 SXTB16 and 8 SMLAD (pixels'
-    loop): 16 multiply-accumulates in 15 instructions. Returns 0."""
+    loop): 16 multiply-accumulates in 15 instructions; the n mod 4
+    values left one word An | Bn each (SMLABB, SMLABT). Returns 0."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
     label(FPAIR)
@@ -1211,7 +1212,11 @@ def pair_dots(r0, r1):
     sub(r3, 4)                # the second filter at w + r3 + 4
     ldr(r1, [r0, 12])         # w = WP
     ldr(r6, [r0, 0])
-    ldr(r2, [r0, 8])          # VE
+    ldr(r2, [r0, 8])          # the end of the 4-value groups
+    sub(r2, r2, r6)
+    lsr(r2, r2, 4)
+    lsl(r2, r2, 4)
+    add(r2, r2, r6)
     push({r0})
     mov(r0, r6)
     b(MTEST)
@@ -1234,7 +1239,22 @@ def pair_dots(r0, r1):
     label(MTEST)
     cmp(r0, r2)
     bcc(MLOOP)
-    pop({r0})
+    pop({r2})                 # the block
+    ldr(r7, [r2, 8])
+    b(XTEST)
+    label(XLOOP)              # the values left, one word An | Bn each
+    data(2, 0xF850, 0x6B04)   # ldr.w r6, [r0], #4
+    data(2, 0xF911, 0x4B01)   # ldrsb.w r4, [r1], #1
+    add(r5, r1, r3)
+    data(2, 0xF995, 0x5003)   # ldrsb.w r5, [r5, #3]
+    data(2, 0xFB14, 0x8806)   # smlabb r8, r4, r6, r8
+    data(2, 0xFB14, 0x9916)   # smlabt r9, r4, r6, r9
+    data(2, 0xFB15, 0xAA06)   # smlabb r10, r5, r6, r10
+    data(2, 0xFB15, 0xBB16)   # smlabt r11, r5, r6, r11
+    label(XTEST)
+    cmp(r0, r7)
+    bcc(XLOOP)
+    mov(r0, r2)
     ldr(r4, [r0, 28])         # OUT[k] = A1, OUT[OB / 4 + k] = B1
     ldr(r5, [r0, 4])
     mov(r6, r8)
@@ -1277,5 +1297,84 @@ def pair_dots(r0, r1):
     mov(r4, 0)
     str(r4, [r0, 32])
     label(DONE)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+@micropython.asm_thumb
+def gather_pair_any(r0, r1):
+    """gather_pair's windows for runs of any length (conv_dsp.py, where
+    a run is not whole words: CONV_2D on 3 input channels), one value at
+    a time: value i of A and B (i < n - n mod 4) as int16 halves of the
+    words A0|A2, A1|A3, B0|B2, B1|B3 of its group of 4, the n mod 4
+    left one word Ai | Bi each, as pair_dots reads them (n: (VE - V) / 4,
+    VE at word 2). 17 instructions a value of both pixels. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r2, [r0, 0])          # V
+    ldr(r4, [r0, 8])          # r10 = the values in whole groups
+    sub(r4, r4, r2)
+    lsr(r4, r4, 4)
+    lsl(r4, r4, 2)
+    mov(r10, r4)
+    ldr(r4, [r0, 64])         # r9 = GZP
+    mov(r9, r4)
+    ldr(r3, [r0, 116])        # B: at GXS - 1 after A's post-increment
+    sub(r3, 1)
+    mov(r4, 0)                # r8 = i = 0
+    mov(r8, r4)
+    ldr(r1, [r0, 40])         # xr = GX
+    ldr(r4, [r0, 56])         # GROWS = GNROW
+    str(r4, [r0, 68])
+    label(ROW)
+    mov(r12, r1)              # xk = xr
+    ldr(r4, [r0, 48])         # GRUNS = GNRUN
+    str(r4, [r0, 72])
+    label(RUN)
+    mov(r6, r12)              # xa = xk, up to xk + GRUN
+    ldr(r7, [r0, 44])
+    add(r7, r7, r6)
+    b(GTEST)
+    label(GLOOP)
+    data(2, 0xF916, 0x4B01)   # ldrsb.w r4, [r6], #1: A
+    data(2, 0x56F5)           # ldrsb r5, [r6, r3]: B
+    data(2, 0x444C)           # add r4, r9: - input_zero_point
+    data(2, 0x444D)           # add r5, r9
+    data(2, 0x45D0)           # cmp r8, r10
+    bcs(GTAIL)
+    data(2, 0xF028, 0x0B03)   # bic.w r11, r8, #3: A's halfword at
+    data(2, 0xEA4F, 0x0B8B)   # lsl.w r11, r11, #2: 16 (i >> 2)
+    data(2, 0xF008, 0x0E01)   # and.w lr, r8, #1: + 4 (i & 1)
+    data(2, 0xEA4B, 0x0B8E)   # orr.w r11, r11, lr, lsl #2
+    data(2, 0xF008, 0x0E02)   # and.w lr, r8, #2: + (i & 2)
+    data(2, 0xEA4B, 0x0B0E)   # orr.w r11, r11, lr
+    data(2, 0xF822, 0x400B)   # strh.w r4, [r2, r11]
+    data(2, 0xF10B, 0x0B08)   # add.w r11, r11, #8: B's 8 bytes on
+    data(2, 0xF822, 0x500B)   # strh.w r5, [r2, r11]
+    b(GNEXT)
+    label(GTAIL)
+    data(2, 0xEA4F, 0x0B88)   # lsl.w r11, r8, #2: word i = A | B << 16
+    data(2, 0xF822, 0x400B)   # strh.w r4, [r2, r11]
+    data(2, 0xF10B, 0x0B02)   # add.w r11, r11, #2
+    data(2, 0xF822, 0x500B)   # strh.w r5, [r2, r11]
+    label(GNEXT)
+    data(2, 0xF108, 0x0801)   # add.w r8, r8, #1
+    label(GTEST)
+    cmp(r6, r7)
+    bcc(GLOOP)
+    mov(r4, r12)              # xk += GRSTEP
+    ldr(r6, [r0, 52])
+    add(r4, r4, r6)
+    mov(r12, r4)
+    ldr(r4, [r0, 72])         # GRUNS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 72])
+    bne(RUN)
+    ldr(r4, [r0, 60])         # xr += GXROW
+    add(r1, r1, r4)
+    ldr(r4, [r0, 68])         # GROWS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 68])
+    bne(ROW)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
     mov(r0, 0)
