@@ -1,7 +1,11 @@
 """CONV_2D's driver for any filter on Cortex-M4/M7/M33 (kernels.DSP):
 conv.py's _conv_any with its gather in machine code (thumb_dsp.gather,
 which zero-fills the taps cut by the image border: one dots call per
-pixel and group).
+pixel and group), two pixels at a time where both windows are whole in
+x and there is one group (thumb_dsp.gather_pair or gather_pair_any, and
+pair_dots: 2 pixels x 2 filters per loop), and the requantization in
+machine code (thumb_dsp.requant; requant_i8b for a negative
+multiplier).
 conv.py imports it in place of its own where thumb_dsp has gather; a
 DSP build's package only (romfs.DSP_ONLY), so that other builds do not
 carry its machine code. The state and its slots are conv.py's (the
@@ -65,7 +69,14 @@ def conv_any(st):
     rows kyl .. kyh - 1: the taps that the left or right image border
     cuts are 0 in the window (gather's GVROW), which adds nothing to the
     sums (TFLM skips them), so every pixel takes one dots call per group
-    (not one per filter row)."""
+    (not one per filter row). With one group, a pixel whose window and
+    the next one's are whole in x goes with it: both windows packed
+    (thumb_dsp.gather_pair: runs of whole words; else gather_pair_any)
+    and summed by pair_dots into both pixels' accumulators (the bias
+    and signed filter bytes: no -128 * sum v term), when the batch has
+    room for both. Each batch of accumulators is requantized by
+    thumb_dsp.requant (requant_i8b if a channel's multiplier is
+    negative)."""
     p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
