@@ -32,9 +32,10 @@ dots: runs of input bytes, 4 at a time by one LDR and 4 SXTAB (sign
 extension and + -input_zero_point in one) and one STM, and BASE =
 -128 * sum(v), where conv.py's viper loop spent about 35 instructions a
 value; the taps an image border cuts are zeros. gather_pair (or
-gather_pair_any) and pair_dots do two pixels at once (pixels' packed pairs and loop, on
-windows), requant CONV_2D's requantization and add_lut the int8 ADD's
-table loop (add_dsp.py), all for conv_dsp.py and add_dsp.py only.
+gather_pair_any) and pair_dots do two pixels at once (pixels' packed
+pairs and loop, on windows), requant CONV_2D's requantization and
+add_lut the int8 ADD's table loop (add_dsp.py), all for conv_dsp.py and
+add_dsp.py only.
 
 pixels takes the pixels of its row two at a time (one left over goes
 alone, as before). It gathers both into the window buffer as int16
