@@ -64,9 +64,9 @@ ARCHES = {
 
 # Arches that run Thumb code; the modules that compile only for them
 # (@micropython.asm_thumb), which the kernels import there (and the
-# viper drivers that import them, conv_dsp.py, dw_dsp.py); and their
-# viper twins, which the kernels import everywhere else (a Thumb build
-# leaves those out).
+# viper drivers that import them, conv_dsp.py, dw_dsp.py, add_dsp.py);
+# and their viper twins, which the kernels import everywhere else (a
+# Thumb build leaves those out).
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
 THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_softmax.py", "tflm/kernels/thumb_pool.py",
@@ -74,7 +74,7 @@ THUMB_ONLY = ("tflm/kernels/thumb.py", "tflm/kernels/thumb_dw.py",
               "tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
               "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
               "tflm/kernels/fc_dsp.py", "tflm/kernels/thumb_rq_dsp.py",
-              "tflm/kernels/thumb_fpu.py")
+              "tflm/kernels/add_dsp.py", "tflm/kernels/thumb_fpu.py")
 # Modules that a kernel's prepare imports only when a model's values need
 # them (kernels/requant_neg.py: a negative filter scale), or a compiled
 # model's block names: in the image of every model whose kernels may
@@ -89,11 +89,13 @@ ON_DEMAND = ("tflm/kernels/requant_neg.py",)
 # extra paths, conv_dsp.py, dw_dsp.py and fc_dsp.py, in place of
 # conv.py's _conv_any, depthwise_conv.py's _dwp and fully_connected.py's
 # _fc, which other builds then carry without those paths; thumb_rq_dsp.py,
-# fc_dsp.py's machine code).
+# fc_dsp.py's machine code; add_dsp.py, the ADD's table kernel that
+# add.prepare_quant binds there).
 DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 DSP_ONLY = ("tflm/kernels/thumb_dsp.py", "tflm/kernels/thumb_dw_dsp.py",
             "tflm/kernels/conv_dsp.py", "tflm/kernels/dw_dsp.py",
-            "tflm/kernels/fc_dsp.py", "tflm/kernels/thumb_rq_dsp.py")
+            "tflm/kernels/fc_dsp.py", "tflm/kernels/thumb_rq_dsp.py",
+            "tflm/kernels/add_dsp.py")
 # Arches with a single-precision FPU (kernels.FPU) and the module only
 # they import (the float32 convolutions' dot in VFP instructions).
 FPU_ARCHES = ("armv7emsp", "armv7emdp")

@@ -10,9 +10,9 @@
 # thumb_dw_dsp.py, thumb_rq_dsp.py and thumb_fpu.py, which only
 # Cortex-M4/M7/M33 import, compile on every Thumb port) hold
 # Cortex-M machine code (@micropython.asm_thumb) that only Thumb ports can
-# compile; conv_dsp.py, dw_dsp.py and fc_dsp.py, the viper drivers that
-# use thumb_dsp.py's, thumb_dw_dsp.py's and thumb_rq_dsp.py's extra
-# paths, import them. For a
+# compile; conv_dsp.py, dw_dsp.py, fc_dsp.py and add_dsp.py, the viper
+# drivers that use thumb_dsp.py's, thumb_dw_dsp.py's and thumb_rq_dsp.py's
+# extra paths, import them. For a
 # port without it (esp32, RISC-V):
 #     include("path/to/this/repo/micropython/manifest.py", thumb=False)
 # (the kernels' viper loops then run, as they would anyway).

@@ -101,9 +101,15 @@ def test_dsp_drivers_share_their_kernels_layout():
         assert len(code) > (20 if fn == "_fc" else 40), (base, len(code))
         dsp_code = set(re.sub(r"\s+#.*", "", ln.strip())
                        for ln in srcs[1].splitlines())
-        # (conv_dsp's gather replaces the viper one: its offset and sum)
+        # (conv_dsp's gather replaces the viper one: its offset and sum,
+        # and sums whole filter rows, the cut taps zero, in one dots
+        # call: the row loop's block words)
         gather = ("off: int = (p[_P_OFF] ^ S) - S",
-                  "blk[6] = 0 - s * 128")
+                  "blk[6] = 0 - s * 128", "blk[0] = va - r0",
+                  "blk[1] = va + 4 * (rowlen & ~7) - r0",
+                  "blk[2] = va + 4 * rowlen - r0",
+                  "blk[3] = wk + r * wrow - r0",
+                  "blk[5] = sp + 4 * (pb + k) - r0", "blk[6] = 0")
         # (fc_dsp's gather and rq replace the viper gather's sum and
         # requant_i8b per chunk of units)
         fc = ("blk[6] = 0 - s * 128",

@@ -329,18 +329,23 @@ def test_a_mutated_dots_pair_instruction_fails(dsp, old, new):
         _dots_ref(v, w, n, bias, 0, nf)
 
 
-def _gather(code, x, gx, run, nrun, rstep, nrow, xrow, zp, xoff=0):
+def _gather(code, x, gx, run, nrun, rstep, nrow, xrow, zp, xoff=0,
+            vrow=0, lead=0, total=None):
     """thumb_dsp.gather on the M4: (return value, the window, BASE,
-    instructions), x at any address (words read with LDR)."""
+    instructions), x at any address (words read with LDR). vrow > 0:
+    rows vrow words apart from word lead of a zeroed window of total
+    words (GVROW, GV)."""
     emu = Emulator(True)
-    n = run * nrun * nrow
+    n = run * nrun * nrow if total is None else total
     xa = emu.alloc(bytes(x), offset=xoff, unaligned=True)
     va = emu.alloc(b"\xee" * 4 * n, writable=True)
-    blk = [0] * 19
+    blk = [0xdeadbeef] * 21
     blk[0] = va
+    blk[2] = va + 4 * n
     blk[6] = 12345
     blk[10:17] = [xa + gx, run, nrun, rstep, nrow, xrow, -zp & 0xFFFFFFFF]
-    pa = emu.alloc(struct.pack("<19I", *blk), writable=True)
+    blk[19:21] = [4 * vrow, va + 4 * lead]
+    pa = emu.alloc(struct.pack("<21I", *blk), writable=True)
     r = emu.call(code["gather"], pa - 8, 8)
     base = struct.unpack("<i", emu.read(pa + 24, 4))[0]
     return r, emu.words(va, n), base, emu.count
@@ -350,6 +355,35 @@ def _gather_ref(x, gx, run, nrun, rstep, nrow, xrow, zp):
     """conv.py's viper gather: v = x - input_zero_point, row by row."""
     return [((x[gx + r * xrow + k * rstep + i] ^ 0x80) - 128) - zp
             for r in range(nrow) for k in range(nrun) for i in range(run)]
+
+
+def test_gather_pads_cut_rows_with_zeros(dsp):
+    """GVROW != 0: the window zeroed, then each row's values at their
+    place in whole filter rows (conv_dsp.py's partial windows); BASE
+    sums the values only (the zeros add nothing)."""
+    rng = random.Random(28)
+    for _ in range(200):
+        run, nrun = rng.randint(1, 9), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 3)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 5)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + 20)]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        lead = rng.randint(0, 5)
+        vrow = run * nrun + lead + rng.randint(0, 5)
+        total = lead + nrow * vrow + rng.randint(0, 9)
+        args = (x, 0, run, nrun, rstep, nrow, xrow, zp)
+        r, got, base, _ = _gather(dsp, *args, vrow=vrow, lead=lead,
+                                  total=total)
+        vals = _gather_ref(*args)
+        want = [0] * total
+        for row in range(nrow):
+            k = row * run * nrun
+            want[lead + row * vrow:lead + row * vrow + run * nrun] = \
+                vals[k:k + run * nrun]
+        assert r == 0
+        assert got == want, (args, lead, vrow, total)
+        assert base == -128 * sum(vals)
 
 
 def test_gather_is_conv_viper_gather(dsp):
@@ -395,3 +429,331 @@ def test_a_mutated_gather_instruction_fails(dsp, old, new):
     args = (x, 0, 8, 1, 8, 2, 16, 17)
     assert _gather(dsp, *args)[1] == _gather_ref(*args)
     assert _gather(mutant, *args)[1] != _gather_ref(*args)
+
+
+def _requant(code, buf, nch, mults, shifts, qp):
+    """thumb_dsp.requant on the M4: (return value, the output bytes as
+    int8, instructions)."""
+    emu = Emulator(True)
+    n = len(buf)
+    ba = emu.alloc(struct.pack("<%di" % n, *buf))
+    ma = emu.alloc(struct.pack("<%di" % nch, *mults))
+    sa = emu.alloc(struct.pack("<%db" % nch, *shifts), offset=1)
+    qa = emu.alloc(struct.pack("<3i", *qp))
+    oa = emu.alloc(b"\xee" * (n + 2), writable=True)
+    blk = [ba, n, nch, ma, sa, qa, oa + 1, 0xdeadbeef]
+    pa = emu.alloc(struct.pack("<8I", *blk), writable=True)
+    r = emu.call(code["requant"], pa - 8, 8)
+    out = struct.unpack("<%db" % (n + 2), emu.read(oa, n + 2))
+    assert out[0] == out[-1] == struct.unpack("<b", b"\xee")[0]
+    return r, list(out[1:-1]), emu.count
+
+
+def test_requant_is_tflm_multiply_by_quantized_multiplier(dsp):
+    """thumb_dsp.requant: clamp(MultiplyByQuantizedMultiplier(x, m[c],
+    s[c]) + zp) per channel, TFLM's double rounding (common.cc, int64),
+    for every int32 x (edges and wraps of x << shift), shifts -31..30,
+    multipliers 0, 2**30 .. 2**31 - 1; nothing outside the output."""
+    from test_fixedpoint import mbqm_int64, vectors
+    x, m, s = vectors(3000, 5)
+    rng = random.Random(29)
+    k = 0
+    while k < len(x):
+        nch, npix = rng.randint(1, 9), rng.randint(1, 4)
+        n = min(nch * npix, len(x) - k) // nch * nch
+        if not n:
+            break
+        buf = [int(v) for v in x[k:k + n]]
+        mults = [int(v) for v in m[k:k + nch]]
+        shifts = [int(v) for v in s[k:k + nch]]
+        zp = rng.randint(-128, 127)
+        lo, hi = sorted((rng.randint(-128, 127), rng.randint(-128, 127)))
+        if rng.random() < 0.5:
+            lo, hi = -128, 127
+        r, got, _ = _requant(dsp, buf, nch, mults, shifts, (zp, lo, hi))
+        want = [min(max(int(mbqm_int64(v, mults[i % nch],
+                                       shifts[i % nch])) + zp, lo), hi)
+                for i, v in enumerate(buf)]
+        assert r == 0
+        assert got == want, (buf, mults, shifts, zp, lo, hi)
+        k += n
+
+
+def test_requant_leaves_negative_multipliers_to_the_caller(dsp):
+    """A shift above 30 (conv_util's mark of a negative multiplier):
+    returns 1 and writes nothing."""
+    r, got, _ = _requant(dsp, [5, 6, 7, 8], 2, [1 << 30, 1 << 30],
+                         [-3, 31 + 33], (0, -128, 127))
+    assert r == 1 and got == [-18] * 4
+
+
+def test_requant_instructions_per_value(dsp):
+    """The point: under 22 instructions a value (requant_i8b's viper:
+    about 130 on an M4), 64 channels x 10 pixels (18 a value and each
+    channel's set-up)."""
+    rng = random.Random(30)
+    buf = [rng.randint(-20000, 20000) for _ in range(640)]
+    mults = [rng.randint(1 << 30, (1 << 31) - 1) for _ in range(64)]
+    shifts = [rng.randint(-12, 1) for _ in range(64)]
+    count = _requant(dsp, buf, 64, mults, shifts, (3, -128, 127))[2]
+    assert count / 640 <= 22, count / 640
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xEB10, 0x76C5), (0xEB10, 0x7685)),  # adds lsl #31 -> lsl #30
+    ((0xFBC4, 0x6508), (0xFB84, 0x6508)),  # smlal -> smull
+    ((0xF116, 0x4680), (0xF116, 0x4600)),  # adds 2**30 -> 2**29
+])
+def test_a_mutated_requant_instruction_fails(dsp, old, new):
+    """requant's own DSP instructions are checked too."""
+    from test_fixedpoint import mbqm_int64
+    pat = struct.pack("<2H", *old)
+    code = dsp["requant"]
+    assert pat in code
+    mutant = {"requant": code.replace(pat, struct.pack("<2H", *new), 1)}
+    # multiplier 2**30 (SRDHM halves x): ties to round away from zero
+    # on both sides
+    buf = list(range(-200, 200))
+    mults = [1 << 30] * 4 + [(1 << 30) + 12345, 1 << 30, 1 << 30,
+                             (1 << 31) - 1]
+    shifts = [-1, -2, -3, -1, 1, 0, -1, 0]
+    want = [min(max(int(mbqm_int64(v, mults[i % 8], shifts[i % 8])),
+                    -128), 127) for i, v in enumerate(buf)]
+    assert _requant(dsp, buf, 8, mults, shifts, (0, -128, 127))[1] == want
+    assert _requant(mutant, buf, 8, mults, shifts,
+                    (0, -128, 127))[1] != want
+
+
+def _add_lut(code, tab, x1, x2, m, e, zp, lo, hi):
+    """thumb_dsp.add_lut on the M4: (return value, the output bytes as
+    int8, instructions); inputs and output at odd addresses."""
+    emu = Emulator(True)
+    n = len(x1)
+    ta = emu.alloc(struct.pack("<512i", *tab))
+    a1 = emu.alloc(bytes(x1), offset=1)
+    a2 = emu.alloc(bytes(x2), offset=3)
+    oa = emu.alloc(b"\xee" * (n + 2), writable=True)
+    blk = [a1 + n, a2 + n, oa + 1 + n, -n & 0xFFFFFFFF, ta, m, e,
+           zp & 0xFFFFFFFF, lo & 0xFFFFFFFF, hi & 0xFFFFFFFF]
+    pa = emu.alloc(struct.pack("<10I", *blk))
+    r = emu.call(code["add_lut"], pa - 4, 4)
+    out = struct.unpack("<%db" % (n + 2), emu.read(oa, n + 2))
+    assert out[0] == out[-1] == -18
+    return r, list(out[1:-1]), emu.count
+
+
+def _add_ref(tab, x1, x2, m, e, zp, lo, hi):
+    """add._add_lut's element: TFLM's MBQM of the tables' sum."""
+    from test_fixedpoint import mbqm_int64
+    return [min(max(int(mbqm_int64(tab[a] + tab[256 + b], m, -e)) + zp,
+                    lo), hi) for a, b in zip(x1, x2)]
+
+
+def test_add_lut_is_tflm_add(dsp):
+    """thumb_dsp.add_lut: clamp(MultiplyByQuantizedMultiplier(tab1[x1] +
+    tab2[x2], m, -e) + zp) as TFLM (int64, double rounding), for table
+    values up to 2**28 in magnitude, shifts -1 .. -31, multipliers 0 and
+    2**30 .. 2**31 - 1, any activation range; nothing outside the
+    output; 0 elements."""
+    rng = random.Random(31)
+    for trial in range(150):
+        big = rng.choice([1 << 12, 1 << 20, (1 << 28) - 1])
+        tab = [rng.randint(-big, big) for _ in range(512)]
+        tab[rng.randrange(512)] = rng.choice([big, -big])
+        n = rng.choice([0, 1, 2, 7, 64])
+        x1 = [rng.randrange(256) for _ in range(n)]
+        x2 = [rng.randrange(256) for _ in range(n)]
+        m = rng.choice([0, 1 << 30, (1 << 31) - 1,
+                        rng.randint(1 << 30, (1 << 31) - 1)])
+        e = rng.choice([1, 2, 31, rng.randint(1, 24)])
+        zp = rng.randint(-128, 127)
+        lo, hi = -128, 127
+        if trial % 3 == 0:
+            lo, hi = sorted((rng.randint(-128, 127), rng.randint(-128, 127)))
+        r, got, _ = _add_lut(dsp, tab, x1, x2, m, e, zp, lo, hi)
+        assert r == 0
+        assert got == _add_ref(tab, x1, x2, m, e, zp, lo, hi), trial
+
+
+def test_add_lut_instructions_per_element(dsp):
+    """The point: under 22 instructions an element (add._add_lut's viper
+    loop: about 260 on an M4)."""
+    rng = random.Random(32)
+    tab = [rng.randint(-(1 << 26), 1 << 26) for _ in range(512)]
+    x = [rng.randrange(256) for _ in range(1000)]
+    count = _add_lut(dsp, tab, x, x[::-1], 1 << 30, 19, 3, -128, 127)[2]
+    assert count / 1000 <= 22, count / 1000
+
+
+@pytest.mark.parametrize("old,new", [
+    ((0xFB54, 0xF418), (0xFB54, 0xF408)),  # smmulr -> smmul (no rounding)
+    ((0xEB04, 0x74E4), (0xEB04, 0x74D4)),  # + (r asr 31) -> + (r lsr 31)
+    ((0xF857, 0x5025), (0xF856, 0x5025)),  # table 2 -> table 1
+])
+def test_a_mutated_add_lut_instruction_fails(dsp, old, new):
+    """add_lut's own instructions are checked too (ties of negative
+    sums: the rounding away from zero)."""
+    pat = struct.pack("<2H", *old)
+    code = dsp["add_lut"]
+    assert pat in code
+    mutant = {"add_lut": code.replace(pat, struct.pack("<2H", *new), 1)}
+    tab = [(q - 300) * 3 for q in range(512)]
+    x1 = list(range(256))
+    x2 = [(7 * q + 5) % 256 for q in range(256)]
+    args = (tab, x1, x2, 1 << 30, 1, 0, -128, 127)
+    want = _add_ref(*args)
+    assert _add_lut(dsp, *args)[1] == want
+    assert _add_lut(mutant, *args)[1] != want
+
+
+def _pair(code, x, gx, run, nrun, rstep, nrow, xrow, xs, zp, w, ws, nf,
+          bias, w_offset=0, gather="gather_pair"):
+    """thumb_dsp.gather_pair (or gather), then pair_dots on the M4: (the
+    two pixels' sums, the block after, instructions of both calls)."""
+    emu = Emulator(True)
+    n = run * nrun * nrow
+    xa = emu.alloc(bytes(x), offset=1, unaligned=True)
+    wa = emu.alloc(w, offset=w_offset, unaligned=True)
+    ba = emu.alloc(struct.pack("<%di" % nf, *bias))
+    oa = emu.alloc(b"\xee" * 4 * (2 * nf + 1), writable=True)
+    blk = [0xdeadbeef] * 30 + [0] * n
+    pa = emu.alloc(struct.pack("<%dI" % len(blk), *blk), writable=True)
+    va = pa + 4 * 30
+    words = [va, 0, va + 4 * n, 0, 0, 0, 0, 0, 0]
+    emu.uc.mem_write(pa, struct.pack("<9I", *words))
+    emu.uc.mem_write(pa + 40, struct.pack(
+        "<7I", xa + gx, run, nrun, rstep, nrow, xrow, -zp & 0xFFFFFFFF))
+    emu.uc.mem_write(pa + 116, struct.pack("<I", xs))
+    assert emu.call(code[gather], pa - 8, 8) == 0
+    count = emu.count
+    emu.uc.mem_write(pa, struct.pack("<9I", va, 4 * (nf + 1), va + 4 * n,
+                                     wa, ws, ba, 0, oa, nf))
+    assert emu.call(code["pair_dots"], pa - 8, 8) == 0
+    after = struct.unpack("<9I", emu.read(pa, 36))
+    a = emu.words(oa, nf)
+    b = emu.words(oa + 4 * (nf + 1), nf)
+    return a, b, after, (wa, ba, oa), count + emu.count
+
+
+def _pair_ref(x, gx, run, nrun, rstep, nrow, xrow, xs, zp, w, ws, nf, bias,
+              w_offset=0):
+    """The two pixels' int32 sums as TFLM adds them (bias + int8 filter x
+    (x - input_zero_point)), wrapped to int32."""
+    out = []
+    for px in (gx, gx + xs):
+        v = _gather_ref(x, px, run, nrun, rstep, nrow, xrow, zp)
+        sums = []
+        for k in range(nf):
+            t = bias[k] + sum(((w[k * ws + i] ^ 0x80) - 128) * v[i]
+                              for i in range(len(v)))
+            sums.append((t + 2 ** 31) % 2 ** 32 - 2 ** 31)
+        out.append(sums)
+    return out
+
+
+def test_pair_dots_are_tflm_sums(dsp):
+    """gather_pair then pair_dots: both pixels' sums (bias + signed
+    filter bytes x (x - input_zero_point)) for runs of 4 .. 48 bytes,
+    any number of filters (odd: the last alone), any filter address and
+    stride, extreme values (the int32 wrap); the block's counters after
+    and nothing written outside the two sum arrays."""
+    rng = random.Random(33)
+    for trial in range(120):
+        run, nrun = 4 * rng.randint(1, 12), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 5)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 9)
+        xs = rng.randint(1, 60)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + xs + 20)]
+        if trial % 5 == 0:
+            x = [rng.choice([0x7F, 0x80]) for _ in x]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        n = run * nrun * nrow
+        nf = rng.randint(1, 7)
+        ws = n + rng.randint(0, 3)
+        w = bytes(rng.choice([0x7F, 0x80]) if trial % 5 == 0
+                  else rng.randrange(256) for _ in range(ws * nf))
+        bias = [rng.randint(-2 ** 31, 2 ** 31 - 1) for _ in range(nf)]
+        args = (x, rng.randint(0, 3), run, nrun, rstep, nrow, xrow, xs, zp,
+                w, ws, nf, bias)
+        off = rng.randint(0, 3)
+        a, b, after, (wa, ba, oa), _ = _pair(dsp, *args, w_offset=off)
+        assert [a, b] == _pair_ref(*args), trial
+        assert after[3] == wa + nf * ws and after[5] == ba + 4 * nf
+        assert after[7] == oa + 4 * nf and after[8] == 0
+
+
+def test_pair_dots_instructions_per_mac(dsp):
+    """The point: a 3x3x16 window of two pixels against 16 filters in
+    under 1.35 instructions per multiply-accumulate, the gather included
+    (dots: 2.04 for one pixel, gather apart)."""
+    rng = random.Random(34)
+    x = [rng.randrange(256) for _ in range(600)]
+    w = bytes(rng.randrange(256) for _ in range(144 * 16))
+    count = _pair(dsp, x, 0, 48, 1, 48, 3, 160, 16, 5, w, 144, 16,
+                  [0] * 16)[4]
+    assert count / (2 * 144 * 16) <= 1.35, count / (2 * 144 * 16)
+
+
+@pytest.mark.parametrize("fn,old,new", [
+    ("gather_pair", (0xFA2F, 0xFA8B), (0xFA2F, 0xFA9B)),  # B0|B2 ror #8
+    ("gather_pair", (0xFA99, 0xF905), (0xFAD9, 0xF905)),  # sadd16 -> ssub16
+    ("pair_dots", (0xFB25, 0x990E), (0xFB25, 0x991E)),  # smlad -> smladx
+    ("pair_dots", (0xFA2F, 0xF594), (0xFA2F, 0xF584)),  # no ror #8
+    ("pair_dots", (0xFB14, 0x9916), (0xFB14, 0x9906)),  # smlabt -> smlabb
+    ("gather_pair_any", (0xF10B, 0x0B08), (0xF10B, 0x0B04)),  # B at + 4
+])
+def test_a_mutated_pair_dots_instruction_fails(dsp, fn, old, new):
+    """gather_pair's and pair_dots' own DSP instructions are checked."""
+    pat = struct.pack("<2H", *old)
+    code = dsp[fn]
+    assert pat in code
+    mutant = dict(dsp)
+    mutant[fn] = code.replace(pat, struct.pack("<2H", *new), 1)
+    rng = random.Random(35)
+    x = [rng.randrange(256) for _ in range(200)]
+    w = bytes(rng.randrange(256) for _ in range(50 * 3))
+    args = (x, 1, 16, 1, 16, 3, 40, 8, 7, w, 50, 3, [1, 2, 3])
+    if fn != "gather_pair":  # (runs of 5: a tail of 3 values)
+        args = (x, 1, 5, 2, 7, 5, 30, 8, 7, w, 50, 3, [1, 2, 3])
+    g = "gather_pair_any" if fn != "gather_pair" else fn
+    assert list(_pair(dsp, *args, gather=g)[:2]) == _pair_ref(*args)
+    assert list(_pair(mutant, *args, gather=g)[:2]) != _pair_ref(*args)
+
+
+def test_pair_dots_of_any_runs(dsp):
+    """gather_pair_any then pair_dots: runs of any length (CONV_2D on 1
+    to 7 input channels), windows of any size (n mod 4 values as one word
+    each), the same sums as TFLM's."""
+    rng = random.Random(36)
+    for trial in range(150):
+        run, nrun = rng.randint(1, 11), rng.randint(1, 3)
+        rstep = run + rng.randint(0, 5)
+        nrow = rng.randint(1, 3)
+        xrow = nrun * rstep + rng.randint(0, 9)
+        xs = rng.randint(1, 60)
+        x = [rng.randrange(256) for _ in range(nrow * xrow + xs + 20)]
+        zp = rng.choice([-128, 127, 0, rng.randint(-128, 127)])
+        n = run * nrun * nrow
+        nf = rng.randint(1, 7)
+        ws = n + rng.randint(0, 3)
+        w = bytes(rng.randrange(256) for _ in range(ws * nf))
+        bias = [rng.randint(-2 ** 20, 2 ** 20) for _ in range(nf)]
+        args = (x, rng.randint(0, 3), run, nrun, rstep, nrow, xrow, xs, zp,
+                w, ws, nf, bias)
+        a, b, after, (wa, ba, oa), _ = _pair(
+            dsp, *args, w_offset=rng.randint(0, 3), gather="gather_pair_any")
+        assert [a, b] == _pair_ref(*args), trial
+        assert after[7] == oa + 4 * nf and after[8] == 0
+
+
+def test_pair_dots_of_any_runs_instructions_per_mac(dsp):
+    """ResNet-8's first CONV_2D: 3x3x3 windows of two pixels, 16
+    filters: under 2.6 instructions per multiply-accumulate, the gather
+    included (dots: 3.0 for one pixel, gather apart)."""
+    rng = random.Random(37)
+    x = [rng.randrange(256) for _ in range(400)]
+    w = bytes(rng.randrange(256) for _ in range(27 * 16))
+    count = _pair(dsp, x, 0, 9, 1, 9, 3, 96, 3, 5, w, 27, 16, [0] * 16,
+                  gather="gather_pair_any")[4]
+    assert count / (2 * 27 * 16) <= 2.6, count / (2 * 27 * 16)

@@ -78,7 +78,7 @@ _DH = _QP + 12  # depthwise_conv.py _P_DH
 # the work buffers' blocks (conv.py _BLK, _DBLK; depthwise_conv.py _DWB):
 # tests/test_cores.py checks them against the kernels' constants
 _CONV_P, _DW_P = 20, 21
-_BLK, _DBLK, _DWB = 33, 19, 45
+_BLK, _DBLK, _DWB = 33, 30, 45
 
 # The state slots (conv.py, depthwise_conv.py _S_*)
 _S_PARAMS, _S_X, _S_OUT = 0, 1, 4

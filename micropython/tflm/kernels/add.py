@@ -29,7 +29,8 @@ conv_util.work_buffer), then one loop does two table lookups, the output
 requantization and the store per element, reading the inputs directly
 (equal shapes, or a broadcast that is one loop, e.g. adding a scalar) or
 chunks of broadcast input bytes (bind_lut). Same integers, so the same
-bits.
+bits. On Cortex-M4/M7/M33 (kernels.DSP) an equal-shape one runs
+add_dsp.add_lut, its element loop in machine code.
 
 SUB (sub.py) is the same computation with a - b and the same
 multipliers; prepare_quant serves both.
@@ -41,6 +42,7 @@ import micropython
 from micropython import const
 
 from ..errors import ModelError, PrepareError
+from . import DSP
 
 _FLOAT32 = const(0)
 _INT16 = const(7)
@@ -149,6 +151,9 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, lo,
                 hi, 1 if sub else 0]
+        if _add_lut_dsp is not None and not bc and qo[1][0] < 0:
+            return bind_lut(_add_lut_dsp, x1, x2, y, ctx, bc, head,
+                            _DSP_WORDS)
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
     from . import add_chunks  # small or broadcast: kernels._LAZY
     store = add_chunks.store_i8
@@ -163,7 +168,7 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         q2[0], q2[1], qo[0], qo[1], qp, 1 if sub else 0, store)
 
 
-def bind_lut(kernel, x1, x2, y, ctx, bc, head):
+def bind_lut(kernel, x1, x2, y, ctx, bc, head, words=512):
     """(eval_fn, state) running a lookup-table kernel (_add_lut or
     squared_difference._sqdiff_lut) over the output of int8 x1 op x2.
 
@@ -173,12 +178,13 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head):
     (broadcast.gather, raw int8 values) into the two halves of the shared
     scratch array and run the kernel on those with a stride of 4 bytes
     (the low byte of each little-endian int32), building its tables in
-    the first chunk only.
+    the first chunk only. words: the work buffer's size (the tables'
+    512, or more for add_dsp.add_lut's block).
     """
     from . import broadcast_prep as bp
     from .conv_util import keep, scratch_halves, work_buffer
     lps = bp.loops(x1.shape, x2.shape, y.shape) if bc else None
-    work = work_buffer(ctx, 512)
+    work = work_buffer(ctx, words)
     if lps is None or len(lps) == 1:
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
         # eval writes none of prm here: kept in the tail (a compiled
@@ -321,3 +327,12 @@ def fill_tables(prm, work, shl: int):
             x = x >> e
         tab[j] = x * sg
         j += 1
+
+
+# Cortex-M4/M7/M33 (kernels.DSP): the equal-shape table kernel with its
+# element loop in machine code (add_dsp.py, in DSP builds only, imported
+# with this module: prepare binds it)
+_add_lut_dsp = None
+if DSP:
+    from .add_dsp import WORDS as _DSP_WORDS
+    from .add_dsp import add_lut as _add_lut_dsp  # noqa: F811

@@ -1,5 +1,11 @@
 """CONV_2D's driver for any filter on Cortex-M4/M7/M33 (kernels.DSP):
-conv.py's _conv_any with its gather in machine code (thumb_dsp.gather).
+conv.py's _conv_any with its gather in machine code (thumb_dsp.gather,
+which zero-fills the taps cut by the image border: one dots call per
+pixel and group), two pixels at a time where both windows are whole in
+x and there is one group (thumb_dsp.gather_pair or gather_pair_any, and
+pair_dots: 2 pixels x 2 filters per loop), and the requantization in
+machine code (thumb_dsp.requant; requant_i8b for a negative
+multiplier).
 conv.py imports it in place of its own where thumb_dsp has gather; a
 DSP build's package only (romfs.DSP_ONLY), so that other builds do not
 carry its machine code. The state and its slots are conv.py's (the
@@ -14,9 +20,14 @@ from ..fixedpoint import requant_i8b
 from . import thumb_dsp
 
 _GATHER = thumb_dsp.gather
+_REQUANT = thumb_dsp.requant
+_GATHER_PAIR = thumb_dsp.gather_pair
+_GATHER_PAIR_ANY = thumb_dsp.gather_pair_any
+_PAIR_DOTS = thumb_dsp.pair_dots
 
 _QP = const(3)
-_DBLK = const(19)
+_DBLK = const(30)
+_RQB = const(21)  # thumb_dsp.requant's block: words 21 to 28
 _DREL = const(9)
 _S_PARAMS = const(0)
 _S_X = const(1)
@@ -54,7 +65,18 @@ _P_REL = const(19)
 def conv_any(st):
     """conv._conv_any (see it: the same sums) with each group's window
     gathered by thumb_dsp.gather (machine code: runs of bytes, and
-    -128 * sum v into BASE) in place of the viper loop."""
+    -128 * sum v into BASE) in place of the viper loop, as whole filter
+    rows kyl .. kyh - 1: the taps that the left or right image border
+    cuts are 0 in the window (gather's GVROW), which adds nothing to the
+    sums (TFLM skips them), so every pixel takes one dots call per group
+    (not one per filter row). With one group, a pixel whose window and
+    the next one's are whole in x goes with it: both windows packed
+    (thumb_dsp.gather_pair: runs of whole words; else gather_pair_any)
+    and summed by pair_dots into both pixels' accumulators (the bias
+    and signed filter bytes: no -128 * sum v term), when the batch has
+    room for both. Each batch of accumulators is requantized by
+    thumb_dsp.requant (requant_i8b if a channel's multiplier is
+    negative)."""
     p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
     one: int = 1
     S: int = one << 31
@@ -102,7 +124,26 @@ def conv_any(st):
     gat = _GATHER
     blk[15] = xrow
     blk[16] = ((p[_P_OFF] ^ S) - S) + 128  # -input_zero_point
+    rq = _REQUANT  # thumb_dsp.requant: RBUF RN RNCH RM RS RQP ROUT
+    blk[_RQB] = sp - r0
+    blk[_RQB + 2] = OC
+    blk[_RQB + 3] = int(ptr32(mults)) - r0
+    blk[_RQB + 4] = int(ptr8(shifts)) - r0
+    blk[_RQB + 5] = int(ptr32(qp)) - r0
+    # pixels two at a time (thumb_dsp.pair_dots) where both windows are
+    # whole in x and there is one group: gather_pair packs runs of whole
+    # words (a row's KW * CIN bytes where its taps are contiguous, else
+    # CIN), gather_pair_any any runs
+    pair: int = 0
+    if FPG == OC:
+        pair = 1
+    gp = _GATHER_PAIR
+    if (CIN & 3) and not (dwc == CIN and (wrow & 3) == 0):
+        gp = _GATHER_PAIR_ANY
+    pd = _PAIR_DOTS
+    blk[29] = SW * C  # GXS: the second pixel's input
     o: int = 0
+    k: int = 0
     b: int = 0
     while b < B:
         oy: int = 0
@@ -128,13 +169,12 @@ def conv_any(st):
                 # First in-image tap of channel 0, and its filter offset.
                 xg: int = x0 + ((b * H + iy0 + kyl * DH) * W
                                 + ix0 + kxl * DW) * C
-                wk: int = w0 + (kyl * KW + kxl) * CIN
-                rowlen: int = nkx * CIN
-                n: int = nky * rowlen  # window size
-                rows: int = nky  # calls of dots per group
-                if nkx == KW or n == 0:  # whole filter rows: one call
-                    rowlen = n  # (none: the bias alone)
-                    rows = 1
+                wk: int = w0 + kyl * wrow  # filter row kyl's first tap
+                n: int = nky * nkx * CIN  # in-image taps
+                # the window: whole filter rows kyl .. kyh - 1, the taps
+                # cut by the left or right border zero (gather: GVROW)
+                rowlen: int = nky * wrow
+                blk[19] = 0
                 if n:  # thumb_dsp.gather: runs of bytes
                     blk[11] = CIN  # GRUN bytes, GNRUN times, GRSTEP apart
                     blk[12] = nkx
@@ -143,43 +183,66 @@ def conv_any(st):
                         blk[11] = nkx * CIN
                         blk[12] = 1
                     blk[14] = nky
-                k: int = 0
+                    if nkx < KW:
+                        blk[19] = 4 * wrow
+                else:
+                    rowlen = 0
+                npx: int = 1  # pixels summed here
+                if (pair and n and nkx == KW and ox + 1 < OW and cap - pb
+                        >= 2 * OC and ix0 + SW + (KW - 1) * DW < W):
+                    npx = 2  # this pixel and the next, whole in x
+                    blk[0] = v0 - r0
+                    blk[2] = v0 + 4 * n - r0
+                    blk[10] = xg
+                    gp(win, 0)
+                    blk[1] = 4 * OC  # PAIR_BLOCK: OB, VE, WP, BP, OUT, NF
+                    blk[3] = wk - r0
+                    blk[5] = bp - r0
+                    blk[7] = sp + 4 * pb - r0
+                    blk[8] = OC
+                    pd(win, 0)
+                    k = OC  # (no single-pixel groups)
+                else:
+                    blk[1] = v0 + 4 * (rowlen & ~7) - r0
+                    blk[2] = v0 + 4 * rowlen - r0
+                    k = 0
                 while k < OC:
                     # Gather this group's v, and -128 * sum v into BASE.
+                    blk[0] = v0 - r0
                     if n:
-                        blk[0] = v0 - r0
                         blk[10] = xg
+                        blk[20] = v0 + 4 * kxl * CIN - r0
                         gat(win, 0)
                     else:  # no tap in the image: the bias alone
                         blk[6] = 0
-                    # the group's FPG sums, row by row: the first from
-                    # the bias and -128 * sum v, the others from there
+                    # the group's FPG sums, from the bias and -128 * sum v
+                    blk[3] = wk - r0
                     blk[5] = bp + 4 * k - r0
-                    r: int = 0
-                    while r < rows:
-                        va = v0 + 4 * r * rowlen
-                        blk[0] = va - r0
-                        blk[1] = va + 4 * (rowlen & ~7) - r0
-                        blk[2] = va + 4 * rowlen - r0
-                        blk[3] = wk + r * wrow - r0
-                        blk[7] = sp + 4 * (pb + k) - r0
-                        blk[8] = FPG
-                        dots(win, 0)
-                        blk[5] = sp + 4 * (pb + k) - r0
-                        blk[6] = 0
-                        r += 1
+                    blk[7] = sp + 4 * (pb + k) - r0
+                    blk[8] = FPG
+                    dots(win, 0)
                     wk += FPG * wsize
                     k += FPG
                     xg += CIN
-                pb += OC
-                o += OC
-                if pb >= cap:
+                pb += npx * OC
+                o += npx * OC
+                if pb >= cap:  # the batch: thumb_dsp.requant
+                    blk[_RQB + 1] = pb
+                    blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
+                    if not int(rq(win, 4 * _RQB)):
+                        pb = 0
+                if pb >= cap:  # or a negative multiplier: requant_i8b
                     requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
                                out, o - pb, 0)
                     pb = 0
-                ox += 1
+                ox += npx
             oy += 1
         b += 1
+    if pb:
+        blk[_RQB + 1] = pb
+        blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
+        if not int(rq(win, 4 * _RQB)):
+            pb = 0
     if pb:
         requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
                     o - pb, 0)

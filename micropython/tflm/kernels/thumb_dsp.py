@@ -27,11 +27,15 @@ pixels' below), 4 SXTB16 and 4 SMLAD, so each packed pair of window
 values feeds both filters: 16 multiply-accumulates in 28 instructions,
 unrolled twice; the values left one at a time (LDRSB, MLA).
 
-gather (DSP builds only: conv._GATHER) writes CONV_2D's window for
+gather (DSP builds only: conv_dsp.py) writes CONV_2D's window for
 dots: runs of input bytes, 4 at a time by one LDR and 4 SXTAB (sign
 extension and + -input_zero_point in one) and one STM, and BASE =
 -128 * sum(v), where conv.py's viper loop spent about 35 instructions a
-value.
+value; the taps an image border cuts are zeros. gather_pair (or
+gather_pair_any) and pair_dots do two pixels at once (pixels' packed
+pairs and loop, on windows), requant CONV_2D's requantization and
+add_lut the int8 ADD's table loop (add_dsp.py), all for conv_dsp.py and
+add_dsp.py only.
 
 pixels takes the pixels of its row two at a time (one left over goes
 alone, as before). It gathers both into the window buffer as int16
@@ -283,8 +287,8 @@ def dots(r0, r1):
 
 # gather()'s block: DOTS_BLOCK's words as dots() reads them (gather
 # writes V's words and BASE), REL (word 9, not read), then
-# GATHER_BLOCK: GX GRUN GNRUN GRSTEP GNROW GXROW GZP GROWS GRUNS
-# (words 10 to 18: GROWS and GRUNS are its counters)
+# GATHER_BLOCK: GX GRUN GNRUN GRSTEP GNROW GXROW GZP GROWS GRUNS GVROW
+# GV (words 10 to 20: GROWS, GRUNS and GV are its counters)
 
 
 @micropython.asm_thumb
@@ -298,19 +302,56 @@ def gather(r0, r1):
     runs of GRUN bytes GRSTEP apart, in that order (the window of an
     output pixel's in-image taps: conv.py's gather), with GZP =
     -input_zero_point, and BASE = -128 * sum(V) (what conv.py's viper
-    gather leaves for dots). GNROW, GNRUN >= 1. Input bytes are read
-    with LDR at any address (an M4 reads unaligned words), 4 at a time
-    (SXTAB: sign-extend and add GZP in one), the last GRUN mod 4 of
-    each run one at a time. Returns 0."""
+    gather leaves for dots). GNROW, GNRUN >= 1. With GVROW = 0 the rows
+    follow each other from V; else V[0 .. VE) is zeroed first (4 words
+    per STM) and row r starts at the address GV + r * GVROW (bytes; GV
+    is advanced as a counter): the taps cut by the image border stay 0,
+    which adds nothing to a sum, so dots sums whole filter rows
+    (conv_dsp.py's partial windows). Input bytes are read with LDR at
+    any address (an M4 reads unaligned words), 4 at a time (SXTAB:
+    sign-extend and add GZP in one), the last GRUN mod 4 of each run
+    one at a time. Returns 0."""
     data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
     add(r0, r0, r1)           # the block: buffer r0, byte offset r1
     ldr(r2, [r0, 0])          # v = V
+    ldr(r4, [r0, 76])         # GVROW = 0: no zeros
+    cmp(r4, 0)
+    beq(ZDONE)
+    ldr(r7, [r0, 8])          # V[0 .. VE) = 0: 4 words at a time while
+    mov(r6, r7)               # v < VE - 12, then one at a time
+    sub(r6, 12)
+    mov(r5, 0)
+    mov(r8, r5)
+    mov(r9, r5)
+    mov(r10, r5)
+    mov(r11, r5)
+    b(Z4TEST)
+    label(Z4LOOP)
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    label(Z4TEST)
+    cmp(r2, r6)
+    bcc(Z4LOOP)
+    b(Z1TEST)
+    label(Z1LOOP)
+    str(r5, [r2, 0])
+    add(r2, 4)
+    label(Z1TEST)
+    cmp(r2, r7)
+    bcc(Z1LOOP)
+    label(ZDONE)
     ldr(r3, [r0, 64])         # GZP
     mov(r5, 0)                # s = sum(v)
     ldr(r1, [r0, 40])         # xr = GX
     ldr(r4, [r0, 56])         # GROWS = GNROW
     str(r4, [r0, 68])
     label(ROW)
+    ldr(r4, [r0, 76])         # GVROW != 0: v = GV, GV += GVROW
+    cmp(r4, 0)
+    beq(VNEXT)
+    ldr(r2, [r0, 80])
+    add(r4, r4, r2)
+    str(r4, [r0, 80])
+    label(VNEXT)
     mov(r12, r1)              # xk = xr
     ldr(r4, [r0, 48])         # GRUNS = GNRUN
     str(r4, [r0, 72])
@@ -850,3 +891,491 @@ def pixels(r0, r1):
     mov(r0, 0)
     label(END)
     data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+
+
+# requant()'s block (RQ_BLOCK, after GATHER_BLOCK in conv_dsp.py's window
+# buffer: words 21 to 28): RBUF RN RNCH RM RS RQP ROUT RC (RC: its
+# channel counter)
+
+
+@micropython.asm_thumb
+def requant(r0, r1):
+    """fixedpoint.requant_i8b's batch for CONV_2D (conv_dsp.py): with
+    RQ_BLOCK at byte offset r1 of buffer r0, for the RN int32 values of
+    RBUF (channel-minor: channel c = k % RNCH),
+
+        OUT[k] = clamp(MultiplyByQuantizedMultiplier(RBUF[k], RM[c],
+                       RS[c]) + zp, lo, hi)   (zp, lo, hi: RQP's words)
+
+    RM: int32 multipliers in [0, 2**31); RS: int8 shifts. Returns 1 at
+    once, writing nothing, if a shift is above 30 (a negative
+    multiplier, conv_util's mark: requant_i8b's _requant_neg then does
+    the batch); else 0. Same bits as TFLM's double rounding for every
+    int32 value: shift >= 0 gives SaturatingRoundingDoublingHighMul(x
+    << shift, m) = floor((x' * m + 2**30) / 2**31) (SMULL, the 64-bit
+    sum); shift = -e < 0 folds RoundingDivideByPOT(., e) in, one floor
+    of the 64-bit x * m + 2**30 + 2**(30 + e) - (x < 0) * 2**31 (SMLAL
+    onto that constant) by 2**(31 + e): its high word >> (e - 1).
+    (x < 0 in place of TFLM's SRDHM(x, m) < 0: they differ only where
+    that is 0, which rounds to 0 either way.) Channels outer, pixels
+    inner (stride RNCH), as requant_i8b."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r1, [r0, 16])         # a shift above 30: return 1
+    ldr(r2, [r0, 8])
+    add(r2, r2, r1)
+    label(SCAN)
+    data(2, 0xF911, 0x3B01)   # ldrsb.w r3, [r1], #1
+    cmp(r3, 30)
+    bgt(NEG)
+    cmp(r1, r2)
+    bcc(SCAN)
+    ldr(r4, [r0, 20])         # r10, r11, r12 = zp, lo, hi
+    ldr(r5, [r4, 0])
+    mov(r10, r5)
+    ldr(r5, [r4, 4])
+    mov(r11, r5)
+    ldr(r5, [r4, 8])
+    mov(r12, r5)
+    ldr(r7, [r0, 8])          # RNCH
+    ldr(r3, [r0, 24])         # the end: ROUT + RN
+    ldr(r4, [r0, 4])
+    add(r3, r3, r4)
+    mov(r4, 0)                # RC = 0
+    str(r4, [r0, 28])
+    label(CH)
+    ldr(r4, [r0, 28])         # channel c: x = RBUF + 4c, o = ROUT + c,
+    lsl(r5, r4, 2)            # r8 = m
+    ldr(r1, [r0, 0])
+    add(r1, r1, r5)
+    ldr(r6, [r0, 12])
+    data(2, 0x5976)           # ldr r6, [r6, r5]
+    mov(r8, r6)
+    ldr(r2, [r0, 24])
+    add(r2, r2, r4)
+    ldr(r5, [r0, 16])
+    data(2, 0x572D)           # ldrsb r5, [r5, r4]: the shift
+    push({r0})
+    cmp(r5, 0)
+    bge(LSHIFT)
+    neg(r5, r5)               # e = -shift >= 1: r9 = e - 1, and the
+    sub(r5, 1)                # constant 2**30 + 2**(30 + e) in lr:r0
+    mov(r9, r5)
+    mov(r0, 3)                # e = 1: 0:3 << 30
+    mov(r6, 0)
+    cmp(r5, 0)
+    beq(ESET)
+    mov(r0, 1)                # e >= 2: 1 << (e - 2):1 << 30
+    mov(r6, 1)
+    sub(r5, 1)
+    lsl(r6, r5)
+    label(ESET)
+    lsl(r0, r0, 30)
+    data(2, 0x46B6)           # mov lr, r6
+    cmp(r2, r3)
+    bcs(CDONE)
+    label(LOOPE)              # 17 instructions a value
+    ldr(r4, [r1, 0])          # x
+    data(2, 0xEB01, 0x0187)   # add.w r1, r1, r7, lsl #2
+    asr(r5, r4, 31)           # -(x < 0)
+    data(2, 0xEB10, 0x76C5)   # adds.w r6, r0, r5, lsl #31
+    data(2, 0xEB4E, 0x0505)   # adc.w r5, lr, r5: r5:r6 = the constant
+    data(2, 0xFBC4, 0x6508)   # smlal r6, r5, r4, r8: - (x < 0) * 2**31
+    data(2, 0xFA45, 0xF409)   # asr.w r4, r5, r9: + x * m, >> (31 + e)
+    data(2, 0x4454)           # add r4, r10: + zp, clamped to [lo, hi]
+    data(2, 0x455C)           # cmp r4, r11
+    data(2, 0xBFB8)           # it lt
+    data(2, 0x465C)           # movlt r4, r11
+    data(2, 0x4564)           # cmp r4, r12
+    data(2, 0xBFC8)           # it gt
+    data(2, 0x4664)           # movgt r4, r12
+    strb(r4, [r2, 0])
+    add(r2, r2, r7)
+    cmp(r2, r3)
+    bcc(LOOPE)
+    b(CDONE)
+    label(LSHIFT)             # shift >= 0: SRDHM(x << shift, m)
+    mov(r9, r5)
+    cmp(r2, r3)
+    bcs(CDONE)
+    label(LOOPL)
+    ldr(r4, [r1, 0])          # x << shift (int32, wrapping as C's)
+    data(2, 0xEB01, 0x0187)   # add.w r1, r1, r7, lsl #2
+    data(2, 0xFA04, 0xF409)   # lsl.w r4, r4, r9
+    data(2, 0xFB84, 0x6508)   # smull r6, r5, r4, r8
+    data(2, 0xF116, 0x4680)   # adds.w r6, r6, #0x40000000
+    data(2, 0xF145, 0x0500)   # adc.w r5, r5, #0
+    lsr(r6, r6, 31)           # the 64-bit sum >> 31
+    data(2, 0xEA46, 0x0445)   # orr.w r4, r6, r5, lsl #1
+    data(2, 0x4454)           # add r4, r10: + zp, clamped to [lo, hi]
+    data(2, 0x455C)           # cmp r4, r11
+    data(2, 0xBFB8)           # it lt
+    data(2, 0x465C)           # movlt r4, r11
+    data(2, 0x4564)           # cmp r4, r12
+    data(2, 0xBFC8)           # it gt
+    data(2, 0x4664)           # movgt r4, r12
+    strb(r4, [r2, 0])
+    add(r2, r2, r7)
+    cmp(r2, r3)
+    bcc(LOOPL)
+    label(CDONE)
+    pop({r0})
+    ldr(r4, [r0, 28])         # RC += 1, up to RNCH
+    add(r4, 1)
+    str(r4, [r0, 28])
+    cmp(r4, r7)
+    bge(DONE)
+    b(CH)
+    label(DONE)
+    mov(r0, 0)
+    b(END)
+    label(NEG)
+    mov(r0, 1)
+    label(END)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+
+
+# add_lut()'s block (ADD_BLOCK, after the tables in the work buffer:
+# add_dsp.py): P1 P2 PO NEGN TAB M E ZP LO HI
+
+
+@micropython.asm_thumb
+def add_lut(r0, r1):
+    """add._add_lut's element loop for equal shapes (add_dsp.py): with
+    ADD_BLOCK at byte offset r1 of buffer r0, for i = -NEGN .. -1,
+
+        PO[i] = clamp(MultiplyByQuantizedMultiplier(TAB[P1[i]]
+                      + TAB[256 + P2[i]], M, -E) + ZP, LO, HI)
+
+    (P1, P2, PO: the ends of the input and output bytes; TAB: add.py's
+    int32 tables, each value below 2**28 in magnitude; M in [0, 2**31),
+    E >= 1.) SaturatingRoundingDoublingHighMul(x, M) = floor((x * M +
+    2**30) / 2**31) is SMMULR of 2x (no overflow: |2x| < 2**30) and M;
+    RoundingDivideByPOT(r, E) = (r + 2**(E - 1) - (r < 0)) >> E: the bits
+    of TFLM's code, 21 instructions an element. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r4, [r0, 20])         # r8 = M
+    mov(r8, r4)
+    ldr(r4, [r0, 24])         # r9 = E, r10 = 1 << (E - 1)
+    mov(r9, r4)
+    sub(r4, 1)
+    mov(r5, 1)
+    lsl(r5, r4)
+    mov(r10, r5)
+    ldr(r4, [r0, 28])         # r11, r12, lr = ZP, LO, HI
+    mov(r11, r4)
+    ldr(r4, [r0, 32])
+    mov(r12, r4)
+    ldr(r4, [r0, 36])
+    data(2, 0x46A6)           # mov lr, r4
+    ldr(r6, [r0, 16])         # TAB, and TAB + 256 words
+    mov(r7, 1)
+    lsl(r7, r7, 10)
+    add(r7, r7, r6)
+    ldr(r3, [r0, 12])         # i = -NEGN, up to 0
+    ldr(r1, [r0, 4])
+    ldr(r2, [r0, 8])
+    ldr(r0, [r0, 0])
+    cmp(r3, 0)
+    beq(DONE)
+    label(LOOP)
+    data(2, 0xF810, 0x4003)   # ldrb.w r4, [r0, r3]
+    data(2, 0xF811, 0x5003)   # ldrb.w r5, [r1, r3]
+    data(2, 0xF856, 0x4024)   # ldr.w r4, [r6, r4, lsl #2]
+    data(2, 0xF857, 0x5025)   # ldr.w r5, [r7, r5, lsl #2]
+    add(r4, r4, r5)           # 2x
+    add(r4, r4, r4)
+    data(2, 0xFB54, 0xF418)   # smmulr r4, r4, r8: SRDHM(x, M)
+    data(2, 0xEB04, 0x74E4)   # add.w r4, r4, r4, asr #31: - (r < 0)
+    data(2, 0x4454)           # add r4, r10: + 2**(E - 1)
+    data(2, 0xFA44, 0xF409)   # asr.w r4, r4, r9: >> E
+    data(2, 0x445C)           # add r4, r11: + ZP, clamped to [LO, HI]
+    data(2, 0x4564)           # cmp r4, r12
+    data(2, 0xBFB8)           # it lt
+    data(2, 0x4664)           # movlt r4, r12
+    data(2, 0x4574)           # cmp r4, lr
+    data(2, 0xBFC8)           # it gt
+    data(2, 0x4674)           # movgt r4, lr
+    data(2, 0xF802, 0x4003)   # strb.w r4, [r2, r3]
+    add(r3, 1)
+    bne(LOOP)
+    label(DONE)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+# gather_pair()'s block: gather()'s (GX GRUN GNRUN GRSTEP GNROW GXROW GZP
+# GROWS GRUNS at words 10 to 18), V at word 0, and GXS at word 29.
+
+
+@micropython.asm_thumb
+def gather_pair(r0, r1):
+    """CONV_2D's windows of two pixels for pair_dots (conv_dsp.py), with
+    the block as gather()'s (V, GX .. GRUNS) and GXS (the input step to
+    the second pixel, pixel B at x + GXS): the window bytes in gather's
+    order (GNROW rows of GNRUN runs of GRUN bytes; GRUN a multiple of 4),
+    v = x - input_zero_point (GZP = -input_zero_point), packed as
+    pixels' pairs: per 4 values the words A0|A2, A1|A3, B0|B2, B1|B3
+    (int16 halves) from V on. Input bytes read with LDR at any address.
+    11 instructions per 4 values of both pixels. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r2, [r0, 0])          # v = V
+    ldr(r5, [r0, 64])         # GZP in both halves
+    data(2, 0xEAC5, 0x4505)   # pkhbt r5, r5, r5, lsl #16
+    ldr(r3, [r0, 116])        # GXS
+    ldr(r1, [r0, 40])         # xr = GX
+    ldr(r4, [r0, 56])         # GROWS = GNROW
+    str(r4, [r0, 68])
+    label(ROW)
+    mov(r12, r1)              # xk = xr
+    ldr(r4, [r0, 48])         # GRUNS = GNRUN
+    str(r4, [r0, 72])
+    label(RUN)
+    mov(r6, r12)              # xa = xk, up to xk + GRUN
+    ldr(r7, [r0, 44])
+    add(r7, r7, r6)
+    b(GTEST)
+    label(GLOOP)
+    ldr(r4, [r6, 0])          # A's 4 bytes, B's at + GXS
+    data(2, 0xF856, 0xB003)   # ldr.w r11, [r6, r3]
+    add(r6, 4)
+    data(2, 0xFA2F, 0xFA8B)   # sxtb16 r10, r11: B0 | B2
+    data(2, 0xFA2F, 0xFB9B)   # sxtb16 r11, r11, ror #8: B1 | B3
+    data(2, 0xFA2F, 0xF884)   # sxtb16 r8, r4: A0 | A2
+    data(2, 0xFA2F, 0xF994)   # sxtb16 r9, r4, ror #8: A1 | A3
+    data(2, 0xFA98, 0xF805)   # sadd16 r8, r8, r5: - input_zero_point
+    data(2, 0xFA99, 0xF905)   # sadd16 r9, r9, r5
+    data(2, 0xFA9A, 0xFA05)   # sadd16 r10, r10, r5
+    data(2, 0xFA9B, 0xFB05)   # sadd16 r11, r11, r5
+    data(2, 0xE8A2, 0x0F00)   # stmia.w r2!, {r8, r9, r10, r11}
+    label(GTEST)
+    cmp(r6, r7)
+    bcc(GLOOP)
+    mov(r4, r12)              # xk += GRSTEP
+    ldr(r6, [r0, 52])
+    add(r4, r4, r6)
+    mov(r12, r4)
+    ldr(r4, [r0, 72])         # GRUNS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 72])
+    bne(RUN)
+    ldr(r4, [r0, 60])         # xr += GXROW
+    add(r1, r1, r4)
+    ldr(r4, [r0, 68])         # GROWS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 68])
+    bne(ROW)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+# pair_dots()'s block (PAIR_BLOCK, DOTS_BLOCK's places): V OB VE WP WS BP
+# (word 6 unused) OUT NF
+
+
+@micropython.asm_thumb
+def pair_dots(r0, r1):
+    """Two pixels' sums for CONV_2D (conv_dsp.py): with PAIR_BLOCK at
+    byte offset r1 of buffer r0, V .. VE the two windows as
+    gather_pair or gather_pair_any packs them (n values each), for the
+    NF filters of n int8 bytes (signed) at WP, WP + WS, ...:
+
+        OUT[k] = BP[k] + sum_i w_k[i] * A[i]
+        OUT[OB / 4 + k] = BP[k] + sum_i w_k[i] * B[i]   (int32, modulo
+                                                          2**32)
+
+    then BP, OUT advanced past the filters and NF = 0 (counters, as
+    dots'). Two filters at a time (an odd NF's last one summed twice,
+    stored once): per 4 values one LDM of the 4 packed words, one LDR of
+    each filter's bytes (any address), 4 SXTB16 and 8 SMLAD (pixels'
+    loop): 16 multiply-accumulates in 15 instructions; the n mod 4
+    values left one word An | Bn each (SMLABB, SMLABT). Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    label(FPAIR)
+    ldr(r2, [r0, 20])         # A1 = B1 = BP[k]
+    ldr(r4, [r2, 0])
+    mov(r8, r4)
+    mov(r9, r4)
+    ldr(r3, [r0, 16])
+    ldr(r5, [r0, 32])
+    cmp(r5, 1)
+    bne(TWO)
+    mov(r3, 0)                # NF = 1: the second filter is the first
+    b(ONE)
+    label(TWO)
+    ldr(r4, [r2, 4])
+    label(ONE)
+    mov(r10, r4)              # A2 = B2 = BP[k + 1]
+    mov(r11, r4)
+    sub(r3, 4)                # the second filter at w + r3 + 4
+    ldr(r1, [r0, 12])         # w = WP
+    ldr(r6, [r0, 0])
+    ldr(r2, [r0, 8])          # the end of the 4-value groups
+    sub(r2, r2, r6)
+    lsr(r2, r2, 4)
+    lsl(r2, r2, 4)
+    add(r2, r2, r6)
+    push({r0})
+    mov(r0, r6)
+    b(MTEST)
+    label(MLOOP)              # 4 values x 2 filters x 2 pixels
+    data(2, 0xE8B0, 0x50C0)   # ldmia.w r0!, {r6, r7, r12, lr}
+    data(2, 0xF851, 0x4B04)   # ldr.w r4, [r1], #4
+    data(2, 0xFA2F, 0xF584)   # sxtb16 r5, r4
+    data(2, 0xFB25, 0x8806)   # smlad r8, r5, r6, r8
+    data(2, 0xFB25, 0x990C)   # smlad r9, r5, r12, r9
+    data(2, 0xFA2F, 0xF594)   # sxtb16 r5, r4, ror #8
+    data(2, 0xFB25, 0x8807)   # smlad r8, r5, r7, r8
+    data(2, 0xFB25, 0x990E)   # smlad r9, r5, lr, r9
+    data(2, 0xF851, 0x4003)   # ldr.w r4, [r1, r3]
+    data(2, 0xFA2F, 0xF584)   # sxtb16 r5, r4
+    data(2, 0xFB25, 0xAA06)   # smlad r10, r5, r6, r10
+    data(2, 0xFB25, 0xBB0C)   # smlad r11, r5, r12, r11
+    data(2, 0xFA2F, 0xF594)   # sxtb16 r5, r4, ror #8
+    data(2, 0xFB25, 0xAA07)   # smlad r10, r5, r7, r10
+    data(2, 0xFB25, 0xBB0E)   # smlad r11, r5, lr, r11
+    label(MTEST)
+    cmp(r0, r2)
+    bcc(MLOOP)
+    pop({r2})                 # the block
+    ldr(r7, [r2, 8])
+    b(XTEST)
+    label(XLOOP)              # the values left, one word An | Bn each
+    data(2, 0xF850, 0x6B04)   # ldr.w r6, [r0], #4
+    data(2, 0xF911, 0x4B01)   # ldrsb.w r4, [r1], #1
+    add(r5, r1, r3)
+    data(2, 0xF995, 0x5003)   # ldrsb.w r5, [r5, #3]
+    data(2, 0xFB14, 0x8806)   # smlabb r8, r4, r6, r8
+    data(2, 0xFB14, 0x9916)   # smlabt r9, r4, r6, r9
+    data(2, 0xFB15, 0xAA06)   # smlabb r10, r5, r6, r10
+    data(2, 0xFB15, 0xBB16)   # smlabt r11, r5, r6, r11
+    label(XTEST)
+    cmp(r0, r7)
+    bcc(XLOOP)
+    mov(r0, r2)
+    ldr(r4, [r0, 28])         # OUT[k] = A1, OUT[OB / 4 + k] = B1
+    ldr(r5, [r0, 4])
+    mov(r6, r8)
+    str(r6, [r4, 0])
+    mov(r6, r9)
+    data(2, 0x5166)           # str r6, [r4, r5]
+    ldr(r6, [r0, 32])
+    cmp(r6, 1)
+    beq(LAST)
+    mov(r6, r10)              # OUT[k + 1] = A2, OUT[OB / 4 + k + 1] = B2
+    str(r6, [r4, 4])
+    add(r7, r4, r5)
+    mov(r6, r11)
+    str(r6, [r7, 4])
+    add(r4, 8)                # OUT += 8, BP += 8, WP += 2 * WS, NF -= 2
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])
+    add(r4, 8)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    ldr(r4, [r0, 32])
+    sub(r4, 2)
+    str(r4, [r0, 32])
+    beq(DONE)
+    b(FPAIR)
+    label(LAST)               # the odd last filter: OUT += 4, BP += 4,
+    add(r4, 4)                # WP += WS, NF = 0
+    str(r4, [r0, 28])
+    ldr(r4, [r0, 20])
+    add(r4, 4)
+    str(r4, [r0, 20])
+    ldr(r4, [r0, 12])
+    ldr(r5, [r0, 16])
+    add(r4, r4, r5)
+    str(r4, [r0, 12])
+    mov(r4, 0)
+    str(r4, [r0, 32])
+    label(DONE)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)
+
+
+@micropython.asm_thumb
+def gather_pair_any(r0, r1):
+    """gather_pair's windows for runs of any length (conv_dsp.py, where
+    a run is not whole words: CONV_2D on 3 input channels), one value at
+    a time: value i of A and B (i < n - n mod 4) as int16 halves of the
+    words A0|A2, A1|A3, B0|B2, B1|B3 of its group of 4, the n mod 4
+    left one word Ai | Bi each, as pair_dots reads them (n: (VE - V) / 4,
+    VE at word 2). 17 instructions a value of both pixels. Returns 0."""
+    data(2, 0xE92D, 0x0F00)   # push.w {r8, r9, r10, r11}
+    add(r0, r0, r1)           # the block: buffer r0, byte offset r1
+    ldr(r2, [r0, 0])          # V
+    ldr(r4, [r0, 8])          # r10 = the values in whole groups
+    sub(r4, r4, r2)
+    lsr(r4, r4, 4)
+    lsl(r4, r4, 2)
+    mov(r10, r4)
+    ldr(r4, [r0, 64])         # r9 = GZP
+    mov(r9, r4)
+    ldr(r3, [r0, 116])        # B: at GXS - 1 after A's post-increment
+    sub(r3, 1)
+    mov(r4, 0)                # r8 = i = 0
+    mov(r8, r4)
+    ldr(r1, [r0, 40])         # xr = GX
+    ldr(r4, [r0, 56])         # GROWS = GNROW
+    str(r4, [r0, 68])
+    label(ROW)
+    mov(r12, r1)              # xk = xr
+    ldr(r4, [r0, 48])         # GRUNS = GNRUN
+    str(r4, [r0, 72])
+    label(RUN)
+    mov(r6, r12)              # xa = xk, up to xk + GRUN
+    ldr(r7, [r0, 44])
+    add(r7, r7, r6)
+    b(GTEST)
+    label(GLOOP)
+    data(2, 0xF916, 0x4B01)   # ldrsb.w r4, [r6], #1: A
+    data(2, 0x56F5)           # ldrsb r5, [r6, r3]: B
+    data(2, 0x444C)           # add r4, r9: - input_zero_point
+    data(2, 0x444D)           # add r5, r9
+    data(2, 0x45D0)           # cmp r8, r10
+    bcs(GTAIL)
+    data(2, 0xF028, 0x0B03)   # bic.w r11, r8, #3: A's halfword at
+    data(2, 0xEA4F, 0x0B8B)   # lsl.w r11, r11, #2: 16 (i >> 2)
+    data(2, 0xF008, 0x0E01)   # and.w lr, r8, #1: + 4 (i & 1)
+    data(2, 0xEA4B, 0x0B8E)   # orr.w r11, r11, lr, lsl #2
+    data(2, 0xF008, 0x0E02)   # and.w lr, r8, #2: + (i & 2)
+    data(2, 0xEA4B, 0x0B0E)   # orr.w r11, r11, lr
+    data(2, 0xF822, 0x400B)   # strh.w r4, [r2, r11]
+    data(2, 0xF10B, 0x0B08)   # add.w r11, r11, #8: B's 8 bytes on
+    data(2, 0xF822, 0x500B)   # strh.w r5, [r2, r11]
+    b(GNEXT)
+    label(GTAIL)
+    data(2, 0xEA4F, 0x0B88)   # lsl.w r11, r8, #2: word i = A | B << 16
+    data(2, 0xF822, 0x400B)   # strh.w r4, [r2, r11]
+    data(2, 0xF10B, 0x0B02)   # add.w r11, r11, #2
+    data(2, 0xF822, 0x500B)   # strh.w r5, [r2, r11]
+    label(GNEXT)
+    data(2, 0xF108, 0x0801)   # add.w r8, r8, #1
+    label(GTEST)
+    cmp(r6, r7)
+    bcc(GLOOP)
+    mov(r4, r12)              # xk += GRSTEP
+    ldr(r6, [r0, 52])
+    add(r4, r4, r6)
+    mov(r12, r4)
+    ldr(r4, [r0, 72])         # GRUNS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 72])
+    bne(RUN)
+    ldr(r4, [r0, 60])         # xr += GXROW
+    add(r1, r1, r4)
+    ldr(r4, [r0, 68])         # GROWS -= 1
+    sub(r4, 1)
+    str(r4, [r0, 68])
+    bne(ROW)
+    data(2, 0xE8BD, 0x0F00)   # pop.w {r8, r9, r10, r11}
+    mov(r0, 0)

@@ -1,0 +1,48 @@
+"""ADD's and SUB's lookup-table kernel for equal shapes on Cortex-M4/M7/
+M33 (kernels.DSP): add._add_lut with its element loop in machine code
+(thumb_dsp.add_lut: two table lookups, SMMULR and TFLM's rounding, zero
+point, clamp and store in 21 instructions an element; the viper loop
+takes about 260 on an M4). add.prepare_quant binds it for an int8 ADD or
+SUB of equal shapes whose output shift is negative (every trained
+model's: the output multiplier twice_max / (2**20 * out_scale) is far
+below 1/2); the others keep _add_lut. Plain interpreters only: a
+compiled model (made on the host) names _add_lut. A DSP build's package
+only (romfs.DSP_ONLY).
+"""
+
+import micropython
+from micropython import const
+
+from . import thumb_dsp
+from .add import fill_tables
+
+_LOOP = thumb_dsp.add_lut
+# the tables' words in the work buffer, then thumb_dsp.add_lut's block
+TABLES = const(512)
+WORDS = const(522)
+
+
+@micropython.viper
+def add_lut(x: int, i: int, t: int, st):
+    """add._add_lut (the same st and results) for strides a = b = 1 and
+    a negative output shift: the tables (add.fill_tables), then
+    thumb_dsp.add_lut over the n elements, its block after the tables
+    (the work buffer holds WORDS words)."""
+    fill_tables(st[3], st[4], 20)
+    q = ptr32(st[3])
+    one: int = 1
+    S: int = one << 31
+    n: int = q[0]
+    w: int = int(ptr32(st[4]))
+    blk = ptr32(w + 4 * TABLES)
+    blk[0] = int(ptr8(st[0])) + n
+    blk[1] = int(ptr8(st[1])) + n
+    blk[2] = int(ptr8(st[2])) + q[15] + n
+    blk[3] = 0 - n
+    blk[4] = w
+    blk[5] = q[7]
+    blk[6] = 0 - ((q[8] ^ S) - S)
+    blk[7] = q[9]
+    blk[8] = q[10]
+    blk[9] = q[11]
+    _LOOP(st[4], 4 * TABLES)
