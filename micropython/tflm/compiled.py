@@ -64,7 +64,10 @@ from .source import block, free
 
 NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
-FORMAT = const(2)
+# FORMAT: what a block plans and stores (the kernels' states, their
+# scratch and work-buffer sizes, e.g. conv.py's _DBLK); a change there
+# takes a new FORMAT, so that older blocks build the plain way
+FORMAT = const(3)
 HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 

@@ -71,7 +71,7 @@ _QP = const(3)
 # thumb_dsp.gather's words, written by conv_dsp.conv_any only)
 _BLK = const(33)
 _REL = const(32)
-_DBLK = const(30)
+_DBLK = const(30)  # (a compiled block plans it: compiled.FORMAT)
 _DREL = const(9)
 
 # requant_i8b's fast path (fixedpoint): |x| <= 2**20
