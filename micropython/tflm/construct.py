@@ -39,9 +39,11 @@ def _build(it, model, arena_size, had, arena):
         at = block(buf)
         if at is not None:
             it._stage = "loading the compiled models' code"
-            f = free()
-            from .compiled import build as built
-            if free0 is not None:  # (its code is not the model's)
+            if free0 is None:
+                from .compiled import build as built
+            else:  # read into RAM (its code is not the model's)
+                f = free()
+                from .compiled import build as built
                 it._imported += f - free()
                 it.model_in_ram = True
             if built(it, buf, arena_size, arena, src, free0, at):
