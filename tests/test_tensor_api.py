@@ -365,6 +365,9 @@ it.input(0).data[:] = bytes(range(256)) * 36
 it.invoke()
 r["list"] = it.labels
 r["top"] = it.top(1)[0][0]
+it.labels = ['only one']  # set after construction: top() checks it
+r["short"] = outcomes(("it.top(1)",), globals())
+it.labels = ('x', 'y')
 v = it.output(0).view()
 r["best"] = sorted(range(2), key=lambda i: (-v[i], i))[0]
 r["sibling"] = tflm.Interpreter(%r).labels
@@ -383,6 +386,7 @@ print(json.dumps(r))
     got = json.loads(run_mp(code, tmp_path).splitlines()[-1])
     assert got["list"] == ["x", "y"]
     assert got["top"] == ["x", "y"][got["best"]]
+    assert got["short"] == ["ValueError"], got
     assert got["sibling"] == ["sibling 0", "sibling 1"]
     assert got["file"] == ["a", "b"]
     assert got["bom"] == ["a", "b"], got  # a byte-order mark is no label

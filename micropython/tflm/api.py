@@ -121,8 +121,8 @@ def labels_arg(labels):
 
 
 def check_labels(labels, outs):
-    """ValueError unless labels (given to the constructor) are as many
-    as output 0's values (the classes top() ranks); outs: the outputs."""
+    """ValueError unless labels (given to the constructor, or read by
+    top()) are as many as output 0's values (the classes top() ranks); outs: the outputs."""
     if not outs:
         return
     if len(labels) != outs[0].size:
@@ -146,7 +146,9 @@ def _labels(interp):
 def top(interp, k=1):
     """The k best classes of output 0: [(label, score)], best first; the
     label is the class index where there are no labels. Scores are
-    output 0's real values (dequantized)."""
+    output 0's real values (dequantized). ValueError for labels that are
+    not as many as output 0's values (interp.labels set to another list,
+    or a sibling .txt file of other lines)."""
     from .repl import output_values
     if _int(k, "k") < 1:
         raise ValueError("k must be >= 1, got %d" % k)
@@ -156,9 +158,11 @@ def top(interp, k=1):
         else None
     scores = output_values(t, True, flat)
     labels = interp.labels
+    if labels:
+        check_labels(labels, [t])
     # ties in index order (MicroPython's sort is not stable)
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
-    return [(labels[i] if labels and i < len(labels) else i, scores[i])
+    return [(labels[i] if labels else i, scores[i])
             for i in order]
 
 
