@@ -122,7 +122,8 @@ def labels_arg(labels):
 
 def check_labels(labels, outs):
     """ValueError unless labels (given to the constructor, or read by
-    top()) are as many as output 0's values (the classes top() ranks); outs: the outputs."""
+    top()) are as many as output 0's values (the classes top() ranks);
+    outs: the outputs."""
     if not outs:
         return
     if len(labels) != outs[0].size:
