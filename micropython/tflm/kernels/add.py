@@ -30,7 +30,8 @@ requantization and the store per element, reading the inputs directly
 (equal shapes, or a broadcast that is one loop, e.g. adding a scalar) or
 chunks of broadcast input bytes (bind_lut). Same integers, so the same
 bits. On Cortex-M4/M7/M33 (kernels.DSP) an equal-shape one runs
-add_dsp.add_lut, its element loop in machine code.
+add_dsp.add_lut, its element loop in machine code (add_dsp.eval_lut,
+bound as _eval_lut there: plain and compiled models).
 
 SUB (sub.py) is the same computation with a - b and the same
 multipliers; prepare_quant serves both.
@@ -54,6 +55,11 @@ _ADD_FUSED_ACTIVATION_FUNCTION = const(0)
 # Element count from which equal-shape ADDs use the lookup-table path:
 # filling the tables costs about as much as 170 elements of the other.
 LUT_MIN = 256
+# The table kernels' work buffer in int32 words: the two tables' 512,
+# then add_dsp.add_lut's block (thumb_dsp.add_lut's 10 words) on DSP
+# builds; every build plans them, so that a model compiled on the host
+# (for any arch) runs add_dsp there
+LUT_WORDS = const(522)
 
 
 def smaller_than_one(op, what, d):
@@ -151,9 +157,6 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, lo,
                 hi, 1 if sub else 0]
-        if _add_lut_dsp is not None and not bc and qo[1][0] < 0:
-            return bind_lut(_add_lut_dsp, x1, x2, y, ctx, bc, head,
-                            _DSP_WORDS)
         return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
     from . import add_chunks  # small or broadcast: kernels._LAZY
     store = add_chunks.store_i8
@@ -168,7 +171,7 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         q2[0], q2[1], qo[0], qo[1], qp, 1 if sub else 0, store)
 
 
-def bind_lut(kernel, x1, x2, y, ctx, bc, head, words=512):
+def bind_lut(kernel, x1, x2, y, ctx, bc, head, words=LUT_WORDS):
     """(eval_fn, state) running a lookup-table kernel (_add_lut or
     squared_difference._sqdiff_lut) over the output of int8 x1 op x2.
 
@@ -178,8 +181,7 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head, words=512):
     (broadcast.gather, raw int8 values) into the two halves of the shared
     scratch array and run the kernel on those with a stride of 4 bytes
     (the low byte of each little-endian int32), building its tables in
-    the first chunk only. words: the work buffer's size (the tables'
-    512, or more for add_dsp.add_lut's block).
+    the first chunk only. words: the work buffer's size (LUT_WORDS).
     """
     from . import broadcast_prep as bp
     from .conv_util import keep, scratch_halves, work_buffer
@@ -329,10 +331,8 @@ def fill_tables(prm, work, shl: int):
         j += 1
 
 
-# Cortex-M4/M7/M33 (kernels.DSP): the equal-shape table kernel with its
-# element loop in machine code (add_dsp.py, in DSP builds only, imported
-# with this module: prepare binds it)
-_add_lut_dsp = None
+# Cortex-M4/M7/M33 (kernels.DSP): the table kernels' step function runs
+# the equal-shape ADD / SUB with its element loop in machine code where
+# it applies (add_dsp.py, in DSP builds only, imported with this module)
 if DSP:
-    from .add_dsp import WORDS as _DSP_WORDS
-    from .add_dsp import add_lut as _add_lut_dsp  # noqa: F811
+    from .add_dsp import eval_lut as _eval_lut  # noqa: F811

@@ -2,24 +2,47 @@
 M33 (kernels.DSP): add._add_lut with its element loop in machine code
 (thumb_dsp.add_lut: two table lookups, SMMULR and TFLM's rounding, zero
 point, clamp and store in 21 instructions an element; the viper loop
-takes about 260 on an M4). add.prepare_quant binds it for an int8 ADD or
-SUB of equal shapes whose output shift is negative (every trained
-model's: the output multiplier twice_max / (2**20 * out_scale) is far
-below 1/2); the others keep _add_lut. Plain interpreters only: a
-compiled model (made on the host) names _add_lut. A DSP build's package
-only (romfs.DSP_ONLY).
+takes about 260 on an M4). add.py binds eval_lut (below) as its
+_eval_lut, the step function of every table kernel's state, so plain and
+compiled models (a block made on the host names add._eval_lut and
+add._add_lut) both run it: add_lut where the state's kernel is
+add._add_lut with strides a = b = 1 (equal shapes) and a negative output
+shift (every trained model's: the output multiplier twice_max / (2**20
+* out_scale) is far below 1/2), else the state's kernel. The work buffer
+holds add.LUT_WORDS words on every build: the tables, then add_lut's
+block. A DSP build's package only (romfs.DSP_ONLY).
 """
 
 import micropython
 from micropython import const
 
 from . import thumb_dsp
+from .add import _add_lut as _VIPER
 from .add import fill_tables
 
 _LOOP = thumb_dsp.add_lut
 # the tables' words in the work buffer, then thumb_dsp.add_lut's block
 TABLES = const(512)
-WORDS = const(522)
+
+
+def eval_lut(state):
+    """add._eval_lut (the same state): add_lut where it applies (see
+    the module), else the state's kernel."""
+    if state[5] is _VIPER and _fits(state[3]):
+        add_lut(0, 0, 0, state)
+    else:
+        state[5](0, 0, 0, state)
+
+
+@micropython.viper
+def _fits(prm) -> int:
+    """1 when the parameters prm (add.bind_lut's int32 words: the
+    output shift at 8, the strides a and b at 13 and 14) take add_lut:
+    a = b = 1 and a negative shift."""
+    q = ptr32(prm)
+    if q[13] != 1 or q[14] != 1:
+        return 0
+    return (q[8] >> 31) & 1
 
 
 @micropython.viper
@@ -27,7 +50,7 @@ def add_lut(x: int, i: int, t: int, st):
     """add._add_lut (the same st and results) for strides a = b = 1 and
     a negative output shift: the tables (add.fill_tables), then
     thumb_dsp.add_lut over the n elements, its block after the tables
-    (the work buffer holds WORDS words)."""
+    (the work buffer holds add.LUT_WORDS words)."""
     fill_tables(st[3], st[4], 20)
     q = ptr32(st[3])
     one: int = 1
