@@ -682,3 +682,25 @@ def test_generated_quantize_i32_and_reduce_all_match_tflm(tmp_path):
     for name, w, (st, g_) in zip(names, want, got):
         assert st == "OK", "%s rejected: %s" % (name, g_)
         assert g_ == w, "%s differs from TFLM" % name
+
+
+def test_many_per_channel_units_at_a_small_heap(tmp_path):
+    """A per-channel FULLY_CONNECTED of 300 units, half of them negative,
+    builds on a 512 KB heap and matches TFLM: its multipliers go one unit
+    at a time into arrays made first (a list of per-unit results, each
+    made amid its computation's garbage, left no 4 KB block free)."""
+    g = np.random.default_rng(5)
+    fs = [(-1) ** k * (1e-3 + 1e-5 * k) for k in range(300)]
+    raw = fully_connected(g, fs=fs)
+    ins, want = oracle_case(raw, None, g)
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(raw)
+    code = """
+import tflm
+it = tflm.Interpreter(%r)
+it.input(0).data[:] = bytes.fromhex(%r)
+it.invoke()
+print(bytes(it.output(0).data).hex())
+""" % (str(path), bytes(np.asarray(ins[0]).tobytes()).hex())
+    got = run_mp(code, tmp_path, heap="512K").split()[-1]
+    assert bytes.fromhex(got) == bytes(want[0])

@@ -149,21 +149,32 @@ def _multipliers(op, x, w, bias, y, units):
     A zero unit scale gives (0, 0); a negative per-tensor scale is
     refused as TFLM refuses it."""
     from .. import quant
+    from ..heap import zeros
     from .conv_util import NEG_MARK
     label = op.label()
-    scales = w.scales
+    # one scale at a time, into arrays made first: a list of per-unit
+    # results, each made amid its computation's garbage, scatters small
+    # objects through a board's heap (hundreds of units left no 4 KB
+    # block free)
+    n_sc, scale = w.scale_reader()
+    neg = False
     try:
-        if len(scales) > 1:
+        if n_sc > 1:
             qd = w.quantized_dimension
-            if (not 0 <= qd < len(w.shape) or len(scales) != w.shape[qd]
-                    or len(scales) != units):
+            if (not 0 <= qd < len(w.shape) or n_sc != w.shape[qd]
+                    or n_sc != units):
                 raise PrepareError("%s: weights %s have %d scales for shape "
-                                   "%s" % (label, w.label(), len(scales),
-                                           w.shape))
+                                   "%s" % (label, w.label(), n_sc, w.shape))
             # A unit's scale may be negative or zero, as in TFLM (a
             # negative multiplier: its shift byte gets NEG_MARK)
-            pairs = [quant.conv_multiplier_signed(x.scale, s, y.scale)
-                     for s in scales]
+            mults, shifts = zeros("i", n_sc), zeros("b", n_sc)
+            xs, ys = x.scale, y.scale
+            for k in range(n_sc):
+                m, sh = quant.conv_multiplier_signed(xs, scale(k), ys)
+                _check_shift(label, sh)
+                mults[k] = m
+                shifts[k] = sh + NEG_MARK if m < 0 else sh
+                neg = neg or m < 0
             per_channel = 1
         else:
             if not w.scale >= 0.0:
@@ -177,19 +188,22 @@ def _multipliers(op, x, w, bias, y, units):
             # The oracle (PyPI tflite-micro) rounds (double)in * (double)w,
             # not the float32 product kernel_util.cc shows: fuzzing found
             # outputs one off with the float32 product (tests/test_fuzz.py).
-            pairs = [quant.conv_multiplier(x.scale, w.scale, y.scale)]
+            m, sh = quant.conv_multiplier(x.scale, w.scale, y.scale)
+            _check_shift(label, sh)
+            mults, shifts = array("i", [m]), array("b", [sh])
             per_channel = 0
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
-    for m, s in pairs:
-        if s > 30:
-            raise PrepareError("%s: requantization multiplier too large "
-                               "(shift %d)" % (label, s))
-    mults = array("i", [m for m, _ in pairs])
-    shifts = array("b", [s + NEG_MARK if m < 0 else s for m, s in pairs])
-    if min(m for m, _ in pairs) < 0:  # requant_i8b's negative units
+    if neg:  # requant_i8b's negative units
         from . import requant_neg  # noqa: F401
     return mults, shifts, per_channel
+
+
+def _check_shift(label, shift):
+    """PrepareError for a multiplier of 2**31 or more (shift > 30)."""
+    if shift > 30:
+        raise PrepareError("%s: requantization multiplier too large "
+                           "(shift %d)" % (label, shift))
 
 
 def _check_bias_scale(op, x, w, bias, y):
