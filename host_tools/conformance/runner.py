@@ -559,7 +559,8 @@ def main(args):
         for e in errors:
             print("import failed: %s" % e.strip().splitlines()[-1])
         return 0
-    if args.replay:
+    TARGET["cmd"], TARGET["arch"] = args.target_cmd, args.target_arch
+    if args.replay:  # (on the target too, with --target-cmd)
         done = replay(args.corpus, args.jobs)
         bad = [c for c in done if c.status != "pass"]
         for c in done:
@@ -567,7 +568,6 @@ def main(args):
         print("%d corpus entries, %d not passing" % (len(done), len(bad)))
         return 1 if bad else 0
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
-    TARGET["cmd"], TARGET["arch"] = args.target_cmd, args.target_arch
     try:
         status, _, _ = run(args.n, args.seed, ops or None, args.corpus,
                            args.jobs, not args.no_save, case=args.case,
