@@ -33,17 +33,17 @@ from micropython import const
 from ..heap import zeros
 from ..errors import PrepareError
 from . import FPU, f32, f32_math
-from .f32 import dot, vdiv
+from .f32 import vdiv
 from .f32_math import vexp, vtanh
 
-vec = None
+dot = vec = None  # (lstm_f32.py takes them from here too)
 if FPU:  # Cortex-M4F/M7/M33: VMUL and VADD on the FPU, the same bits
     try:
-        from .thumb_fpu import vec
+        from .thumb_fpu import dot, vec
     except (ImportError, SyntaxError, ValueError):  # a build without it
-        vec = None
+        dot = vec = None
 if vec is None:
-    from .f32 import vec
+    from .f32 import dot, vec
 
 _ADD = const(0)
 _FLOAT32 = const(0)

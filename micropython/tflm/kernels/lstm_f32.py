@@ -31,7 +31,9 @@ is, as the int8 kernel and TFLM's release build do); then
         the C++ source would give clip)
     h = clamp(fl(tanh(c) * output)); out[t] = h
 
-Every sum and product is f32.dot / f32.vec (float32 bits, bit-exact);
+Every sum and product is f32.dot / f32.vec (float32 bits, bit-exact;
+on Cortex-M4F/M7/M33 thumb_fpu's, the same bits from the FPU, as
+float_ops chooses them);
 Logistic and Tanh are float_ops' (f32_math's exp and tanh, within 1 ulp
 of the exact value, where TFLM calls the C library's expf / tanhf:
 results can differ from TFLM's in the last bits, as float32 LOGISTIC and
@@ -44,7 +46,7 @@ from micropython import const
 
 from . import f32
 from .f32_math import vtanh, EXP_Q31, TANH_Q30
-from .float_ops import _eval_logistic, _unary_state
+from .float_ops import _eval_logistic, _unary_state, dot as _dot, vec as _vec
 from .lstm import structure
 
 _ACT_TANH = const(4)
@@ -120,8 +122,8 @@ def prepare(op, ins, outs, ctx):
 def _eval(st):
     (x, h, c, y, g, bufs, weights, biases, pin, prec, qd, pv, clamp,
      unclamped, k, acts, pe, est, cq) = st
-    dot = f32.dot
-    vec = f32.vec
+    dot = _dot  # (float_ops': on the FPU where there is one)
+    vec = _vec
     batch = g[0]
     steps = g[1]
     n_in = g[2]
