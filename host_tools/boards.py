@@ -316,12 +316,12 @@ def explain(board, cost, in_romfs, storage=True):
         "" if in_romfs else " + file %s" % _k(cost.file), _k(ram))
     ok = fits(board, cost, in_romfs, storage)
     if ram > usable:
-        why = "more than the %s of heap to spare" % _k(usable)
+        why = "more than the %s of heap a program can use" % _k(usable)
     elif not ok:
         why = "RAM is fine but the file does not fit the %s" % (
             "ROMFS partition" if in_romfs else "filesystem")
     else:
-        why = "of %s heap to spare" % _k(usable)
+        why = "within the %s of heap a program can use" % _k(usable)
     return ok, "%s %s on %s: %s, %s" % (
         cost.key, "fits" if ok else "does NOT fit", board["id"], parts, why)
 

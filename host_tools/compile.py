@@ -227,6 +227,6 @@ def main(args):
         info["arena"], info["head"], info["tail"]))
     if info["tail_read_only"] and info["tail"]:
         print("the tail stays in the model's bytes where they are "
-              "word-aligned (ROMFS, flash): arena: %d bytes then"
-              % info["head"])
+              "word-aligned (ROMFS, flash, a file read into RAM): arena: "
+              "%d bytes then" % info["head"])
     return 0

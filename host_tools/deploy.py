@@ -293,8 +293,15 @@ def build_flash_uf2(board, args, out_dir):
     try:
         fw = args.firmware
         # the firmware's .uf2 file, else its end address (0x... or decimal)
-        fw_end = fx.firmware_end(fw, board) if os.path.exists(fw) else \
-            fx.address(fw)
+        if os.path.exists(fw):
+            fw_end = fx.firmware_end(fw, board)
+        else:
+            try:
+                fw_end = fx.address(fw)
+            except ValueError:
+                raise ValueError("no firmware file %r (FIRMWARE= is the "
+                                 "firmware's .uf2 file, or the address "
+                                 "where it ends)" % fw)
         name = args.name or _flash_name(args.model)
         with open(args.model, "rb") as f:
             raw = f.read()
