@@ -686,3 +686,33 @@ def test_kernels_that_write_what_they_kept(tmp_path, arch):
         assert compiled[0] and not compiled[1], compiled
         assert compiled[2], "invoke() wrote into the model's bytes"
         assert compiled[3] == plain[3]
+
+
+FILE_SCRIPT = """
+import sys
+import tflm
+it = tflm.Interpreter(PATH)
+d = it.input(0).data
+for i in range(len(d)):
+    d[i] = (i * 7) & 255
+it.invoke()
+print(it.compiled, bytes(it.output(0).data).hex())
+"""
+
+
+def test_a_compiled_file_builds_without_the_plain_modules(tmp_path, arch):
+    """A compiled model given as the path of a file the port cannot use
+    in place (a flash file system's, as every file on the unix port) is
+    read into RAM and built from its block before any of the plain
+    construction's modules is imported: the keyword spotter builds on a
+    240 KB heap (importing them first needed more than 260 KB on the
+    32-bit port, 300 KB on the 64-bit one), with the plain model's
+    outputs."""
+    src, p, _ = _compile(tmp_path, "tiny_kws_ref_int8/kws_ref_model.tflite",
+                         arch)
+    got = run_mp("PATH = %r\n" % p + FILE_SCRIPT, tmp_path,
+                 heap="240K").split()
+    want = run_mp("PATH = %r\n" % src + FILE_SCRIPT, tmp_path,
+                  heap="16M").split()
+    assert got[-2] == "True" and want[-2] == "None", (got, want)
+    assert got[-1] == want[-1]
