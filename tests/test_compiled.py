@@ -716,3 +716,29 @@ def test_a_compiled_file_builds_without_the_plain_modules(tmp_path, arch):
                   heap="16M").split()
     assert got[-2] == "True" and want[-2] == "None", (got, want)
     assert got[-1] == want[-1]
+
+
+def test_which_files_name_a_block(tmp_path, arch):
+    """construct._names_a_block reads a file's metadata names with a few
+    small reads: True for a compiled model, False for the plain one, a
+    cut or scrambled file, a missing one (the plain construction then
+    says what is wrong)."""
+    src, p, _ = _compile(tmp_path, "hello_world_int8/hello_world_int8.tflite",
+                         arch)
+    raw = open(p, "rb").read()
+    files = {"compiled": p, "plain": src}
+    for name, data in (("cut", raw[:200]), ("junk", bytes(range(256)) * 4),
+                       ("empty", b""), ("rootless", b"\xff" * 64)):
+        files[name] = str(tmp_path / name)
+        with open(files[name], "wb") as f:
+            f.write(data)
+    files["missing"] = str(tmp_path / "missing.tflite")
+    out = run_mp("FILES = %r\n" % files + """
+import json
+from tflm.construct import _names_a_block
+print(json.dumps({k: _names_a_block(v) for k, v in FILES.items()}))
+""", tmp_path)
+    got = json.loads(out.splitlines()[-1])
+    assert got == {"compiled": True, "plain": False, "cut": False,
+                   "junk": False, "empty": False, "rootless": False,
+                   "missing": False}, got
