@@ -241,7 +241,8 @@ def test_lazy_imports_are_declared():
 # beyond what is kept: ResNet-8 needs 11.7 KB more than it keeps there),
 # 64-bit / 32-bit, about 2% above today's (construct.py and source.py,
 # which pick the compiled or the plain construction, among them; the
-# negative scales in quant.py, LOG_SOFTMAX's helpers in lut_math.py).
+# negative scales in quant.py, LOG_SOFTMAX's helpers in lut_math.py,
+# the hint of source.arena_oom's "not in one block" message).
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         # (the kernel registry grows with each operator added; armv6m:
@@ -249,11 +250,11 @@ PACKAGE_COST = {
         # kernels/requant_neg.py is imported on demand, nor the drivers
         # of the Cortex-M4 paths, conv_dsp.py and dw_dsp.py, which only
         # DSP builds carry)
-        "x64": 30400, "x86": 17400, "armv6m": (208, 12000),
+        "x64": 30500, "x86": 17500, "armv6m": (208, 12000),
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},
-        "construction": {"x64": 19200, "x86": 10300}},
+        "construction": {"x64": 19500, "x86": 10500}},
 }
 
 

@@ -458,8 +458,9 @@ def _build(it, buf, arena_size, user, src, at):
         if name not in sys.modules:
             load(name)
             pack()
+    have = free()  # (allocate takes it: no second gc.mem_free())
     if before is not None:
-        it._imported += before - free()
+        it._imported += before - have
     from .model import Model
     it._model = m = Model(buf, check=False, verified=True)
     it._buf = buf
@@ -471,7 +472,7 @@ def _build(it, buf, arena_size, user, src, at):
         place(it, user, head, tail, words, skip)
     else:
         from .source import allocate
-        allocate(it, head, tail, words)
+        allocate(it, head, tail, words, have)
     it._stage = "rebuilding the steps"
     mv = memoryview(it.arena)
     hv = mv[:head]
@@ -523,6 +524,15 @@ def _build(it, buf, arena_size, user, src, at):
             io[i] = _bind(t, w, fb.mv, hv)
     it.inputs = [io[i] for i in m.inputs]
     it.outputs = [io[i] for i in m.outputs]
+    # their fields stored now (tensor.own), before build's last free():
+    # counted in it.ram without two more gc.mem_free() calls in
+    # Interpreter() (a compiled build has no parser peak to wait for)
+    from .tensor import own
+    try:
+        own(it.inputs)
+        own(it.outputs)
+    except MemoryError:  # (as Interpreter's: the tensors stay lazy)
+        pass
     if states:  # (else the class's None: no attribute)
         it._states = states
     if variables:

@@ -300,15 +300,18 @@ class Interpreter:
         # that the parser is gone (so not at construction's peak), in
         # the holes it left; counted in ram. On a heap too full for it a
         # tensor keeps reading them from the model bytes (its FlatBuffer
-        # is forgotten only once all its fields are stored).
-        f = gc.mem_free()
-        try:
-            tensor.own(self.inputs)
-            tensor.own(self.outputs)
-        except MemoryError:
-            pass
-        gc.collect()
-        self.ram += f - gc.mem_free()
+        # is forgotten only once all its fields are stored). A compiled
+        # build stored them already (compiled._build: no gc.mem_free()
+        # here, a few hundred thousand instructions each on a board).
+        if getattr(self, "_compiled", None) is not True:
+            f = gc.mem_free()
+            try:
+                tensor.own(self.inputs)
+                tensor.own(self.outputs)
+            except MemoryError:
+                pass
+            gc.collect()
+            self.ram += f - gc.mem_free()
         if self._held is not None:  # arena=: their set() checks it
             for t in self.inputs + self.outputs:
                 t._interp = self

@@ -25,38 +25,47 @@ def free():
     return f() if f is not None else None
 
 
-def oom(what, need):
-    """ArenaError: `what` needs `need` bytes, more than the heap has."""
+def oom(what, need, hint=""):
+    """ArenaError: `what` needs `need` bytes, more than the heap has (or
+    than its largest free block: then hint, what avoids that, follows)."""
     have = free()
     return ArenaError("%s needs %d bytes: %s" % (
         what, need, "out of memory" if have is None else
         "%d bytes free%s" % (have, "" if have < need else
-                             ", but not in one block")))
+                             ", but not in one block" + hint)))
 
 
-def arena_oom(need, head):
-    """ArenaError: the need-byte arena (head bytes of head) does not fit."""
+def arena_oom(need, head, plain=True):
+    """ArenaError: the need-byte arena (head bytes of head) does not fit;
+    plain: a plain construction's (a compiled model needs less)."""
     return oom("allocating the %d-byte arena (%d head + %d tail)"
-               % (need, head, need - head), need)
+               % (need, head, need - head), need,
+               " (make the arena first at boot and pass it as arena=: "
+               "docs/memory.md%s)"
+               % ("; a model compiled on the host needs less" if plain
+                  else ""))
 
 
-def allocate(it, head, tail, words):
+def allocate(it, head, tail, words, n=None):
     """it.arena = bytearray(head + tail) and it._words = words int32
     zeros (the tail's words: an array of their own, so that kernels fill
     them by index: context.persistent), after a collection; ArenaError
     (arena_oom) when they do not fit. Nothing else is made first: the
-    message is formatted only on failure."""
+    message is formatted only on failure. n: free() as the caller just
+    read it (nothing kept made since: a compiled build, compiled.py),
+    else collected and read here (a board's gc.mem_free() costs a few
+    hundred thousand instructions)."""
     need = head + tail + 4 * words
     it._stage = "allocating the arena"
-    have = free()
+    have = free() if n is None else n
     if have is not None and have < need:
-        raise arena_oom(need, head)
+        raise arena_oom(need, head, n is None)
     try:
         it.arena = bytearray(head + tail)
         it._words = zeros("i", words)
     except MemoryError:
         it.arena = it._words = None
-        raise arena_oom(need, head)
+        raise arena_oom(need, head, n is None)
 
 
 def open_model(model, read=True):
