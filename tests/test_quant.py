@@ -48,6 +48,32 @@ def test_conv_multiplier_matches_double_arithmetic():
         assert quant.conv_multiplier(x, y, z) == want, (x, y, z)
 
 
+def test_channel_multiplier_matches_double_arithmetic():
+    """channel_multiplier (the per-channel loop's: input and output
+    scales taken apart once, the filter's of either sign) equals TFLM's
+    double computation for positive filter scales, and the general
+    composition (from_f32_signed, mul, div, quantize_multiplier) for
+    every filter scale: negative, zero and subnormal ones included, and
+    subnormal input or output scales (which take the general way)."""
+    rng = np.random.default_rng(4)
+    n = 60_000
+    a, b, c = (random_scales(rng, n) for _ in range(3))
+    sub = rng.integers(1, 0x800000, n, dtype=np.uint32)  # subnormals
+    b = np.where(rng.random(n) < 0.05, sub, b)
+    a = np.where(rng.random(n) < 0.02, sub, a)
+    b = np.where(rng.random(n) < 0.01, 0, b)
+    sign = (rng.random(n) < 0.2).astype(np.uint32) << 31
+    for i in range(n):
+        x, y, z = f32(a[i]), f32(b[i] | sign[i]), f32(c[i])
+        ia, oa = quant.from_f32(x), quant.from_f32(z)
+        got = quant.channel_multiplier(ia, oa, y)
+        neg, fy = quant.from_f32_signed(y)
+        assert got == quant.quantize_multiplier(
+            quant.div(quant.mul(ia, fy), oa), neg), (x, y, z)
+        if y > 0:
+            assert got == tflm_quantize_multiplier(x * y / z), (x, y, z)
+
+
 def test_fc_multiplier_takes_float32_product():
     rng = np.random.default_rng(2)
     n = 20_000
@@ -100,8 +126,14 @@ def f(b):
 T = %r
 for x, y, z in T:
     print(*quant.conv_multiplier(f(x), f(y), f(z)))
+    # the per-channel loop's, of the negated filter scale too
+    a, o = quant.from_f32(f(x)), quant.from_f32(f(z))
+    print(*(quant.channel_multiplier(a, o, f(y)) +
+            quant.channel_multiplier(a, o, f(y | 1 << 31))))
 """ % (triples,)
     out = run_mp(code, tmp_path).split("\n")
     for i, (x, y, z) in enumerate(triples):
         want = tflm_quantize_multiplier(f32(x) * f32(y) / f32(z))
-        assert out[i] == "%d %d" % want
+        assert out[2 * i] == "%d %d" % want
+        neg = quant.conv_multiplier_signed(f32(x), -f32(y), f32(z))
+        assert out[2 * i + 1] == "%d %d %d %d" % (want + neg)

@@ -194,9 +194,53 @@ def conv_multiplier_signed(input_scale, filter_scale, output_scale):
     filter's scale be negative or zero: the multiplier then is negative,
     or (0, 0)); input and output scales positive. Raises ModelError for
     a NaN or infinite filter scale."""
-    neg, f = from_f32_signed(filter_scale)
-    prod = mul(from_f32(input_scale), f)
-    return quantize_multiplier(div(prod, from_f32(output_scale)), neg)
+    return channel_multiplier(from_f32(input_scale), from_f32(output_scale),
+                              filter_scale)
+
+
+def channel_multiplier(a, o, s):
+    """conv_multiplier_signed with the input and output scales already
+    taken apart (a = from_f32(input scale), o = from_f32(output scale),
+    once per operator) and filter scale s (a float): (multiplier,
+    shift), QuantizeMultiplier((double)input * (double)s /
+    (double)output). Where all three are normal float32 numbers (every
+    real model's), the product of the two 24-bit mantissas is exact in
+    double and one 77-bit by 24-bit division gives the quotient's 53
+    bits (a board's construction computes this for every output channel
+    of every CONV_2D, DEPTHWISE_CONV_2D and per-channel FULLY_CONNECTED:
+    a few big-number operations instead of mul, div and their bit
+    counts); anything else goes the general way. Raises ModelError as
+    conv_multiplier_signed."""
+    bits = struct.unpack("<I", struct.pack("<f", s))[0]
+    ex = bits >> 23 & 0xFF
+    ma, mo = a[0], o[0]
+    if not (0 < ex < 0xFF and ma >> 23 == 1 and mo >> 23 == 1):
+        neg, f = from_f32_signed(s)
+        return quantize_multiplier(div(mul(a, f), o), neg)
+    p = ma * (bits & 0x7FFFFF | 0x800000)  # 2**46 <= p < 2**48
+    k = 29 if p >> 47 else 30  # p << k: 77 bits
+    q, r = divmod(p << k, mo)  # 2**52 <= q < 2**54
+    d = mo
+    if q >> 53:  # 54 bits: one fewer
+        r += (q & 1) * mo
+        q >>= 1
+        d = mo << 1
+        k -= 1
+    if 2 * r > d or (2 * r == d and q & 1):  # to nearest, ties to even
+        q += 1
+        if q >> 53:
+            q >>= 1
+            k -= 1
+    # q * 2**(ea + ef - eo - k), q of 53 bits: quantize_multiplier's
+    shift = a[1] + ex - 150 - o[1] - k + 53
+    m = (q + (1 << 21)) >> 22
+    neg = bits >> 31
+    if m == 1 << 31 and not neg:
+        m >>= 1
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return (-m if neg else m), shift
 
 
 def ratio_multiplier(num_scale, den_scale):

@@ -232,9 +232,7 @@ def quant_params(op, inp, filt, out, act, n_ch, same_zp_count, ctx=None,
             if s != last:
                 # quant.conv_multiplier_signed, with the input and output
                 # scales taken apart once
-                neg, fs = quant.from_f32_signed(s)
-                ms = quant.quantize_multiplier(quant.div(quant.mul(
-                    ia, fs), oa), neg)
+                ms = quant.channel_multiplier(ia, oa, s)
                 last = s
                 if ms[0] < 0 and not neg_ok:
                     raise PrepareError(

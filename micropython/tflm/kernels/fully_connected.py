@@ -168,9 +168,11 @@ def _multipliers(op, x, w, bias, y, units):
             # A unit's scale may be negative or zero, as in TFLM (a
             # negative multiplier: its shift byte gets NEG_MARK)
             mults, shifts = zeros("i", n_sc), zeros("b", n_sc)
-            xs, ys = x.scale, y.scale
+            # (quant.conv_multiplier_signed, the input and output scales
+            # taken apart once)
+            xs, ys = quant.from_f32(x.scale), quant.from_f32(y.scale)
             for k in range(n_sc):
-                m, sh = quant.conv_multiplier_signed(xs, scale(k), ys)
+                m, sh = quant.channel_multiplier(xs, ys, scale(k))
                 _check_shift(label, sh)
                 mults[k] = m
                 shifts[k] = sh + NEG_MARK if m < 0 else sh
