@@ -23,6 +23,7 @@ block already in it is replaced.
 
 import json
 import os
+import struct
 import tempfile
 
 from tflite_micro.tensorflow.lite.micro.python import \
@@ -53,9 +54,13 @@ def target(arch):
 
 
 def fnv30(data, start, end, h):
-    """tflm.compiled._hash on the host: h folded with data[start:end]."""
-    for b in data[start:end]:
-        h = ((h ^ b) * 0x01000193) & 0x3FFFFFFF
+    """tflm.compiled._hash on the host: h folded with data[start:end] a
+    little-endian 32-bit word at a time (the last one padded with zero
+    bytes); start a multiple of 4."""
+    chunk = bytes(data[start:end])
+    chunk += bytes(-len(chunk) % 4)
+    for (w,) in struct.iter_unpack("<I", chunk):
+        h = ((h ^ w) * 0x01000193) & 0x3FFFFFFF
     return h
 
 

@@ -65,9 +65,10 @@ from .source import block, free
 NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
 # FORMAT: what a block plans and stores (the kernels' states, their
-# scratch and work-buffer sizes, e.g. conv.py's _DBLK); a change there
-# takes a new FORMAT, so that older blocks build the plain way
-FORMAT = const(3)
+# scratch and work-buffer sizes, e.g. conv.py's _DBLK) and how its
+# hashes are made (_hash: by words since 4); a change there takes a new
+# FORMAT, so that older blocks build the plain way
+FORMAT = const(4)
 HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 
@@ -104,25 +105,40 @@ TWINS = ("mac:thumb mac_dw:thumb_dw softmax_loops:thumb_softmax "
 
 
 @micropython.viper
-def _hash(buf, start: int, end: int, h: int) -> int:
-    """h folded with bytes [start, end) of buf: ((h ^ byte) * 0x01000193)
-    mod 2**30 per byte (FNV-1a's step, 30 bits: the same on 32- and
-    64-bit ports and on the host, host_tools/compile.py)."""
-    p = ptr8(buf)
-    i = start
-    while i < end:
-        h = ((h ^ p[i]) * 0x01000193) & 0x3FFFFFFF
-        i += 1
+def _hash(h: int, start: int, end: int, buf) -> int:
+    """h folded with bytes [start, end) of buf, a word at a time: ((h ^
+    w) * 0x01000193) mod 2**30 per little-endian 32-bit word w of the
+    range (FNV-1a's step, 30 bits: the same on 32- and 64-bit ports and
+    on the host, host_tools/compile.py), the last one padded with zero
+    bytes. buf's first byte and start lie at multiples of 4 (Block.check
+    sees to both). h, start and end are the registers of the loop (a
+    Cortex-M0+ keeps three): about 10 instructions a word there."""
+    base = int(ptr8(buf))
+    k = end & 3  # bytes after the last whole word
+    start += base
+    end += base - k
+    while uint(start) < uint(end):
+        h = ((h ^ int(ptr32(start)[0])) * 0x01000193) & 0x3FFFFFFF
+        start += 4
+    if k:
+        b = ptr8(end)
+        w = 0
+        i = 0
+        while i < k:
+            w |= b[i] << (8 * i)
+            i += 1
+        h = ((h ^ w) * 0x01000193) & 0x3FFFFFFF
     return h
 
 
 def hashes(mv, pos, n, end):
     """(hash of model bytes mv[:end] outside the block [pos, pos + n),
-    hash of the block but its words 4 and 5): header words 4 and 5."""
-    h = _hash(mv, 0, pos, 0x2345)
-    h = _hash(mv, pos + n, end, h)
-    b = _hash(mv, pos, pos + 16, 0x2345)
-    return h, _hash(mv, pos + 24, pos + n, b)
+    hash of the block but its words 4 and 5): header words 4 and 5. mv
+    starts at a multiple of 4 in memory, pos and n are multiples of 4."""
+    h = _hash(0x2345, 0, pos, mv)
+    h = _hash(h, pos + n, end, mv)
+    b = _hash(0x2345, pos, pos + 16, mv)
+    return h, _hash(b, pos + 24, pos + n, mv)
 
 
 def _version():
@@ -172,6 +188,16 @@ class Block:
         if not pos + n <= h[20] <= len(fb.mv):
             raise FormatError("%s: the model is %d bytes, its block says %d"
                               % (NAME, len(fb.mv), h[20]))
+        if (pos | n) & 3:
+            raise FormatError("%s: %d bytes at byte %d, not whole words"
+                              % (NAME, n, pos))
+        from .static_arena import _address
+        if _address(fb.mv) & 3:
+            # the block's views of the model's words were aligned on the
+            # host: a Cortex-M0+ faults on them at another address (and
+            # the hashes read words)
+            return ("the model's bytes start at an address that is not a "
+                    "multiple of 4")
         mh, bh = hashes(fb.mv, pos, n, h[20])
         if bh != h[5]:
             raise FormatError("%s: the block's bytes are damaged (hash)"
@@ -424,11 +450,6 @@ def _build(it, buf, arena_size, user, src, at):
     blk = Block(fb, at[0], at[1])
     why = blk.check(WORD, int(THUMB))
     from .static_arena import _address
-    if why is None and _address(fb.mv) & 3:
-        # the block's views of the model's words were aligned on the
-        # host: a Cortex-M0+ faults on them at another address
-        why = ("the model's bytes start at an address that is not a "
-               "multiple of 4")
     if why is not None:
         it._compiled = why
         return False
