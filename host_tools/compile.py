@@ -56,11 +56,12 @@ def target(arch):
 def fnv30(data, start, end, h):
     """tflm.compiled._hash on the host: h folded with data[start:end] a
     little-endian 32-bit word at a time (the last one padded with zero
-    bytes); start a multiple of 4."""
+    bytes), each word's top two bits xored in after the 30-bit product;
+    start a multiple of 4."""
     chunk = bytes(data[start:end])
     chunk += bytes(-len(chunk) % 4)
     for (w,) in struct.iter_unpack("<I", chunk):
-        h = ((h ^ w) * 0x01000193) & 0x3FFFFFFF
+        h = ((h ^ w) * 0x01000193) & 0x3FFFFFFF ^ w >> 30
     return h
 
 

@@ -742,3 +742,55 @@ print(json.dumps({k: _names_a_block(v) for k, v in FILES.items()}))
     assert got == {"compiled": True, "plain": False, "cut": False,
                    "junk": False, "empty": False, "rootless": False,
                    "missing": False}, got
+
+
+def test_hash_covers_every_bit_and_a_ragged_end(tmp_path, arch):
+    """The block's hashes fold 32-bit words: a flip of any bit of a word
+    (the top two included: bits 6 and 7 of every fourth byte) is a
+    FormatError, outside the block and in it; a model whose end (header
+    word 20) is not a multiple of 4 hashes its last bytes as a word
+    padded with zeros, on the board as on the host (builds compiled)."""
+    _, p, _ = _compile(tmp_path, "hello_world_int8/hello_world_int8.tflite",
+                       arch)
+    good = bytearray(open(p, "rb").read())
+    pos, h = _block(good)
+    from tflm.model import Model
+    w = Model(bytes(good)).tensor(4)  # the 16x16 weights
+    at = w.const_pos + 43  # (a word's top byte, far from the block)
+    assert w.const_len == 256 and at & 3 == 3 and \
+        not pos - 4 <= at < pos + h[6]
+    cases = {}
+
+    def case(name, raw):
+        q = tmp_path / (name + ".tflite")
+        q.write_bytes(bytes(raw))
+        cases[name] = str(q)
+
+    for bit in (6, 7):
+        raw = bytearray(good)
+        raw[at] ^= 1 << bit  # bit 30 / 31 of a word of the model
+        case("model_bit%d" % bit, raw)
+        raw = bytearray(good)
+        raw[pos + h[16] + 3] ^= 1 << bit  # of a word of the tail image
+        case("block_bit%d" % bit, raw)
+    for k in (1, 2, 3):
+        raw = bytearray(good) + bytes([0xA5, 0xC3, 0x81][:k])
+        struct.pack_into("<i", raw, pos + 80, len(raw))
+        case("end%d" % k, _rehash(raw))
+        raw = bytearray(raw)
+        raw[-1] ^= 0x80  # a byte of the last, partial word
+        case("end%d_flip" % k, raw)
+    names = list(cases)
+    out = run_mp("PATHS = %r\n" % [cases[n] for n in names] + CASES,
+                 tmp_path)
+    res = dict(zip(names, json.loads(out.splitlines()[-1])))
+    for bit in (6, 7):
+        assert res["model_bit%d" % bit][0] == "FormatError", res
+        assert "not the ones it was compiled with" in \
+            res["model_bit%d" % bit][1]
+        assert res["block_bit%d" % bit] == [
+            "FormatError", "tflm_compiled: the block's bytes are damaged "
+            "(hash)"], res
+    for k in (1, 2, 3):
+        assert res["end%d" % k] == ["built", True], res
+        assert res["end%d_flip" % k][0] == "FormatError", res

@@ -66,9 +66,10 @@ NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
 # FORMAT: what a block plans and stores (the kernels' states, their
 # scratch and work-buffer sizes, e.g. conv.py's _DBLK) and how its
-# hashes are made (_hash: by words since 4); a change there takes a new
-# FORMAT, so that older blocks build the plain way
-FORMAT = const(4)
+# hashes are made (_hash: by words since 4, their top bits too since 5);
+# a change there takes a new FORMAT, so that older blocks build the
+# plain way
+FORMAT = const(5)
 HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 
@@ -107,18 +108,21 @@ TWINS = ("mac:thumb mac_dw:thumb_dw softmax_loops:thumb_softmax "
 @micropython.viper
 def _hash(h: int, start: int, end: int, buf) -> int:
     """h folded with bytes [start, end) of buf, a word at a time: ((h ^
-    w) * 0x01000193) mod 2**30 per little-endian 32-bit word w of the
-    range (FNV-1a's step, 30 bits: the same on 32- and 64-bit ports and
-    on the host, host_tools/compile.py), the last one padded with zero
-    bytes. buf's first byte and start lie at multiples of 4 (Block.check
-    sees to both). h, start and end are the registers of the loop (a
-    Cortex-M0+ keeps three): about 10 instructions a word there."""
+    w) * 0x01000193) mod 2**30, then xor w's top two bits (which the
+    30-bit product does not see), per little-endian 32-bit word w of
+    the range (FNV-1a's step, 30 bits: the same on 32- and 64-bit ports
+    and on the host, host_tools/compile.py), the last one padded with
+    zero bytes. buf's first byte and start lie at multiples of 4
+    (Block.check sees to both). h, start and end are the registers of
+    the loop (a Cortex-M0+ keeps three; the word is loaded twice rather
+    than kept in a fourth): about 14 instructions a word there."""
     base = int(ptr8(buf))
     k = end & 3  # bytes after the last whole word
     start += base
     end += base - k
     while uint(start) < uint(end):
-        h = ((h ^ int(ptr32(start)[0])) * 0x01000193) & 0x3FFFFFFF
+        h = ((h ^ int(ptr32(start)[0])) * 0x01000193) & 0x3FFFFFFF ^ (
+            int(ptr32(start)[0]) >> 30 & 3)
         start += 4
     if k:
         b = ptr8(end)
@@ -127,7 +131,7 @@ def _hash(h: int, start: int, end: int, buf) -> int:
         while i < k:
             w |= b[i] << (8 * i)
             i += 1
-        h = ((h ^ w) * 0x01000193) & 0x3FFFFFFF
+        h = ((h ^ w) * 0x01000193) & 0x3FFFFFFF ^ (w >> 30 & 3)
     return h
 
 
