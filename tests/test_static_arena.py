@@ -431,3 +431,42 @@ print(json.dumps(out))
     assert comp_msg.endswith(hint % ""), comp_msg
     assert plain_arena == ["built", False], plain_arena
     assert comp_arena == ["built", True], comp_arena
+
+
+def test_a_split_heap_hint_for_the_largest_tensor(tmp_path):
+    """Holes smaller than the plain construction's largest tensor (its
+    sizing pass allocates that first): that ArenaError "not in one
+    block" says what avoids it too, as the arena's does. (KWS: its
+    largest tensor 8000 bytes, in 6 KB holes.)"""
+    path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    code = """
+import gc, json
+data = open(%r, "rb").read()
+import tflm
+tflm.Interpreter(data)  # (the kernels' modules imported, kept; the
+from tflm.interpreter import CONSTRUCTION  # construction's imported
+for name in CONSTRUCTION:  # before, kept: the unix port compiles .py
+    __import__(name)  # files, bigger than the holes below)
+import tflm.api
+gc.collect()
+blocks = []
+try:
+    while True:
+        blocks.append(bytearray(6000))
+except MemoryError:
+    pass
+for k in range(0, len(blocks) - 1, 2):
+    blocks[k] = None
+gc.collect()
+try:
+    tflm.Interpreter(data)
+    print(json.dumps("built"))
+except tflm.ArenaError as e:
+    print(json.dumps(str(e)))
+""" % path
+    msg = json.loads(run_mp(code, tmp_path, heap="512K").splitlines()[-1])
+    assert msg.startswith("allocating the arena (its largest tensor "
+                          "alone) needs 8000 bytes"), msg
+    assert msg.endswith("but not in one block (make the arena first at "
+                        "boot and pass it as arena=: docs/memory.md; a "
+                        "model compiled on the host needs less)"), msg

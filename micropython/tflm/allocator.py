@@ -36,7 +36,7 @@ from .errors import (ArenaError, TFLMError, UnsupportedOpError,
                      out_of_memory)
 from .interpreter import _bind, _drop, stops
 from .model import Model
-from .source import (allocate, block, free as _free,
+from .source import (allocate, arena_hint, block, free as _free,
                      open_model as _open_model, oom as _oom)
 
 _MIN_SCRATCH = const(32)
@@ -207,11 +207,11 @@ def _build(it, buf, arena_size, had, user, src):
     else:
         free = _free()
         if free is not None and free < big:
-            raise _oom(what, big)
+            raise _oom(what, big, arena_hint())
         try:
             dummy = _high(big, free)
         except MemoryError:
-            raise _oom(what, big)
+            raise _oom(what, big, arena_hint())
     head, tail, words, mods = (_size if g is None else g.size)(
         it, mods, dummy, None if user is None else had)
     # verify and planner (their last use was in _size): made before

@@ -39,11 +39,16 @@ def arena_oom(need, head, plain=True):
     """ArenaError: the need-byte arena (head bytes of head) does not fit;
     plain: a plain construction's (a compiled model needs less)."""
     return oom("allocating the %d-byte arena (%d head + %d tail)"
-               % (need, head, need - head), need,
-               " (make the arena first at boot and pass it as arena=: "
-               "docs/memory.md%s)"
-               % ("; a model compiled on the host needs less" if plain
-                  else ""))
+               % (need, head, need - head), need, arena_hint(plain))
+
+
+def arena_hint(plain=True):
+    """What avoids an arena's "not in one block" (arena_oom; the plain
+    construction's sizing pass, allocator.py, too)."""
+    return (" (make the arena first at boot and pass it as arena=: "
+            "docs/memory.md%s)"
+            % ("; a model compiled on the host needs less" if plain
+               else ""))
 
 
 def allocate(it, head, tail, words, n=None):
