@@ -794,3 +794,38 @@ def test_hash_covers_every_bit_and_a_ragged_end(tmp_path, arch):
     for k in (1, 2, 3):
         assert res["end%d" % k] == ["built", True], res
         assert res["end%d_flip" % k][0] == "FormatError", res
+
+
+def test_ram_counts_what_the_interpreter_keeps(tmp_path, arch):
+    """interp.ram of a compiled build is the same on a first
+    construction and on one after tflm.unload() (which drops the parser
+    and the kernel registry: compiled.build imports them before it reads
+    the free heap, so they are not counted), at least the arena, and not
+    more than the heap the construction took (its kernels' code
+    included)."""
+    path = shared("micro_speech_quantized", "micro_speech_quantized.tflite")
+    with open(path, "rb") as f:
+        raw = f.read()
+    model = tmp_path / "m.tflite"
+    model.write_bytes(comp.compile_model(raw, arch)[0])
+    code = """
+import gc, json, tflm
+data = open(%r, "rb").read()
+out = []
+for rnd in range(3):
+    gc.collect()
+    f0 = gc.mem_free()
+    it = tflm.Interpreter(data)
+    gc.collect()
+    out.append([it._compiled is True, it.ram, it.arena_size,
+                f0 - gc.mem_free()])
+    it = None
+    tflm.unload()
+print(json.dumps(out))
+""" % str(model)
+    rows = json.loads(run_mp(code, tmp_path, heap="1M").splitlines()[-1])
+    first = rows[0][1]
+    for built, ram, arena, took in rows:
+        assert built, rows
+        assert arena <= ram <= took, rows
+        assert abs(ram - first) <= 512, rows

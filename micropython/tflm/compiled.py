@@ -420,12 +420,19 @@ def build(it, buf, arena_size, user, src, free0=None, at=None):
     allocator.build, follows). user, src: the arena= buffer as
     allocator.build takes them; arena_size: as Interpreter's. Sets what
     allocator.build sets (it.ram from free0: the free heap before the
-    model was read, else now); at: source.block(buf) if known. Raises
+    model was read, the modules that _build imports and Interpreter()
+    drops imported, else now); at: source.block(buf) if known. Raises
     FormatError for a damaged block,
     ArenaError as allocator.build; any other exception becomes a
     TFLMError (verify.internal_error)."""
     try:
         if free0 is None:
+            # what _build imports and Interpreter() drops once built
+            # (the parser, the kernel registry, static_arena): imported
+            # first, not counted in it.ram (after a tflm.unload() or an
+            # earlier construction they are not in sys.modules)
+            from . import flatbuf, kernels, model, static_arena
+            del flatbuf, kernels, model, static_arena
             free0 = free()
         if not _build(it, buf, arena_size, user, src, at):
             return False

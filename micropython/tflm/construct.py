@@ -31,8 +31,12 @@ def _build(it, model, arena_size, had, arena):
         # a compiled model in a file that is not used in place (a flash
         # file system): read into RAM here, so that it builds without
         # the plain construction's modules
-        from . import flatbuf  # (block's: imported below the bytes)
-        del flatbuf
+        # (block's, and compiled.build's before its free0: imported
+        # below the bytes, not counted in it.ram)
+        # (model: the parser module, not this function's argument)
+        from . import flatbuf, kernels, static_arena
+        from . import model as parser
+        del flatbuf, kernels, static_arena, parser
         free0 = free()
         buf = open_model(model)[0]
     if buf is not None:
