@@ -372,6 +372,23 @@ print(json.dumps([len(heads), wv is not None and wv[0] ==
     assert heads == 1 and words, (heads, words, negative)
 
 
+def _split_heap(hole):
+    """MicroPython source that fills the free heap with hole-byte
+    blocks and frees every other one (the last one stays: the free heap
+    after it is another hole), so that no free block is larger than
+    hole bytes (a board's heap after a program's objects)."""
+    return """gc.collect()
+blocks = []
+try:
+    while True:
+        blocks.append(bytearray(%d))
+except MemoryError:
+    pass
+for k in range(0, len(blocks) - 1, 2):
+    blocks[k] = None
+gc.collect()""" % hole
+
+
 def test_a_split_heap_names_the_static_arena(tmp_path):
     """A heap with more than enough free bytes but no block the arena
     fits (small objects kept amid it, as a board's program leaves it):
@@ -394,16 +411,7 @@ import tflm
 # (compiled on this port from their source, as no board does: the
 # parser needs more than the holes below; api for it.compiled)
 import tflm.compiled, tflm.api
-gc.collect()
-blocks = []
-try:
-    while True:
-        blocks.append(bytearray(16000))
-except MemoryError:
-    pass
-for k in range(0, len(blocks) - 1, 2):  # (the last one stays: the
-    blocks[k] = None  # free heap after it is another hole)
-gc.collect()
+%s
 out = []
 for data in models:
     try:
@@ -419,7 +427,7 @@ for data in models:
         out.append(repr(e))
     it = None
 print(json.dumps(out))
-""" % (path, str(compiled))
+""" % (path, str(compiled), _split_heap(16000))
     plain, plain_arena, comp_msg, comp_arena = json.loads(
         run_mp(code, tmp_path, heap="512K").splitlines()[-1])
     hint = ("but not in one block (make the arena first at boot and pass "
@@ -448,22 +456,13 @@ from tflm.interpreter import CONSTRUCTION  # construction's imported
 for name in CONSTRUCTION:  # before, kept: the unix port compiles .py
     __import__(name)  # files, bigger than the holes below)
 import tflm.api
-gc.collect()
-blocks = []
-try:
-    while True:
-        blocks.append(bytearray(6000))
-except MemoryError:
-    pass
-for k in range(0, len(blocks) - 1, 2):
-    blocks[k] = None
-gc.collect()
+%s
 try:
     tflm.Interpreter(data)
     print(json.dumps("built"))
 except tflm.ArenaError as e:
     print(json.dumps(str(e)))
-""" % path
+""" % (path, _split_heap(6000))
     msg = json.loads(run_mp(code, tmp_path, heap="512K").splitlines()[-1])
     assert msg.startswith("allocating the arena (its largest tensor "
                           "alone) needs 8000 bytes"), msg
