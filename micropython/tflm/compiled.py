@@ -60,7 +60,7 @@ from micropython import const
 
 from .errors import ArenaError, FormatError, TFLMError, out_of_memory
 from .heap import _copy, pack, zeros
-from .source import block, free
+from .source import block, build_modules, free
 
 NAME = "tflm_compiled"  # the Model.metadata entry
 MAGIC = const(0x434C4654)  # b"TFLC"
@@ -427,12 +427,7 @@ def build(it, buf, arena_size, user, src, free0=None, at=None):
     TFLMError (verify.internal_error)."""
     try:
         if free0 is None:
-            # what _build imports and Interpreter() drops once built
-            # (the parser, the kernel registry, static_arena): imported
-            # first, not counted in it.ram (after a tflm.unload() or an
-            # earlier construction they are not in sys.modules)
-            from . import flatbuf, kernels, model, static_arena
-            del flatbuf, kernels, model, static_arena
+            build_modules()
             free0 = free()
         if not _build(it, buf, arena_size, user, src, at):
             return False

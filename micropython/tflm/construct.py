@@ -23,7 +23,7 @@ def _build(it, model, arena_size, had, arena):
         from .static_arena import check
         src = arena if isinstance(arena, bytearray) else None
         arena = check(arena)
-    from .source import block, free, open_model
+    from .source import block, build_modules, free, open_model
     it._stage = "reading the model"
     buf = open_model(model, False)[0]
     free0 = None
@@ -31,12 +31,7 @@ def _build(it, model, arena_size, had, arena):
         # a compiled model in a file that is not used in place (a flash
         # file system): read into RAM here, so that it builds without
         # the plain construction's modules
-        # (block's, and compiled.build's before its free0: imported
-        # below the bytes, not counted in it.ram)
-        # (model: the parser module, not this function's argument)
-        from . import flatbuf, kernels, static_arena
-        from . import model as parser
-        del flatbuf, kernels, static_arena, parser
+        build_modules()  # (below the bytes, not counted in it.ram)
         free0 = free()
         buf = open_model(model)[0]
     if buf is not None:

@@ -172,6 +172,14 @@ def quantize_multiplier(d, neg=False):
         q = (m + (1 << (n - 32))) >> (n - 31)
     else:
         q = m << (31 - n)
+    return _signed(q, shift, neg)
+
+
+def _signed(q, shift, neg):
+    """QuantizeMultiplier's end for q_fixed = q (rounded to 31 bits, so
+    2**30 <= q <= 2**31) and shift: q == 2**31 halved (not for a
+    negative double, see quantize_multiplier), below 2**-31 flushed to
+    (0, 0), the sign applied."""
     if q == 1 << 31 and not neg:
         q >>= 1
         shift += 1
@@ -232,15 +240,9 @@ def channel_multiplier(a, o, s):
             q >>= 1
             k -= 1
     # q * 2**(ea + ef - eo - k), q of 53 bits: quantize_multiplier's
-    shift = a[1] + ex - 150 - o[1] - k + 53
-    m = (q + (1 << 21)) >> 22
-    neg = bits >> 31
-    if m == 1 << 31 and not neg:
-        m >>= 1
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return (-m if neg else m), shift
+    # rounding to 31 bits, then its end
+    return _signed((q + (1 << 21)) >> 22,
+                   a[1] + ex - 150 - o[1] - k + 53, bits >> 31)
 
 
 def ratio_multiplier(num_scale, den_scale):

@@ -25,6 +25,16 @@ def free():
     return f() if f is not None else None
 
 
+def build_modules():
+    """Import what a compiled build uses and Interpreter() drops once
+    built (the parser, the kernel registry, static_arena), before the
+    free heap is read for it.ram (compiled.build, construct.py): after
+    tflm.unload() or an earlier construction they are not in
+    sys.modules, and counted there they would be taken for the
+    interpreter's."""
+    from . import flatbuf, kernels, model, static_arena  # noqa: F401
+
+
 def oom(what, need, hint=""):
     """ArenaError: `what` needs `need` bytes, more than the heap has (or
     than its largest free block: then hint, what avoids that, follows)."""
