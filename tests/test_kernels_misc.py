@@ -184,9 +184,10 @@ def split_shape(rng, n, rank):
 
 # --- FULLY_CONNECTED ------------------------------------------------------
 
-def fc_case(rng, per_channel=False, bias=True, act=0, keep=False):
-    units = int(rng.integers(1, 24))
-    depth = int(rng.integers(1, 40))
+def fc_case(rng, per_channel=False, bias=True, act=0, keep=False,
+            units=None, depth=None):
+    units = units or int(rng.integers(1, 24))
+    depth = depth or int(rng.integers(1, 40))
     batches = int(rng.integers(1, 4))
     if keep:
         in_shape = split_shape(rng, batches, int(rng.integers(1, 3))) + [depth]

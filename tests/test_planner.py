@@ -61,6 +61,52 @@ def test_hand_computed_plan():
     assert (a.offset, b.offset, c.offset) == (0, 112, 0)
 
 
+def test_hand_computed_growth():
+    """An elastic buffer planned at its least size grows into the largest
+    gap its lifetime has below the arena's end, up to what it wants."""
+    a = planner.Buffer(100, 0, 1)  # [0, 100)
+    b = planner.Buffer(40, 1, 1)  # at 112 (after a), wants 300
+    b.want = 300
+    c = planner.Buffer(400, 2, 2)  # makes the arena 400 bytes
+    d = planner.Buffer(8, 2, 2)  # elastic, wants 1000: no room beyond c
+    d.want = 1000
+    total = planner.plan([a, b, c, d])
+    assert total == 416  # c at 0, d at 400
+    planner.grow([a, b, c, d], total)
+    # b: the gap after a, [112, 416): 300 fit (at the gap's start)
+    assert (b.offset, b.size) == (112, 300)
+    # d: no gap but its own place, [400, 416): 16 bytes
+    assert (d.offset, d.size) == (400, 16)
+    assert (a.offset, c.offset) == (0, 0)
+
+
+def test_random_growth_keeps_plans_valid():
+    """Growth moves and widens elastic buffers only into free room:
+    the plan stays valid, the arena's size unchanged, every elastic
+    buffer between its least and wanted size, a multiple of 4."""
+    rng = np.random.default_rng(1)
+    grown = 0
+    for _ in range(300):
+        bufs = []
+        for _ in range(int(rng.integers(1, 25))):
+            first = int(rng.integers(0, 15))
+            b = planner.Buffer(4 * int(rng.integers(0, 800)), first,
+                               first + int(rng.integers(0, 4)))
+            if rng.random() < 0.4:
+                b.last = b.first
+                b.want = b.size + 4 * int(rng.integers(1, 500))
+            bufs.append(b)
+        least = [b.size for b in bufs]
+        total = planner.plan(bufs)
+        planner.grow(bufs, total)
+        check_no_overlap(bufs)
+        for b, n in zip(bufs, least):
+            assert b.offset + b.size <= total
+            assert n <= b.size <= max(n, b.want) and b.size % 4 == 0
+            grown += b.size > n
+    assert grown > 100
+
+
 @pytest.mark.parametrize("rel", INT8_MODELS)
 def test_arena_not_larger_than_tflm(rel):
     path = os.path.join(SHARED, rel)

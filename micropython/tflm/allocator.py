@@ -403,29 +403,54 @@ def _size(it, mods, dummy, late=None):
     if r is not None:  # variables' sizes checked
         r[-1](r)
     it._stage = "planning the arena"  # drops the last op's label
-    requests = ctx.sizing_requests()
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
                            life[4 * j + 3]) for j in range(len(roots))]
-    for k, n in requests:
-        bufs.append(planner.Buffer(abs(n), k, k))
-    head = planner.plan(bufs)
+    head = plan_requests(it, bufs, ctx.sizing_requests(), nt, None)
     planner = verify = None
-    need = nt + 3 * len(requests)
-    if need > len(where):  # more requests than _REQUESTS_PER_OP
-        it._where = where = array("i", list(where) + [0] * (
-            need - len(where)))
-    for q, (k, n) in enumerate(requests):
-        where[nt + 3 * q] = k
-        where[nt + 3 * q + 1] = bufs[len(roots) + q].offset
-        where[nt + 3 * q + 2] = n
+    where = it._where
     offset = {}
     for j, r in enumerate(roots):
         offset[r] = bufs[j].offset
     for i in range(nt):
         if where[i] >= 0:
             where[i] = offset[where[i]]
-    it._n_requests = len(requests)
     return head, ctx.tail_size, ctx.words_size, mods
+
+
+def plan_requests(it, bufs, requests, nt, span):
+    """Plan the activations' buffers bufs (planner.Buffer, one per alias
+    group, in root order) and the scratch requests of the sizing pass
+    (context.sizing_requests: (operator, bytes, least bytes)), each
+    living during its operator (span None) or span[0][k] .. span[1][k]
+    (graphs.py: the operators a subgraph's runs cover); an elastic
+    request (least > 0) is planned at its least bytes, then grown into
+    the room the head has (planner.grow). Fills it._where's request
+    entries (operator, head offset, granted bytes: negative for a work
+    buffer), made longer when it has too little room; returns the
+    head's bytes."""
+    from . import planner
+    r0 = len(bufs)
+    for k, n, least in requests:
+        b = planner.Buffer(least or abs(n), k if span is None else
+                           span[0][k], k if span is None else span[1][k])
+        if least:
+            b.want = abs(n)
+        bufs.append(b)
+    head = planner.plan(bufs)
+    planner.grow(bufs, head)
+    where = it._where
+    need = nt + 3 * len(requests)
+    if need > len(where):  # more requests than _REQUESTS_PER_OP
+        it._where = where = array("i", list(where) + [0] * (
+            need - len(where)))
+    for q, (k, n, _) in enumerate(requests):
+        b = bufs[r0 + q]
+        where[nt + 3 * q] = k
+        where[nt + 3 * q + 1] = b.offset
+        where[nt + 3 * q + 2] = -b.size if n < 0 else b.size
+    it._n_requests = len(requests)
+    return head
+
 
 def _scratch_len(ts):
     """Words of scratch for an operator with outputs ts: twice the

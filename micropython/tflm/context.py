@@ -28,7 +28,10 @@ What prepare may use (ctx):
   bytes view: read it with viper pointers; conv_util.scratch_halves
   splits it in two).
 - ctx.work(n): a further scratch buffer of n int32 words for this
-  operator, a bytes view like ctx.scratch (conv_util.work_buffer).
+  operator, a bytes view like ctx.scratch (conv_util.work_buffer);
+  ctx.work(n, least=m): an elastic one, for speed only, of n words where
+  the head has room for them during this operator, else of what room
+  it has, at least m (conv_util.elastic_work).
 - ctx.persistent(typecode, n): n zeros in the arena's persistent part
   (TFLM's AllocatePersistentBuffer), filled by prepare, read by eval
   with viper pointers (kernels call heap.persistent(ctx, ...), which
@@ -143,19 +146,22 @@ class KernelContext:
         self._views[j] = v
         return v
 
-    def _request(self, nbytes, work=False, untouched=False):
+    def _request(self, nbytes, work=False, untouched=False, least=0):
         j = self._req
         self._req += 1
         size = -nbytes if work else nbytes
         if self._head is None:
             # Recorded in offsets while it has room (made before this
-            # pass: no object of this pass outlives an op, see heap.py).
+            # pass: no object of this pass outlives an op, see heap.py);
+            # the middle word, the head offset once planned, holds the
+            # least bytes of an elastic work buffer until then
             k = self._first + 3 * j
             if self._offsets is not None and k + 2 < len(self._offsets):
                 self._offsets[k] = self.op
+                self._offsets[k + 1] = least
                 self._offsets[k + 2] = size
             else:
-                self.requests.append((self.op, size))
+                self.requests.append((self.op, size, least))
             d = self._dummy
             if untouched:  # prepare promises not to touch it now
                 return _NOTHING
@@ -163,8 +169,9 @@ class KernelContext:
                  memoryview(bytearray(nbytes)))
             return v
         k = self._first + 3 * j
+        got = self._offsets[k + 2] if j < self._n_requests else 0
         if (j >= self._n_requests or self._offsets[k] != self.op
-                or self._offsets[k + 2] != size):
+                or not (got == size or least and size <= got <= -least)):
             raise PrepareError("op %d: prepare asked for other scratch "
                                "buffers than when the arena was planned"
                                % self.op)
@@ -211,20 +218,32 @@ class KernelContext:
         return self._scratch
 
     def sizing_requests(self):
-        """After the sizing pass: [(operator, bytes)] of every request
-        (bytes negative for a work buffer)."""
+        """After the sizing pass: [(operator, bytes, least bytes)] of
+        every request (bytes negative for a work buffer; least > 0: an
+        elastic one, see work())."""
         out = []
+        o = self._offsets
         for j in range(self._req):
             k = self._first + 3 * j
-            if self._offsets is not None and k + 2 < len(self._offsets):
-                out.append((self._offsets[k], self._offsets[k + 2]))
+            if o is not None and k + 2 < len(o):
+                out.append((o[k], o[k + 2], o[k + 1]))
         return out + self.requests
 
-    def work(self, n, untouched=False):
+    def work(self, n, untouched=False, least=None):
         """n more int32 words of scratch for this operator (a bytes view).
         untouched: prepare does not read or write it in the sizing pass
-        (ctx.sizing), which then allocates nothing for it."""
-        return self._request(4 * max(n, 1), True, untouched)
+        (ctx.sizing), which then allocates nothing for it.
+        least (words, < n): an elastic buffer, for speed only: the
+        planner grants n words where the head has room for them during
+        this operator, else as many as it has there, at least least
+        (planner.grow): the head grows by no more than least. The real
+        pass's view has the granted bytes (a multiple of 4; the sizing
+        pass's has n words): prepare reads its length
+        (conv_util.elastic_work)."""
+        n = 4 * max(n, 1)
+        least = 4 * max(least, 1) if least is not None and \
+            4 * least < n else 0
+        return self._request(n, True, untouched, least)
 
     def persistent(self, typecode, n, untouched=False):
         """n zeros of typecode ('i', 'I': int32 words; 'b', 'B': bytes)

@@ -478,27 +478,18 @@ def _size(g, it, mods, dummy, late=None):
     if r is not None:
         r[-1](r)
     it._stage = "planning the arena"
-    requests = ctx.sizing_requests()
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
                            life[4 * j + 3]) for j in range(len(roots))]
-    for k, n in requests:  # across the subgraphs it runs, as TFLM
-        bufs.append(planner.Buffer(abs(n), first[k], last[k]))
-    head = planner.plan(bufs)
-    need = nt + 3 * len(requests)
-    if need > len(where):
-        it._where = where = array("i", list(where) + [0] * (
-            need - len(where)))
-    for q, (k, n) in enumerate(requests):
-        where[nt + 3 * q] = k
-        where[nt + 3 * q + 1] = bufs[len(roots) + q].offset
-        where[nt + 3 * q + 2] = n
+    # each request across the subgraphs its operator runs, as TFLM
+    head = allocator.plan_requests(it, bufs, ctx.sizing_requests(), nt,
+                                   (first, last))
+    where = it._where
     offset = {}
     for j, r in enumerate(roots):
         offset[r] = bufs[j].offset
     for i in range(nt):
         if where[i] >= 0:
             where[i] = offset[where[i]]
-    it._n_requests = len(requests)
     return head, ctx.tail_size, ctx.words_size, mods
 
 

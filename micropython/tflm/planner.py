@@ -31,7 +31,10 @@ def align_up(n, a=ALIGN):
 
 
 class Buffer:
-    """One planned buffer: size in bytes, lifetime [first, last], offset."""
+    """One planned buffer: size in bytes, lifetime [first, last], offset;
+    want: the bytes an elastic buffer would rather have (grow())."""
+
+    want = 0
 
     def __init__(self, size, first, last):
         self.size = size
@@ -65,6 +68,37 @@ def plan(buffers):
         placed.append(b)
         total = max(total, align_up(off + b.size))
     return total
+
+
+def grow(buffers, total):
+    """Grow each elastic buffer of a plan (want > size: an operator's
+    work buffer that speeds it up, planned at its least size) to want
+    bytes where the arena's first total bytes have a free gap that large
+    during its lifetime, else to the largest such gap (its own place at
+    least): its offset and size change, nothing else moves and the
+    arena stays total bytes. Sizes granted are multiples of 4, offsets
+    of ALIGN. In list order (an elastic buffer grown takes the room it
+    got from those after it). Not in TFLM, whose kernels ask for fixed
+    scratch sizes."""
+    for b in buffers:
+        want = b.want
+        if want <= b.size:
+            continue
+        live = [p for p in buffers
+                if p is not b and p.first <= b.last and b.first <= p.last]
+        live.sort(key=lambda p: p.offset)
+        best, size = b.offset, b.size
+        off = 0
+        for k in range(len(live) + 1):
+            end = live[k].offset if k < len(live) else total
+            n = min(want, end - off) & ~3
+            if n > size:
+                best, size = off, n
+                if n == want:
+                    break
+            if k < len(live):
+                off = max(off, align_up(live[k].offset + live[k].size))
+        b.offset, b.size = best, size
 
 
 def alias_roots(model):

@@ -71,9 +71,11 @@ class Tensor:
             k = _LAZY.index(key) - 2
             if k < 4:  # name, buffer, is_variable, quantized_dimension
                 return o[k]
+            v = o[4 + k % 2]  # the scales, the zero points (see own)
             if k > 5:  # scales, zero_points
-                return o[k - 2]
-            v = o[k]  # scale, zero_point: the first entry, 0 if none
+                return v if isinstance(v, tuple) else (v,)
+            if not isinstance(v, tuple):  # scale, zero_point: the first
+                return v
             return v[0] if v else (0.0 if k == 4 else 0)
         fb = self._fb
         t = fb.table(self.pos) if fb is not None else None
@@ -195,7 +197,8 @@ class Tensor:
 def own(ts):
     """Store the fields that each tensor of ts reads from the model bytes
     (name, buffer, is_variable, the quantization: _LAZY but dtype and
-    itemsize) on it, in one tuple (_own; an attribute assigned wins),
+    itemsize) on it, in one tuple (_own; an attribute assigned wins; a
+    single scale or zero point as itself, not a 1-tuple),
     then forget the model's FlatBuffer: the tensors no longer need the
     parser (model.py, flatbuf.py), which an interpreter drops once built
     (interpreter.PARSE). A few small objects per tensor:
@@ -207,7 +210,11 @@ def own(ts):
         except AttributeError:
             continue
         if t._fb is not None:
-            o = tuple(getattr(t, key) for key in _LAZY[2:6] + _LAZY[8:])
+            # one scale or zero point is kept as itself, not in a tuple
+            # (a 16-byte block less each; __getattr__ makes the tuple)
+            o = tuple(v[0] if k > 3 and len(v) == 1 else v for k, v in
+                      enumerate(getattr(t, key) for key in
+                                _LAZY[2:6] + _LAZY[8:]))
             # _own takes _fb's place in the instance's table (the class's
             # _fb, None, is read then): the table does not grow
             del t._fb

@@ -127,6 +127,8 @@ def prepare(op, ins, outs, ctx):
     one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
            and filt.is_const)
     bias_a = conv_util.bias_words(op, bias, oc, ctx)
+    if one:  # mac.pixels keeps one pixel's accumulators
+        conv_util.limit_scratch(ctx, oc)
     conv_util.check_scratch(op, ctx, oc)
     off = -inp.zero_point - 128
     # Accumulators of up to nb output pixels are requantized per call.

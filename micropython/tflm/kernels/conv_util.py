@@ -337,6 +337,31 @@ def work_buffer(ctx, n, untouched=False):
     return zeros("i", max(n, 1))
 
 
+def elastic_work(ctx, n, least, untouched=False):
+    """(buffer, words): an elastic work buffer (ctx.work(n, least=...)),
+    for speed only: n int32 words where the arena's head has room for
+    them during this op, else what room it has there, at least least
+    words (the interpreter's planner decides: planner.grow), so that the
+    buffer raises the head's peak by no more than least words; words is
+    what prepare may use (n in the sizing pass, whose results are
+    dropped). untouched as work_buffer. A context without work()
+    (kernel tests) gets a fresh array('i') of n words."""
+    w = getattr(ctx, "work", None)
+    if w is None:
+        return zeros("i", max(n, 1)), n
+    v = w(n, untouched, least)
+    if getattr(ctx, "sizing", False):
+        return v, n
+    return v, len(v) // 4
+
+
+def word_view(buf, k, words):
+    """A view of buf from its int32 word k on: buf holds words int32
+    words, a bytes view (the arena's) or an array('i') (kernel tests)."""
+    mv = memoryview(buf)
+    return mv[k if len(mv) == words else 4 * k:]
+
+
 def limit_scratch(ctx, n):
     """ctx.limit_scratch(n): the op uses at most n scratch words (a
     context without it, as in kernel tests, keeps its scratch_len)."""

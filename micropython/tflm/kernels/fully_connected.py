@@ -19,12 +19,13 @@ w_byte ^ 0x80 (no sign extension in the inner loop) and v = x - input_zp:
     sum w * v = sum wu * v - 128 * sum v
 
 where -128 * sum v is computed once per input row and chunk. The row's v
-are gathered once into an int32 array shared by all units (the
-interpreter's work array, conv_util.work_buffer), in chunks of at most
-GATHER_MAX values, so the inner loop is one weight byte xor 0x80 times
-one word: mac.dots (thumb.py's machine code on Cortex-M, thumb_dsp.py's
-on Cortex-M4/M7/M33, mac.py's viper elsewhere), called once per chunk
-of inputs and units. On Cortex-M4/M7/M33 (kernels.DSP) fc_dsp.py's copy
+are gathered into an int32 array shared by a chunk of units (a work
+buffer in the arena's head, with the chunk's accumulators: its size
+elastic, conv_util.elastic_work), in chunks of at most GATHER_MAX
+values, so the inner loop is one weight byte xor 0x80 times one word:
+mac.dots (thumb.py's machine code on Cortex-M, thumb_dsp.py's on
+Cortex-M4/M7/M33, mac.py's viper elsewhere), called once per chunk of
+inputs and units. On Cortex-M4/M7/M33 (kernels.DSP) fc_dsp.py's copy
 of _fc gathers and requantizes in machine code too (thumb_rq_dsp.py).
 The bias is read where the model has it (conv_util.bias_words): no
 per-unit copy when it is 4-byte aligned.
@@ -61,10 +62,17 @@ _FULLY_CONNECTED_OPTIONS = const(8)
 # buffer, planned into the arena's head); deeper inputs are processed in
 # chunks of this many (a few instructions per unit and chunk).
 GATHER_MAX = 128
-# Most units whose accumulators are kept at once (words of the op's
-# scratch, in the head): wider layers are requantized in chunks of this
-# many (one requant_i8b call per chunk and input row).
-_UNIT_CHUNK = const(128)
+# Most units whose accumulators are kept at once (words of the work
+# buffer too): wider layers are requantized in chunks of this many (one
+# requant_i8b call per chunk and input row; each chunk gathers the row
+# again).
+UNIT_CHUNK = 128
+# Where the work buffer of those sizes would raise the arena's peak (the
+# op is where the most activations live: the first layers of an
+# autoencoder), the planner grants what room there is, at least a
+# block, this many values and this many units (conv_util.elastic_work).
+_GATHER_LEAST = const(64)
+_UNIT_LEAST = const(64)
 # int32 words before the gathered values in the work buffer: the block
 # that mac.dots reads (DOTS_BLOCK in thumb.py, then REL)
 _BLK = const(10)
@@ -238,8 +246,8 @@ def prepare(op, ins, outs, ctx):
     units. Options: fused activation, weights_format (DEFAULT only),
     keep_num_dims (only shapes matter). Raises PrepareError.
     """
-    from .conv_util import (WORD, bias_words, check_near, keep,
-                            limit_scratch, persistent, work_buffer)
+    from .conv_util import (WORD, bias_words, check_near, elastic_work,
+                            keep, persistent, word_view)
     from .. import quant
     if ins and ins[0] is not None and ins[0].type == _FLOAT32:
         from .conv_f32 import prepare_fc
@@ -273,31 +281,47 @@ def prepare(op, ins, outs, ctx):
     except ModelError as e:
         raise PrepareError("%s: %s" % (label, e))
     qp = array("i", [y.zero_point, lo, hi])
-    # Units are processed in chunks that fit the scratch (one word per
-    # unit, at most _UNIT_CHUNK). Per-unit multipliers over more than one
-    # chunk: _S_MULTS holds chunks (chunks[2 * k], chunks[2 * k + 1]: the
-    # multipliers and shifts of chunk k, one flat tuple) and _S_SHIFTS
-    # None; else they are the multipliers and shifts themselves.
-    limit_scratch(ctx, min(units, _UNIT_CHUNK))
-    n = ctx.scratch_len
+    # One work buffer: mac.dots's block, a chunk of the gathered input
+    # (dchunk words) and the accumulators of a chunk of units (n words),
+    # each chunk as long as the buffer granted allows (_split).
+    # Per-unit multipliers over more than one chunk of units: _S_MULTS
+    # holds chunks (chunks[2 * k], chunks[2 * k + 1]: the multipliers and
+    # shifts of chunk k, one flat tuple) and _S_SHIFTS None; else they
+    # are the multipliers and shifts themselves.
+    nmax, dmax = min(units, UNIT_CHUNK), min(depth, GATHER_MAX)
+    nmin, dmin = min(nmax, _UNIT_LEAST), min(dmax, _GATHER_LEAST)
+    work, words = elastic_work(ctx, _BLK + dmax + nmax, _BLK + dmin + nmin)
+    n, dchunk = _split(words - _BLK, nmax, dmax, nmin, dmin)
+    acc = word_view(work, _BLK + dchunk, words)
     if per_channel and units > n:
         chunks = []
         for u0 in range(0, units, n):
             chunks.append(memoryview(mults)[u0:])
             chunks.append(memoryview(shifts)[u0:])
         mults, shifts = tuple(chunks), None
-    dchunk = min(depth, GATHER_MAX)
     prm = array("i", (batches, units, depth, n, per_channel, dchunk,
                       -x.zero_point - 128, 0 if bias is None else 1,
                       WORD // 8))
-    work = work_buffer(ctx, _BLK + dchunk)
-    check_near(op, ctx, work, (ctx.scratch, x.data, w.data, y.data,
-                               bias_w))
+    check_near(op, ctx, work, (acc, x.data, w.data, y.data, bias_w))
     # in the order of the _S_ slots (below)
-    state = (ctx.scratch, x.data, w.data, y.data,
-             ctx.scratch if bias_w is None else bias_w,
+    state = (acc, x.data, w.data, y.data,
+             acc if bias_w is None else bias_w,
              keep(ctx, prm), keep(ctx, qp), mults, work, shifts)
     return _eval, state
+
+
+def _split(room, nmax, dmax, nmin, dmin):
+    """(units, values) per chunk in room words (at least nmin + dmin):
+    nmax and dmax when they fit, else the room shared between them (the
+    values first: each chunk of them costs mac.dots a call per unit,
+    each chunk of units a gather of the row), the values a multiple of 8
+    (mac.dots takes 8 at a time) unless all."""
+    d = min(dmax, dmin + (room - nmin - dmin) * 4 // 7)
+    n = min(nmax, room - d)
+    d = min(dmax, room - n)
+    if d < dmax:
+        d = max(dmin, d & ~7)
+    return min(nmax, room - d), d
 
 
 # The eval state (prepare's state), by named slot (as conv.py's; the
