@@ -11,6 +11,10 @@ a same-shape input that is not read after it (in_place): at a residual
 connection, where the two inputs and the output are all alive, that
 saves the output's size (16 KB of ResNet-8's arena).
 
+grow() then widens the elastic buffers (a kernel's work buffer that only
+buys speed, planned at its least size) into the room the plan leaves
+during their operator, without moving anything else.
+
 plan_model() plans a whole model: it runs under CPython too, so host tools
 show exactly the plan the board will use.
 """
