@@ -156,6 +156,25 @@ def test_head_over_tflm(tmp_path, rel):
     assert bar < heads.pop() <= bar + HEAD_OVER_TFLM[rel]
 
 
+def test_the_docs_compile_example_is_current():
+    """The keyword spotter's `compile` example in README.md and
+    docs/flash-models.md, and the README's arena= comment, show what
+    compile says of it for armv6m today."""
+    with open(shared("tiny_kws_ref_int8", "kws_ref_model.tflite"),
+              "rb") as f:
+        info = comp.compile_model(f.read(), "armv6m")[1]
+    line = "# arena: %d bytes (head %d + tail %d)" % (
+        info["arena"], info["head"], info["tail"])
+    for page in ("README.md", os.path.join("docs", "flash-models.md")):
+        with open(os.path.join(ROOT, page)) as f:
+            text = f.read()
+        assert line in text, page
+        assert text.count(str(info["head"])) >= 2, page  # in place too
+    with open(os.path.join(ROOT, "README.md")) as f:
+        assert "%.1f KB plain, %.1f KB compiled" % (
+            info["arena"] / 1024, info["head"] / 1024) in f.read()
+
+
 def test_tflm_runs_the_compiled_file(tmp_path, arch):
     """The block is metadata: TFLM's outputs on the compiled file are
     those on the original."""
