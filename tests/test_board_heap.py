@@ -455,6 +455,25 @@ def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
     assert seen["ArenaError"] >= 5 and seen["ok"] >= 3, seen
 
 
+API_SCRIPT = device_script("board_heap_api.py")
+
+
+def test_attributes_on_a_full_heap_are_an_arena_error(package, tmp_path):
+    """On a heap left with only holes too small for tflm/api.py or
+    tflm/repl.py, a built interpreter's lazily imported attributes
+    (interp.compiled) and print(interp) raise ArenaError, not a bare
+    MemoryError; with room again both work."""
+    from host_tools import device
+    script = tmp_path / "api.py"
+    script.write_text(API_SCRIPT)
+    path = shared("hello_world_int8", "hello_world_int8.tflite")
+    proc = device.run_script(str(script), [package, path], timeout=300,
+                             heap="200k")
+    out = eval(proc.stdout.strip().splitlines()[-1])
+    assert out == ["ArenaError", "ArenaError", True], \
+        proc.stdout + proc.stderr
+
+
 HELPERS_SCRIPT = device_script("board_heap_helpers.py")
 
 

@@ -436,10 +436,14 @@ class Interpreter:
         input / output), labels, top(k); TFLite's get_input_details(),
         get_output_details(), set_tensor(), get_tensor(), set_input(),
         get_output(), allocate_tensors(), reset(). AttributeError for
-        any other name, or when construction did not finish."""
+        any other name, or when construction did not finish; ArenaError
+        when the heap has no room left to import tflm/api.py."""
         if name.startswith("_") or name in ("inputs", "outputs", "path"):
             raise AttributeError(name)  # not set: construction failed
-        from .api import attribute
+        try:
+            from .api import attribute
+        except MemoryError:
+            raise out_of_memory("importing tflm.api (interp.attribute)")
         return attribute(self, name)
 
     def __repr__(self):
@@ -449,5 +453,8 @@ class Interpreter:
             self._check_arena()
         except InvokeError as e:
             return "<Interpreter (%s)>" % e.args[0]
-        from .repl import summary
+        try:
+            from .repl import summary
+        except MemoryError:
+            raise out_of_memory("importing tflm.repl (print(interp))")
         return summary(self)
