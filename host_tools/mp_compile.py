@@ -87,6 +87,47 @@ def eval_writes_tail(path):
     return before != (bytes(memoryview(t.arena)[head:]), bytes(t._words))
 
 
+def repoint(packed, regions, view_key, tail, words):
+    """Rewrite the buffers' regions and offsets (fixedpoint.rel) of each
+    parameter block of packed ((block, first word, buffers): views of the
+    tail or the words) in the tail's and words' bytes: region 0 (from the
+    block, as construction wrote them) becomes region r + 1 of regions
+    (head, tail, words, model: where the buffer lies) and the offset in
+    it, but for a buffer inside the block itself."""
+    for blk, first, n in packed:
+        r, off, size = view_key(blk)
+        dst = tail if r == C.R_TAIL else words if r == C.R_WORDS else None
+        if dst is None:
+            raise NotCompilable("a parameter block in region %d" % r)
+        a = uctypes.addressof(blk)
+        at = off + 4 * first
+        if int.from_bytes(dst[at:at + 4], "little") != 0:
+            raise NotCompilable("a parameter block's regions not 0")
+        rmap = 0
+        for k in range(n):
+            q = at + 4 + 4 * k
+            d = int.from_bytes(dst[q:q + 4], "little")
+            d -= (d & 0x80000000) << 1
+            t = a + d
+            if a <= t < a + size:
+                continue  # in the block: stays relative to it
+            hit = None
+            for end_ok in (False, True):
+                for j, (start, length) in enumerate(regions):
+                    if length and (start <= t < start + length or
+                                   end_ok and t == start + length):
+                        hit = (j + 1, t - start)
+                        break
+                if hit:
+                    break
+            if hit is None:
+                raise NotCompilable("a parameter block's buffer outside "
+                                    "the arena and the model")
+            rmap |= hit[0] << (4 * k)
+            dst[q:q + 4] = hit[1].to_bytes(4, "little")
+        dst[at:at + 4] = rmap.to_bytes(4, "little")
+
+
 def main():
     path = sys.argv[2]
     it = tflm.Interpreter(path)
@@ -172,8 +213,12 @@ def main():
     # each step's state: the slots its kernel module declares ADDRESSES
     # (eval only casts them to pointers) get the address of a view of
     # the arena or the model (an int on the board, no object)
+    # (a state that is a parameter block with its buffers' regions and
+    # offsets, fixedpoint.rel: the block's address, them rewritten below)
     addresses = {}
     steps = it._steps
+    step_list = list(steps)
+    packed = []  # (block, first pair word, pairs)
     writes_kept = False  # a kernel's eval writes what prepare kept
     for k in range(0, len(steps) - 1, 2):
         ref = refs.get(id(steps[k]))
@@ -181,17 +226,21 @@ def main():
         writes_kept = writes_kept or getattr(mod, "WRITES_KEPT", False)
         if mod is not None and isinstance(steps[k + 1], tuple):
             addresses[id(steps[k + 1])] = getattr(mod, "ADDRESSES", ())
+        elif mod is not None and hasattr(mod, "PAIRS"):
+            if type(steps[k + 1]).__name__ != "memoryview":
+                raise NotCompilable("a parameter block on the heap")
+            addresses.setdefault(id(step_list), set()).add(k + 1)
+            packed.append((steps[k + 1],) + tuple(mod.PAIRS))
 
     def address_slots(x):
         return addresses.get(id(x), ())
 
     heaps = {}  # items address -> [index, typecode, bytes]
     arrays = []  # the arrays of the states (each is emitted as a copy)
-    steps = it._steps
     states = list(it._states or [])
     variables = list(it._variables or [])
     ops = list(it._prof_ops)
-    top = [list(steps), states, variables]
+    top = [step_list, states, variables]
     for x in top:
         count(x)
     # the heap regions (views of arrays on the heap) come first: the
@@ -320,9 +369,10 @@ def main():
         if head[j] and not var[j]:
             raise NotCompilable("prepare wrote into the head (byte %d)" % j)
 
-    tail = bytes(memoryview(it.arena)[it.arena_size:])
+    tail = bytearray(memoryview(it.arena)[it.arena_size:])
     tail += bytes(-len(tail) & 3)
-    words = bytes(it._words) if len(it._words) else b""
+    words = bytearray(it._words) if len(it._words) else bytearray()
+    repoint(packed, regions, view_key, tail, words)
 
     sblob = bytearray()
     for s in strings:

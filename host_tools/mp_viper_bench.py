@@ -21,22 +21,23 @@ sys.path.insert(0, pkg)
 from array import array
 
 import tflm
-from tflm.kernels import conv
+from tflm.kernels import conv, conv_util
 from tflm.fixedpoint import requant_i8b
 
 op_index, repeats = int(op_index), int(repeats)
 
 SRC = """
 def conv1x1(st):
-    # conv.py's eval state, by the names of its slots (LAYOUT: conv.py's
-    # _S_* slots, _P_* parameter words after the _QP words of qp)
-    p = st[S_PARAMS]
+    # conv.py's prepare's (parameter block, buffers...) by the names of
+    # its slots (LAYOUT: conv.py's _S_* slots, the buffers after the
+    # block; _P_* parameter words after the _QP words of qp)
+    p = st[0]
     B = p[QP + P_B]; H = p[QP + P_H]; W = p[QP + P_W]; C = p[QP + P_C]
     OH = p[QP + P_OH]; OW = p[QP + P_OW]; OC = p[QP + P_OC]
     SH = p[QP + P_SH]; SW = p[QP + P_SW]; off = p[QP + P_OFF]
-    x = st[S_X]; w = st[S_FILTER]; bias = st[S_BIAS]; out = st[S_OUT]
-    mults = st[S_MULTS]; shifts = st[S_SHIFTS]; qp = st[S_PARAMS]
-    scratch = st[S_SCRATCH]
+    x = st[1 + S_X]; w = st[1 + S_FILTER]; bias = st[1 + S_BIAS]
+    out = st[1 + S_OUT]; mults = st[1 + S_MULTS]; shifts = st[1 + S_SHIFTS]
+    qp = p; scratch = st[1 + S_SCRATCH]
     cap = p[QP + P_NB] * OC
     pb = 0
     o = 0
@@ -131,9 +132,12 @@ def main():
         raise SystemExit("op %d is not a 1x1 CONV_2D" % op_index)
     out = outs[0].data
     fn(st)
-    # the plain variants index the bias by word: as array('i')
-    b = LAYOUT["S_BIAS"]  # noqa: F821 (prepended)
-    plain = st[:b] + (_words(st[b]),) + st[b + 1:]
+    # the plain variants read prepare's buffers (conv_util.HELD: the
+    # state is the parameter block) and index the bias by word: as
+    # array('i')
+    bufs = conv_util.HELD[-1]
+    b = 1 + LAYOUT["S_BIAS"]  # noqa: F821 (prepended)
+    plain = bufs[:b] + (_words(bufs[b]),) + bufs[b + 1:]
     want = bytes(out)
     res = {"op": op_index, "name": op.name,
            "macs": outs[0].size * ins[1].shape[3]}

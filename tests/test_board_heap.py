@@ -39,7 +39,7 @@ KB = 1024
 # model -> (margin beyond kept + holes: 64-bit, 32-bit; kept beyond TFLM's
 # head + tail: 64-bit, 32-bit), in KB
 MODELS = {
-    "person_detect/person_detect.tflite": (8, 5, 6, -1),
+    "person_detect/person_detect.tflite": (12, 6, 6, -1),
     "tiny_kws_ref_int8/kws_ref_model.tflite": (6, 4, 8, 4),
     "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (6, 4, 10, 4),
     "tiny_ad01_int8/ad01_int8.tflite": (10, 5, 8, 4),
@@ -107,9 +107,9 @@ def test_constructs_at_board_heap(package, rel):
 # arena itself needs no free block of its own, and the sizing pass uses
 # the buffer for its throw-away activations.
 STATIC = {
-    "person_detect/person_detect.tflite": (40, 21),
-    "tiny_kws_ref_int8/kws_ref_model.tflite": (15, 8),
-    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (18, 9),
+    "person_detect/person_detect.tflite": (48, 25),
+    "tiny_kws_ref_int8/kws_ref_model.tflite": (18, 9),
+    "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (22, 12),
     "tiny_ad01_int8/ad01_int8.tflite": (10, 6),
     "micro_speech_quantized/micro_speech_quantized.tflite": (5, 4),
     "hello_world_int8/hello_world_int8.tflite": (6, 4),
@@ -250,11 +250,11 @@ PACKAGE_COST = {
         # kernels/requant_neg.py is imported on demand, nor the drivers
         # of the Cortex-M4 paths, conv_dsp.py and dw_dsp.py, which only
         # DSP builds carry)
-        "x64": 30500, "x86": 17500, "armv6m": (208, 12000),
+        "x64": 31200, "x86": 17900, "armv6m": (208, 12000),
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},
-        "construction": {"x64": 19800, "x86": 10700}},
+        "construction": {"x64": 20500, "x86": 11200}},
 }
 
 

@@ -113,8 +113,10 @@ def test_layout_numbers_follow_the_kernels():
     attribute on a board): each must equal the kernel's constant."""
     from host_tools import kernel_consts
     from tflm import cores
-    conv = kernel_consts("kernels/conv.py", ("S_", "P_", "BLK", "DBLK"))
-    dw = kernel_consts("kernels/depthwise_conv.py", ("S_", "P_", "DWB"))
+    conv = kernel_consts("kernels/conv.py", ("S_", "P_", "BLK", "DBLK",
+                                             "A", "NPAIRS", "QP"))
+    dw = kernel_consts("kernels/depthwise_conv.py", ("S_", "P_", "DWB", "A",
+                                                     "NPAIRS", "QP"))
     qp = cores._QP
     for name, v in (("B", cores._B), ("H", cores._H), ("W", cores._W),
                     ("C", cores._C), ("OH", cores._OH), ("OW", cores._OW),
@@ -125,9 +127,18 @@ def test_layout_numbers_follow_the_kernels():
     assert conv["P_NB"] + qp == cores._NB
     assert (dw["P_TH"] + qp, dw["P_PWW"] + qp, dw["P_DH"] + qp) == (
         cores._TH, cores._PWW, cores._DH)
-    for name in ("PARAMS", "X", "OUT"):
+    for name in ("X", "OUT"):
         assert conv["S_" + name] == dw["S_" + name] == getattr(
             cores, "_S_" + name)
+    # the pairs (fixedpoint.rel): after qp and the parameter words
+    assert (conv["A"], conv["NPAIRS"], dw["A"], dw["NPAIRS"]) == (
+        cores._CONV_A, cores._CONV_PAIRS, cores._DW_A, cores._DW_PAIRS)
+    assert conv["A"] == qp + cores._CONV_P and dw["A"] == qp + cores._DW_P
+    assert conv["QP"] == dw["QP"] == qp
+    assert max(v for k, v in conv.items() if k.startswith("S_")) + 1 == \
+        conv["NPAIRS"]
+    assert max(v for k, v in dw.items() if k.startswith("S_")) + 1 == \
+        dw["NPAIRS"]
     assert (conv["S_SCRATCH"], conv["S_WIN"], dw["S_WORK"]) == (
         cores._S_SCRATCH, cores._S_WIN, cores._S_WORK)
     assert (conv["BLK"], conv["DBLK"], dw["DWB"]) == (

@@ -63,7 +63,7 @@ def test_the_checks_see_a_literal_slot():
     assert literal_slots(viper, "p", True) == [(4, 2)]
     assert literal_slots("def g(p):\n    return p[2]\n", "p", True) == []
     conv = kernel_consts("kernels/conv.py")
-    assert conv["S_PARAMS"] == 0 and conv["P_OFF"] == 16, conv
+    assert conv["S_X"] == 0 and conv["P_OFF"] == 16, conv
 
 
 def test_dsp_drivers_share_their_kernels_layout():
@@ -80,7 +80,8 @@ def test_dsp_drivers_share_their_kernels_layout():
                            "_dwp"),
                           ("kernels/fc_dsp.py", "kernels/fully_connected.py",
                            "_fc")):
-        names = ("S_", "P_", "QP", "DBLK", "DREL", "DWB", "PLB")
+        names = ("S_", "P_", "QP", "DBLK", "DREL", "DWB", "PLB", "A",
+                 "NPAIRS")
         mine = kernel_consts(dsp, names)
         theirs = kernel_consts(base, names)
         assert mine and all(theirs[k] == v for k, v in mine.items()), dsp
@@ -97,7 +98,8 @@ def test_dsp_drivers_share_their_kernels_layout():
         body = body[:body.index("\n\n\n")] if "\n\n\n" in body else body
         code = [ln.strip() for ln in body.splitlines()
                 if re.search(r"\bst\[|\bp\[_P|\bblk\[|\bq\[|\bpq\[|"
-                             r"requant_i8b|\(win|\(wk", ln)]
+                             r"requant_i8b|\(win|\(wk|\brel\(st|\(st, ",
+                             ln)]
         assert len(code) > (20 if fn == "_fc" else 40), (base, len(code))
         dsp_code = set(re.sub(r"\s+#.*", "", ln.strip())
                        for ln in srcs[1].splitlines())

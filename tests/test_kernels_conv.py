@@ -513,10 +513,12 @@ NEAR = device_script("conv_near.py")
 
 
 def test_buffers_far_from_the_arena_are_refused_on_64_bit(tmp_path):
-    """The blocks of mac.py hold addresses as int32 offsets on a 64-bit
-    port: a constant more than 2 GB from the arena (a model outside the
-    GC heap, or a heap over 2 GB) is a PrepareError, never a wild read.
-    A 32-bit port checks nothing (its addresses are 32-bit)."""
+    """The blocks of mac.py, and the pairs of CONV_2D's and
+    DEPTHWISE_CONV_2D's parameter blocks (context.pairs), hold addresses
+    as int32 offsets on a 64-bit port: a constant more than 2 GB from the
+    arena (a model outside the GC heap, or a heap over 2 GB) is a
+    PrepareError, never a wild read. A 32-bit port checks nothing (its
+    addresses are 32-bit; the offsets are exact mod 2**32)."""
     script = tmp_path / "near.py"
     script.write_text(NEAR)
     r = subprocess.run([MP, str(script), os.path.join(ROOT, "micropython")],
@@ -529,3 +531,9 @@ def test_buffers_far_from_the_arena_are_refused_on_64_bit(tmp_path):
     assert r.stdout.split("\n")[:5] == [
         "0 ok", "1048576 ok", "1879048192 ok", "2046820352 " + far,
         "-2046820352 " + far], r.stdout
+    # the packed states' pairs (context.pairs): the same bound
+    far = "ValueError True" if bits64 else "ok True"
+    assert r.stdout.split("\n")[5:10] == [
+        "PAIRS 0 ok True", "PAIRS 1048576 ok True",
+        "PAIRS 1879048192 ok True", "PAIRS 2046820352 " + far,
+        "PAIRS -2046820352 " + far], r.stdout

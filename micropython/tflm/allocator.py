@@ -505,6 +505,8 @@ def _prepare(it, mods, head, tail, kept_where):
         pack()
     del steps[2 * n:]
     it.copied_bytes = ctx.copied_bytes
+    if ctx.held:  # heap arrays that packed states point to
+        it._held_bufs = ctx.held
     it._states = ctx.states or None  # reset() zeroes them
     it._variables = ctx.variables or None  # and sets these
     it.persistent_size = tail + 4 * len(it._words) + ctx.spilled

@@ -42,11 +42,19 @@ What prepare may use (ctx):
   state tuple) is copied into the arena's tail and the state gets a view
   of the copy in its place (kernels call heap.keep(ctx, ...)): for small
   arrays; persistent() makes no heap copy.
+- ctx.pack(st, first): the state is parameter block st[0], with
+  region 0 (word first) and an offset (a word each, from word first + 1)
+  per buffer of st[1:] once the kept arrays have their places
+  (fixedpoint.rel; kernels call conv_util.packed).
 - ctx.copied_bytes: kernels add the bytes of constants they copy into
   the arena (reported as interp.copied_bytes).
 Kernels touch nothing else of the interpreter.
 """
 
+import sys
+from struct import pack_into
+
+import micropython
 from micropython import const
 
 from .errors import PrepareError
@@ -106,6 +114,10 @@ class KernelContext:
         # variable(): (bytes view, reset byte) of each variable tensor
         self.variables = []
         self._new_states = []
+        # pack(): this op's first pair word; held: the arrays on the heap
+        # that packed states point to (the interpreter keeps them)
+        self._pack = None
+        self.held = []
 
     def begin(self, op_index, scratch_len):
         """Start the prepare of operator op_index, whose scratch is
@@ -315,6 +327,7 @@ class KernelContext:
         replaced by views of their copies in the tail (real pass), or
         state as it is (sizing pass, where only their sizes count)."""
         kept, self._kept = self._kept, []
+        first, self._pack = self._pack, None
         if self._tail is None:
             seen = {}
             for a, size in kept:
@@ -347,4 +360,50 @@ class KernelContext:
             self.tail_size = off + ((n + 3) & ~3)
         if not isinstance(state, tuple):
             return state
-        return tuple([seen.get(id(x), x) for x in state])
+        state = tuple([seen.get(id(x), x) for x in state])
+        if first is None:
+            return state
+        try:
+            return pairs(state, first, self.held)
+        except ValueError as e:
+            raise PrepareError("op %d: %s" % (self.op, e))
+
+    def pack(self, st, first):
+        """st, whose parameter block st[0] finish() turns into the state
+        (pairs: once the kept arrays of st have their places)."""
+        self._pack = first
+        return st
+
+
+def pairs(st, first, held):
+    """Parameter block st[0] (an int32 buffer) with region 0 for every
+    buffer (its word first: 0) and, at its word first + k, the address of
+    st[k]'s first byte less st[0]'s for k = 1 .. len(st) - 1
+    (fixedpoint.rel); the items
+    of st that are no memoryview (arrays on the heap: the arena's views
+    live as long as the arena) are appended to held, which must outlive
+    the block. Returns st[0]. ValueError on a 64-bit port where a buffer
+    lies 2 GB or more from the block (the offsets are int32)."""
+    p = st[0]
+    a = address(p)
+    pack_into("<i", p, 4 * first, 0)
+    for k in range(1, len(st)):
+        x = st[k]
+        if type(x) is not memoryview:
+            held.append(x)
+        d = address(x) - a
+        if sys.maxsize < 0x80000000:  # 32-bit: exact mod 2**32
+            d = ((d + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+        elif d >= 0x78000000 or d < -0x78000000:
+            raise ValueError("on a 64-bit port the model's bytes must "
+                             "lie within 2 GB of the arena")
+        pack_into("<i", p, 4 * (first + k), d)
+    return p
+
+
+@micropython.viper
+def address(buf) -> int:
+    """The address of buf's first byte (a buffer, or an int: itself), a
+    signed machine word (negative on a 32-bit port above 2 GB)."""
+    return int(ptr8(buf))
+

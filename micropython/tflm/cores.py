@@ -28,19 +28,22 @@ int16 CONV_2D / DEPTHWISE_CONV_2D are not split either.
 
 RAM: the worker's stack (4 KB on rp2, from the heap, at the first
 cores=2 interpreter), and per interpreter, made at construction: per
-split operator a parameter block per half (23 or 24 words) and the
-halves' states (about 0.3 KB in all on a 32-bit port), and two int32
-buffers, the second
-core's work buffers (the window buffer and the accumulators of CONV_2D,
-the plane of DEPTHWISE_CONV_2D), each as large as the largest split
-operator needs (counted in interp.ram). invoke() allocates nothing.
+split operator a copy of its parameter block per half (32 words, its
+buffers' regions and offsets included) and a tuple (about 0.3 KB on a
+32-bit port), and two int32 buffers, the second core's work buffers (the
+window buffer and the accumulators of CONV_2D, the plane of
+DEPTHWISE_CONV_2D), each as large as the largest split operator needs
+(counted in interp.ram). invoke() allocates nothing.
 
 Errors: cores=2 where `_thread` is missing (or the second core is taken:
 start_new_thread fails) raises CoresError (a TFLMError) from the
 constructor; an exception on the second core during invoke() comes back
 as InvokeError from invoke() (after the first core's half is done: never
-a hang). Compiled models (host_tools compile) are split the same way (the
-state's addresses are ints there: the halves' are offsets from them).
+a hang). Compiled models (host_tools compile) are split the same way:
+each half's state is a copy of the operator's parameter block on the
+heap, its pairs (fixedpoint.rel) pointing from the copy to where the
+operator's point (its half of the input and output, the second core's
+work buffers).
 """
 
 import sys
@@ -80,10 +83,13 @@ _DH = _QP + 12  # depthwise_conv.py _P_DH
 _CONV_P, _DW_P = 20, 21
 _BLK, _DBLK, _DWB = 33, 30, 45
 
-# The state slots (conv.py, depthwise_conv.py _S_*)
-_S_PARAMS, _S_X, _S_OUT = 0, 1, 4
-_S_SCRATCH, _S_WIN = 7, 8  # conv.py
-_S_WORK = 7  # depthwise_conv.py
+# The states' buffers (fixedpoint.rel: conv.py, depthwise_conv.py _A,
+# _NPAIRS; their slots _S_*)
+_S_X, _S_OUT = 0, 3
+_S_SCRATCH, _S_WIN = 6, 7  # conv.py
+_S_WORK = 6  # depthwise_conv.py
+_CONV_A, _CONV_PAIRS = 23, 8
+_DW_A, _DW_PAIRS = 24, 7
 
 
 class CoresError(TFLMError):
@@ -178,14 +184,32 @@ def _words(v, n):
     if isinstance(v, int):
         from uctypes import bytearray_at
         v = bytearray_at(v, 4 * n)
-    return array("i", struct.unpack("%di" % n, bytes(memoryview(v)[:4 * n])))
+    return array("i", struct.unpack("%di" % n, bytes(v)[:4 * n]))
 
 
-def _at(v, n):
-    """Buffer (or address) v from byte n on."""
-    if isinstance(v, int):
-        return v + n
-    return memoryview(v)[n:]
+def _targets(st, p, first, n, bases):
+    """The addresses of the n buffers of parameter block st (its words
+    p), their regions and offsets from word first (fixedpoint.rel);
+    bases: a compiled interpreter's (fixedpoint, BASES) or None."""
+    from uctypes import addressof
+    a = st if isinstance(st, int) else addressof(st)
+    out = []
+    for k in range(n):
+        r = p[first] >> (4 * k) & 15
+        out.append((addressof(bases[1]) + bases[1][r] if r else a)
+                   + p[first + 1 + k])
+    return out
+
+
+def _repoint(q, first, targets):
+    """Block q (an array('i') on the heap, near the arena) from word
+    first: region 0, int32 offsets from q to targets."""
+    from uctypes import addressof
+    a = addressof(q)
+    q[first] = 0
+    for k, t in enumerate(targets):
+        q[first + 1 + k] = ((t - a + 0x80000000) & 0xFFFFFFFF) - \
+            0x80000000
 
 
 def _plan(kind, p):
@@ -244,8 +268,8 @@ def split(it):
         for ev, f, kind, name in kinds:
             if steps[k] is ev:
                 st = steps[k + 1]
-                p = _words(st[_S_PARAMS],
-                           _QP + (_CONV_P if kind < 2 else _DW_P))
+                p = _words(st, _CONV_A + 1 + _CONV_PAIRS if kind < 2
+                           else _DW_A + 1 + _DW_PAIRS)
                 pl = _plan(kind, p)
                 if pl is not None:
                     todo.append((k, f, kind, name, p, pl))
@@ -256,8 +280,13 @@ def split(it):
         return 0
     win = array("i", bytes(4 * nw))
     acc = array("i", bytes(4 * max(ns, 1)))
+    from uctypes import addressof
+    bases = getattr(it, "_bases", None)
     for k, f, kind, name, p, pl in todo:
         st = steps[k + 1]
+        first, n = (_CONV_A, _CONV_PAIRS) if kind < 2 else \
+            (_DW_A, _DW_PAIRS)
+        ta = _targets(st, p, first, n, bases)
         m = pl[0]
         a = array("i", p)
         b = array("i", p)
@@ -271,19 +300,19 @@ def split(it):
             b[_PH] = 0
         if kind == 1:
             b[_NB] = pl[4] // p[_OC]
-        sa = list(st)
-        sa[_S_PARAMS] = a
-        sb = list(st)
-        sb[_S_PARAMS] = b
-        sb[_S_X] = _at(st[_S_X], pl[1])
-        sb[_S_OUT] = _at(st[_S_OUT], pl[2])
+        tb = list(ta)
+        tb[_S_X] += pl[1]
+        tb[_S_OUT] += pl[2]
         if kind == 2:
-            sb[_S_WORK] = win
+            tb[_S_WORK] = addressof(win)
         else:
-            sb[_S_SCRATCH] = acc
-            sb[_S_WIN] = win
+            tb[_S_SCRATCH] = addressof(acc)
+            tb[_S_WIN] = addressof(win)
+        _repoint(a, first, ta)
+        _repoint(b, first, tb)
         ops = it._prof_ops
-        steps[k + 1] = (f, tuple(sa), tuple(sb),
-                        ops[k // 2] if ops else k // 2, name)
+        # (win and acc: held, the halves' blocks point to them)
+        steps[k + 1] = (f, a, b, ops[k // 2] if ops else k // 2, name,
+                        win, acc)
         steps[k] = _split
     return len(todo)

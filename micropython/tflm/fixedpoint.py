@@ -13,10 +13,53 @@ product x * m is built from 16-bit limbs whose partial products all fit in
 from ptr32 and sign-extended with (v ^ S) - S, S = 1 << 31 computed at run
 time: a no-op on 32-bit, a sign extension on 64-bit. All int32 arrays here
 are array('i') objects (always aligned), never model bytes.
+
+Also rel, where an eval finds its buffers without a state object: the
+state of an int8 CONV_2D or DEPTHWISE_CONV_2D is its parameter block P
+(persistent int32 words, or in a compiled model's bytes: then its
+address, an int), whose last words hold, per buffer that eval reads (in
+the order of the kernel module's _S_ slots; its PAIRS: the first of these
+words and the number of buffers, at most 8), a region (4 bits of the
+first word) and a byte offset (a word each). Region 0: the offset is
+from P's first byte (plain construction writes these:
+context.KernelContext.finish, context.pairs). Regions 1 to 4: from the
+first byte of the arena's head, its tail, the persistent words, the
+model's bytes (a compiled model: host_tools/mp_compile.py rewrites the
+pairs so), whose addresses a compiled interpreter publishes in BASES while
+its invoke() runs. Eval adds rel(st, j) to st's address, and passes the
+loops (mac.py's, thumb.py's: a buffer and a byte offset) st and the
+buffer's offset from it, and requant_i8b offsets from qp (st, wide bit
+1): small ints on every board (its flash and RAM lie within 2**30 bytes
+of each other), so that invoke() allocates nothing, also where an address
+is not a small int (the 32-bit unix port).
 """
 
 import micropython
 from micropython import const
+
+# The invoking compiled interpreter's array('i') (see the module doc):
+# BASES[r] = the address of region r's first byte less BASES's own
+# (int32: exact mod 2**32 on 32-bit ports; within 2 GB on 64-bit ones,
+# where all lie in one heap); BASES[0] unused. None while no compiled
+# model invokes.
+BASES = None
+
+
+@micropython.viper
+def rel(st, a: int, k: int) -> int:
+    """The address of buffer k of parameter block st (a buffer, or an
+    address) less st's address: its region is bits 4k .. 4k + 3 of int32
+    word a, its offset word a + 1 + k (see the module doc)."""
+    q = ptr32(st)
+    one: int = 1
+    S: int = one << 31
+    o: int = (q[a + 1 + k] ^ S) - S
+    r: int = (q[a] >> (4 * k)) & 15
+    if r == 0:
+        return o
+    b = ptr32(BASES)
+    return int(b) + ((b[r] ^ S) - S) + o - int(q)
+
 
 # requant_i8b's fast path takes |x| <= _FAST (see there).
 _FAST = const(1 << 20)
@@ -40,9 +83,12 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
     callers pass 0, or i = c0 > 0 to requantize channels c0 .. nch - 1
     only (with n = nch = c0 + 1: buf[c0] alone, into out[off + c0]).
     buf, mults, qp: array('i'); qp = (zp, lo, hi);
-    shifts: array('b') (wide=0: the kernels keep shifts, all in
-    [-31, 30], as bytes to save RAM) or array('i') (wide=1);
-    out: writable bytes-like. Channels form the outer loop, so each
+    shifts: array('b') (wide bit 0 clear: the kernels keep shifts, all in
+    [-31, 30], as bytes to save RAM) or array('i') (bit 0 set);
+    out: writable bytes-like. wide bit 1 set: buf, mults, shifts and out
+    are byte offsets (small ints) from qp's first byte (the CONV_2D and
+    DEPTHWISE_CONV_2D evals, whose buffers are no objects:
+    fixedpoint.rel). Channels form the outer loop, so each
     channel's multiplier and shift are decoded once per batch. A channel
     whose shift is above 30 has a negative multiplier and the shift
     + _NEG_MARK (a filter's negative scale, conv_util.quant_params):
@@ -59,12 +105,15 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
     instructions a value, was 218); larger values take the 16-bit limbs
     below.
     """
-    p = ptr32(buf)
-    pm = ptr32(mults)
-    ps = ptr32(shifts)
-    pb = ptr8(shifts)
     q = ptr32(qp)
-    o = ptr8(out)
+    r: int = 0
+    if wide & 2:  # buf, mults, shifts, out: byte offsets from qp
+        r = int(q)
+    p = ptr32(r + int(ptr32(buf)))
+    pm = ptr32(r + int(ptr32(mults)))
+    ps = ptr32(r + int(ptr32(shifts)))
+    pb = ptr8(ps)
+    o = ptr8(r + int(ptr8(out)))
     one: int = 1
     S: int = one << 31
     R: int = one << 30  # the rounding nudge of the doubling high mul
@@ -79,10 +128,11 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
         mh: int = m >> 16
         ml: int = m & 0xFFFF
         sh: int = (pb[c] ^ 0x80) - 0x80
-        if wide:
+        if wide & 1:
             sh = (ps[c] ^ S) - S
         if sh > 30:  # a negative multiplier (shift + _NEG_MARK)
-            _requant_neg(buf, mults, qp, out, c, n, nch, off, sh - _NEG_MARK)
+            _requant_neg(buf, mults, qp, out, c, n, nch, off, sh - _NEG_MARK,
+                         wide >> 1)
             c += 1
             continue
         ls: int = 0
@@ -157,7 +207,7 @@ def requant_i8b(x: int, i: int, t: int, buf, n: int, nch: int, mults,
         c += 1
 
 
-def _requant_neg(buf, mults, qp, out, c, n, nch, off, sh):
+def _requant_neg(buf, mults, qp, out, c, n, nch, off, sh, rel):
     """requant_i8b's loop for channel c whose multiplier is negative:
     kernels/requant_neg.py's requant_i8_neg takes this name when it is
     imported (by the prepare that made the multiplier, or by a compiled

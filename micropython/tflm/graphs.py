@@ -543,6 +543,8 @@ def _prepare(g, it, mods, head, tail, kept_where):
     del steps[2 * n:]
     g.finish()
     it.copied_bytes = ctx.copied_bytes
+    if ctx.held:  # heap arrays that packed states point to
+        it._held_bufs = ctx.held
     it._states = ctx.states or None
     it._variables = ctx.variables or None
     it.persistent_size = tail + 4 * len(it._words) + ctx.spilled

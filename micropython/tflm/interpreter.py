@@ -232,11 +232,14 @@ class Interpreter:
     # length (invoke() refuses to run once it changed: its bytes may have
     # moved); with arena=, [its _OWNERS entry's taken array, the
     # InvokeError once another took the buffer, the bytearray given (or
-    # None), its length].
+    # None), its length]; a compiled model's (the fixedpoint module, the
+    # array that invoke() makes its BASES: fixedpoint.rel); the heap
+    # arrays that the kernels' parameter blocks point to (context.pairs).
     _tensors = _states = _variables = None
     _n_requests = 0
     model_in_ram = _tail_in_model = False
     _source = _source_len = _held = None
+    _bases = _held_bufs = None
 
 
     def __init__(self, model, arena_size=None, labels=None, arena=None,
@@ -378,6 +381,18 @@ class Interpreter:
                 "built (%d -> %d bytes): its memory may have moved; build "
                 "a new Interpreter" % (type(src).__name__,
                                        self._source_len, len(src)))
+        b = self._bases
+        if b is not None:  # a compiled model's (fixedpoint.rel)
+            m = b[0]
+            prev = m.BASES
+            m.BASES = b[1]
+            try:
+                return self._run(steps, profile)
+            finally:
+                m.BASES = prev
+        return self._run(steps, profile)
+
+    def _run(self, steps, profile):
         if profile:
             return self._invoke_profiled(steps)
         if self._stops:

@@ -39,6 +39,8 @@ def prep(m, k, ctx):
 def run_case(line):
     # name model op_index input output shift: run one op, write its output.
     name, path, k, inpath, outpath, shift = line.split()
+    from tflm.kernels import conv_util
+    conv_util.HELD.clear()  # the last case's buffers (see packed())
     m = load(path, int(shift))
     ctx = Ctx(512)
     (fn, st), ins, outs = prep(m, int(k), ctx)

@@ -40,13 +40,12 @@ every word size; the int32 store truncates them to what TFLM's int32
 accumulator holds. Filter bytes are read with ptr8 only (any alignment).
 """
 
-from array import array
 
 import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from ..fixedpoint import requant_i8b
+from ..fixedpoint import rel, requant_i8b
 from . import DSP, THUMB
 
 # The loops: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
@@ -63,9 +62,13 @@ if mac is None:
     from . import mac
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
-# the start of the parameter block st[_S_PARAMS]: one kept block for both.
+# the start of the parameter block (the state): one kept block for both.
 _QP = const(3)
-# int32 words before the window in the window buffer st[_S_WIN]: the block
+# The regions and offsets (fixedpoint.rel) of the state's buffers (_S_
+# slots, below), from word _A of the block (after qp and the _P_ words)
+_NPAIRS = const(8)
+_A = const(23)  # _QP + 20
+# int32 words before the window in the window buffer (_S_WIN): the block
 # that mac.pixels reads (PX_BLOCK in thumb.py, REL its 33rd word), or
 # mac.dots (DOTS_BLOCK, then REL, then GATHER_BLOCK in thumb_dsp.py:
 # thumb_dsp.gather's words, written by conv_dsp.conv_any only)
@@ -141,20 +144,21 @@ def prepare(op, ins, outs, ctx):
         # each other in the input and the output, one row for _conv_1x1
         # (one mac.pixels call: thumb_dsp.pixels takes them in pairs)
         b, h, w, oh, ow = 1, 1, b * h * w, 1, b * h * w
-    p = array("i", list(qp) + [b, h, w, c, oh, ow, oc,
-                               kh, kw, cin, sh, sw, dh, dw, ph, pw, off,
-                               oc // groups, nb, conv_util.WORD // 8])
+    # the parameter block, its pairs' words left 0 (persistent words: in
+    # a compiled model's bytes, with the multipliers)
+    p = conv_util.block(ctx, list(qp) + [
+        b, h, w, c, oh, ow, oc, kh, kw, cin, sh, sw, dh, dw, ph, pw, off,
+        oc // groups, nb, conv_util.WORD // 8], _NPAIRS)
     win = conv_util.work_buffer(ctx, _BLK + c if one else
                                 _DBLK + kh * kw * cin)
     conv_util.check_near(op, ctx, win, (inp.data, filt.data, bias_a,
                                         out.data, mults, shifts,
                                         ctx.scratch))
-    k = conv_util.keep
-    # in the order of the _S_ slots (below)
-    st = (k(ctx, p), inp.data, filt.data, bias_a, out.data,
-          mults, shifts, ctx.scratch, win,
-          mac.pixels if one else mac.dots)
-    return (_eval_1x1 if one else _eval_any), st
+    # the parameter block, then the buffers in the order of the _S_
+    # slots (below): the state is the block, with their pairs
+    st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts,
+          ctx.scratch, win)
+    return (_eval_1x1 if one else _eval_any), conv_util.packed(ctx, st, _A)
 
 
 def _eval_1x1(st):
@@ -165,32 +169,29 @@ def _eval_any(st):
     _conv_any(st)
 
 
-# The eval state (prepare's st): named slots, read by index in the viper
-# code below (const names fold to the numbers: no cost on a board) and by
-# name in host_tools/mp_viper_bench.py (host_tools.kernel_consts reads
-# these constants). A new kernel writes its layout the same way.
-_S_PARAMS = const(0)
-_S_X = const(1)
-_S_FILTER = const(2)
-_S_BIAS = const(3)
-_S_OUT = const(4)
-_S_MULTS = const(5)
-_S_SHIFTS = const(6)
-_S_SCRATCH = const(7)
-_S_WIN = const(8)
-_S_MAC = const(9)
-# The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
-# code arguments): a compiled model stores there the address of its view
-# of the arena or the model, an int, no object (compiled.py T_ADDR).
-ADDRESSES = (_S_PARAMS, _S_X, _S_FILTER, _S_BIAS, _S_OUT, _S_MULTS,
-             _S_SHIFTS, _S_SCRATCH, _S_WIN)
-# st[_S_PARAMS]: requant_i8b's qp (_QP words: output zero point,
-# activation min and max), then the parameter words below (p = the block
-# after qp). OFF = -input_zero_point - 128; FPG: filters per group; NB:
-# output pixels per requantization batch (the accumulators of NB
-# consecutive pixels are requantized by one requant_i8b call); REL: 1 on
-# 64-bit ports (the block's addresses are stored relative to the block,
-# see mac.py).
+# The eval state: the parameter block (no object: fixedpoint.rel),
+# requant_i8b's qp (_QP words: output zero point, activation min and
+# max), then the parameter words below (p = the block after qp), then
+# from word _A the regions of the buffers, in the order of the named
+# slots _S_*, and from word _A + 1 their byte offsets (const names fold
+# to the numbers: no cost on a board; host_tools.kernel_consts reads
+# them, and host code by name, as host_tools/mp_viper_bench.py). A new
+# kernel writes its layout the same way. OFF = -input_zero_point - 128;
+# FPG: filters per group; NB: output pixels per requantization batch (the
+# accumulators of NB consecutive pixels are requantized by one
+# requant_i8b call); REL: 1 on 64-bit ports (the block's addresses are
+# stored relative to the block, see mac.py).
+_S_X = const(0)
+_S_FILTER = const(1)
+_S_BIAS = const(2)
+_S_OUT = const(3)
+_S_MULTS = const(4)
+_S_SHIFTS = const(5)
+_S_SCRATCH = const(6)
+_S_WIN = const(7)
+# (_A, buffers): host_tools/mp_compile.py rewrites their regions and
+# offsets
+PAIRS = (_A, _NPAIRS)
 _P_B = const(0)
 _P_H = const(1)
 _P_W = const(2)
@@ -216,11 +217,12 @@ _P_REL = const(19)
 @micropython.viper
 def _conv_1x1(st):
     """1x1 filter, no padding, one group: a matrix product per pixel, a
-    row of pixels per call of st[_S_MAC] (mac.pixels: gather, sums,
+    row of pixels per call of mac.pixels (gather, sums,
     requantization with requant_i8b's fast path); values beyond that
     fast path come back after their pixel and go through requant_i8b.
     """
-    p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
+    qa: int = int(ptr32(st))  # the block: qp, then p
+    p = ptr32(qa + 4 * _QP)
     one: int = 1
     S: int = one << 31
     B: int = p[_P_B]
@@ -232,19 +234,15 @@ def _conv_1x1(st):
     OC: int = p[_P_OC]
     SH: int = p[_P_SH]
     SW: int = p[_P_SW]
-    x0: int = int(ptr8(st[_S_X]))
-    out = st[_S_OUT]
-    po: int = int(ptr8(out))
-    mults = st[_S_MULTS]
-    shifts = st[_S_SHIFTS]
-    ps = ptr8(shifts)
-    qp = st[_S_PARAMS]
-    q = ptr32(qp)
-    scratch = st[_S_SCRATCH]
-    sp = ptr32(scratch)
-    win = st[_S_WIN]
-    pixels = st[_S_MAC]
-    blk = ptr32(win)
+    x0: int = qa + int(rel(st, _A, _S_X))
+    po: int = qa + int(rel(st, _A, _S_OUT))
+    pm: int = qa + int(rel(st, _A, _S_MULTS))
+    ps = ptr8(qa + int(rel(st, _A, _S_SHIFTS)))
+    q = ptr32(qa)
+    sp = ptr32(qa + int(rel(st, _A, _S_SCRATCH)))
+    wa: int = qa + int(rel(st, _A, _S_WIN))
+    pixels = mac.pixels
+    blk = ptr32(wa)
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
     if p[_P_REL]:
         r0 = int(blk)
@@ -255,7 +253,7 @@ def _conv_1x1(st):
     blk[2] = v0 + 4 * C - r0
     blk[4] = C
     blk[11] = p[_P_OFF]
-    blk[13] = int(ptr32(mults)) - r0
+    blk[13] = pm - r0
     blk[14] = 4
     blk[15] = int(ps) - r0
     blk[16] = 1
@@ -265,8 +263,8 @@ def _conv_1x1(st):
     blk[21] = OC
     blk[23] = _FAST
     blk[24] = 2 * _FAST
-    blk[25] = int(ptr8(st[_S_FILTER])) - r0
-    blk[26] = int(ptr32(st[_S_BIAS])) - r0
+    blk[25] = qa + int(rel(st, _A, _S_FILTER)) - r0
+    blk[26] = qa + int(rel(st, _A, _S_BIAS)) - r0
     blk[27] = int(sp) - r0
     blk[28] = OC
     o: int = 0  # the output offset of the current row
@@ -279,7 +277,7 @@ def _conv_1x1(st):
             blk[12] = OW
             blk[20] = po + o - r0
             blk[22] = 0
-            while int(pixels(win, 0)):
+            while int(pixels(st, wa - qa)):
                 # a pixel with values beyond the fast path: those
                 # through requant_i8b, from their accumulators
                 qo: int = ((blk[20] ^ S) - S) + r0 - po - OC
@@ -289,8 +287,9 @@ def _conv_1x1(st):
                     acc: int = (sp[k] ^ S) - S
                     if not (uint(e) <= uint(21) and
                             uint(acc + _FAST) <= uint(2 * _FAST)):
-                        requant_i8b(0, k, 0, scratch, k + 1, k + 1, mults,
-                                    shifts, qp, out, qo, 0)
+                        requant_i8b(0, k, 0, int(sp) - qa, k + 1, k + 1,
+                                    pm - qa, int(ps) - qa, st, po - qa, qo,
+                                    2)
                     k += 1
                 blk[22] = 0
                 if blk[12] == 0:
@@ -307,14 +306,15 @@ def _conv_any(st):
     For each output pixel the in-image tap window [kyl, kyh) x [kxl, kxh)
     is found once, so the loops have no bounds checks. For each group
     the window's v = x - input_zero_point are gathered into the window
-    array (compact: rows of nkx * CIN), then st[_S_MAC] (mac.dots)
+    array (compact: rows of nkx * CIN), then mac.dots
     sums it with each of the group's filters: in one call when the
     window spans whole filter rows (nkx == KW: those filter bytes are
     contiguous), else one call per row, the first starting from the bias
     and the others from the sums so far. The accumulators of NB pixels
     are requantized by one requant_i8b call.
     """
-    p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
+    qa: int = int(ptr32(st))  # the block: qp, then p
+    p = ptr32(qa + 4 * _QP)
     one: int = 1
     S: int = one << 31
     B: int = p[_P_B]
@@ -335,18 +335,17 @@ def _conv_any(st):
     PW: int = p[_P_PW]
     off: int = (p[_P_OFF] ^ S) - S
     FPG: int = p[_P_FPG]
-    x0: int = int(ptr8(st[_S_X]))
-    w0: int = int(ptr8(st[_S_FILTER]))
-    bp: int = int(ptr32(st[_S_BIAS]))
-    out = st[_S_OUT]
-    mults = st[_S_MULTS]
-    shifts = st[_S_SHIFTS]
-    qp = st[_S_PARAMS]
-    scratch = st[_S_SCRATCH]
-    sp: int = int(ptr32(scratch))
-    win = st[_S_WIN]
-    dots = st[_S_MAC]
-    blk = ptr32(win)
+    x0: int = qa + int(rel(st, _A, _S_X))
+    w0: int = qa + int(rel(st, _A, _S_FILTER))
+    bp: int = qa + int(rel(st, _A, _S_BIAS))
+    # requant_i8b's buffers: byte offsets from the block (wide bit 1)
+    ro: int = int(rel(st, _A, _S_OUT))
+    rm: int = int(rel(st, _A, _S_MULTS))
+    rs: int = int(rel(st, _A, _S_SHIFTS))
+    sp: int = qa + int(rel(st, _A, _S_SCRATCH))
+    wa: int = qa + int(rel(st, _A, _S_WIN))
+    dots = mac.dots
+    blk = ptr32(wa)
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
     if p[_P_REL]:
         r0 = int(blk)
@@ -430,7 +429,7 @@ def _conv_any(st):
                         blk[3] = wk + r * wrow - r0
                         blk[7] = sp + 4 * (pb + k) - r0
                         blk[8] = FPG
-                        dots(win, 0)
+                        dots(st, wa - qa)
                         blk[5] = sp + 4 * (pb + k) - r0
                         blk[6] = 0
                         r += 1
@@ -440,15 +439,14 @@ def _conv_any(st):
                 pb += OC
                 o += OC
                 if pb >= cap:
-                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb, 0)
+                    requant_i8b(0, 0, 0, sp - qa, pb, OC, rm, rs, st, ro,
+                                o - pb, 2)
                     pb = 0
                 ox += 1
             oy += 1
         b += 1
     if pb:
-        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
-                    o - pb, 0)
+        requant_i8b(0, 0, 0, sp - qa, pb, OC, rm, rs, st, ro, o - pb, 2)
 
 
 # Cortex-M4/M7/M33 (kernels.DSP: thumb_dsp has gather): _conv_any with

@@ -16,7 +16,7 @@ private to its module).
 import micropython
 from micropython import const
 
-from ..fixedpoint import requant_i8b
+from ..fixedpoint import rel, requant_i8b
 from . import thumb_dsp
 
 _GATHER = thumb_dsp.gather
@@ -29,16 +29,16 @@ _QP = const(3)
 _DBLK = const(30)
 _RQB = const(21)  # thumb_dsp.requant's block: words 21 to 28
 _DREL = const(9)
-_S_PARAMS = const(0)
-_S_X = const(1)
-_S_FILTER = const(2)
-_S_BIAS = const(3)
-_S_OUT = const(4)
-_S_MULTS = const(5)
-_S_SHIFTS = const(6)
-_S_SCRATCH = const(7)
-_S_WIN = const(8)
-_S_MAC = const(9)
+_NPAIRS = const(8)
+_A = const(23)  # _QP + 20
+_S_X = const(0)
+_S_FILTER = const(1)
+_S_BIAS = const(2)
+_S_OUT = const(3)
+_S_MULTS = const(4)
+_S_SHIFTS = const(5)
+_S_SCRATCH = const(6)
+_S_WIN = const(7)
 _P_B = const(0)
 _P_H = const(1)
 _P_W = const(2)
@@ -77,7 +77,8 @@ def conv_any(st):
     room for both. Each batch of accumulators is requantized by
     thumb_dsp.requant (requant_i8b if a channel's multiplier is
     negative)."""
-    p = ptr32(int(ptr32(st[_S_PARAMS])) + 4 * _QP)
+    qa: int = int(ptr32(st))  # the block: qp, then p
+    p = ptr32(qa + 4 * _QP)
     one: int = 1
     S: int = one << 31
     B: int = p[_P_B]
@@ -97,18 +98,17 @@ def conv_any(st):
     PH: int = p[_P_PH]
     PW: int = p[_P_PW]
     FPG: int = p[_P_FPG]
-    x0: int = int(ptr8(st[_S_X]))
-    w0: int = int(ptr8(st[_S_FILTER]))
-    bp: int = int(ptr32(st[_S_BIAS]))
-    out = st[_S_OUT]
-    mults = st[_S_MULTS]
-    shifts = st[_S_SHIFTS]
-    qp = st[_S_PARAMS]
-    scratch = st[_S_SCRATCH]
-    sp: int = int(ptr32(scratch))
-    win = st[_S_WIN]
-    dots = st[_S_MAC]
-    blk = ptr32(win)
+    x0: int = qa + int(rel(st, _A, _S_X))
+    w0: int = qa + int(rel(st, _A, _S_FILTER))
+    bp: int = qa + int(rel(st, _A, _S_BIAS))
+    # requant_i8b's buffers: byte offsets from the block (wide bit 1)
+    ro: int = int(rel(st, _A, _S_OUT))
+    rm: int = int(rel(st, _A, _S_MULTS))
+    rs: int = int(rel(st, _A, _S_SHIFTS))
+    sp: int = qa + int(rel(st, _A, _S_SCRATCH))
+    wa: int = qa + int(rel(st, _A, _S_WIN))
+    dots = thumb_dsp.dots
+    blk = ptr32(wa)
     r0: int = 0  # addresses in the block are relative to r0 (mac.py)
     if p[_P_REL]:
         r0 = int(blk)
@@ -127,9 +127,9 @@ def conv_any(st):
     rq = _REQUANT  # thumb_dsp.requant: RBUF RN RNCH RM RS RQP ROUT
     blk[_RQB] = sp - r0
     blk[_RQB + 2] = OC
-    blk[_RQB + 3] = int(ptr32(mults)) - r0
-    blk[_RQB + 4] = int(ptr8(shifts)) - r0
-    blk[_RQB + 5] = int(ptr32(qp)) - r0
+    blk[_RQB + 3] = qa + rm - r0
+    blk[_RQB + 4] = qa + rs - r0
+    blk[_RQB + 5] = qa - r0
     # pixels two at a time (thumb_dsp.pair_dots) where both windows are
     # whole in x and there is one group: gather_pair packs runs of whole
     # words (a row's KW * CIN bytes where its taps are contiguous, else
@@ -194,13 +194,13 @@ def conv_any(st):
                     blk[0] = v0 - r0
                     blk[2] = v0 + 4 * n - r0
                     blk[10] = xg
-                    gp(win, 0)
+                    gp(st, wa - qa)
                     blk[1] = 4 * OC  # PAIR_BLOCK: OB, VE, WP, BP, OUT, NF
                     blk[3] = wk - r0
                     blk[5] = bp - r0
                     blk[7] = sp + 4 * pb - r0
                     blk[8] = OC
-                    pd(win, 0)
+                    pd(st, wa - qa)
                     k = OC  # (no single-pixel groups)
                 else:
                     blk[1] = v0 + 4 * (rowlen & ~7) - r0
@@ -212,7 +212,7 @@ def conv_any(st):
                     if n:
                         blk[10] = xg
                         blk[20] = v0 + 4 * kxl * CIN - r0
-                        gat(win, 0)
+                        gat(st, wa - qa)
                     else:  # no tap in the image: the bias alone
                         blk[6] = 0
                     # the group's FPG sums, from the bias and -128 * sum v
@@ -220,7 +220,7 @@ def conv_any(st):
                     blk[5] = bp + 4 * k - r0
                     blk[7] = sp + 4 * (pb + k) - r0
                     blk[8] = FPG
-                    dots(win, 0)
+                    dots(st, wa - qa)
                     wk += FPG * wsize
                     k += FPG
                     xg += CIN
@@ -228,21 +228,20 @@ def conv_any(st):
                 o += npx * OC
                 if pb >= cap:  # the batch: thumb_dsp.requant
                     blk[_RQB + 1] = pb
-                    blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
-                    if not int(rq(win, 4 * _RQB)):
+                    blk[_RQB + 6] = qa + ro + o - pb - r0
+                    if not int(rq(st, wa - qa + 4 * _RQB)):
                         pb = 0
                 if pb >= cap:  # or a negative multiplier: requant_i8b
-                    requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp,
-                               out, o - pb, 0)
+                    requant_i8b(0, 0, 0, sp - qa, pb, OC, rm, rs, st, ro,
+                                o - pb, 2)
                     pb = 0
                 ox += npx
             oy += 1
         b += 1
     if pb:
         blk[_RQB + 1] = pb
-        blk[_RQB + 6] = int(ptr8(out)) + o - pb - r0
-        if not int(rq(win, 4 * _RQB)):
+        blk[_RQB + 6] = qa + ro + o - pb - r0
+        if not int(rq(st, wa - qa + 4 * _RQB)):
             pb = 0
     if pb:
-        requant_i8b(0, 0, 0, scratch, pb, OC, mults, shifts, qp, out,
-                    o - pb, 0)
+        requant_i8b(0, 0, 0, sp - qa, pb, OC, rm, rs, st, ro, o - pb, 2)

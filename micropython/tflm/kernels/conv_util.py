@@ -362,6 +362,44 @@ def word_view(buf, k, words):
     return mv[k if len(mv) == words else 4 * k:]
 
 
+# the states that packed() made at once (a context without pack():
+# kernel tests, benches): their buffers, held for good
+HELD = []
+
+
+def block(ctx, words, pairs):
+    """A parameter block for packed(): the int32 words, then 1 + pairs
+    zeros (fixedpoint.rel: the buffers' regions, their offsets), in the
+    persistent words (heap.persistent: not the arena's tail; a compiled
+    model keeps them in its bytes)."""
+    p = persistent(ctx, "i", len(words) + 1 + pairs)
+    for k, v in enumerate(words):
+        p[k] = v
+    return p
+
+
+def packed(ctx, st, first):
+    """The state of an int8 CONV_2D or DEPTHWISE_CONV_2D (no object:
+    fixedpoint.rel): st = (P, buffer, ...), P the parameter block
+    (block(): persistent words, whose words first .. first + len(st) - 1
+    are left for the buffers' regions and offsets); the state is P, with
+    region 0 and the offset from P of each buffer of st[1:] there,
+    written once the kept arrays have their places (ctx.pack:
+    context.KernelContext.finish). A context without pack()
+    (kernel tests, benches) gets P with its pairs at once, and HELD
+    keeps st (until the caller clears it: tests/mp/conv_runner.py).
+    Raises PrepareError as context.pairs."""
+    f = getattr(ctx, "pack", None)
+    if f is not None:
+        return f(st, first)
+    from ..context import pairs
+    HELD.append(st)
+    try:
+        return pairs(st, first, [])  # (HELD holds st's buffers)
+    except ValueError as e:
+        raise PrepareError(str(e))
+
+
 def limit_scratch(ctx, n):
     """ctx.limit_scratch(n): the op uses at most n scratch words (a
     context without it, as in kernel tests, keeps its scratch_len)."""

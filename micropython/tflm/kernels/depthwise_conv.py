@@ -35,13 +35,12 @@ thumb_dw_dsp.dwm sums one input channel into 4 output channels at a
 time: micro_speech's layer), mac_dw.py's viper elsewhere.
 """
 
-from array import array
 
 import micropython
 from micropython import const
 
 from ..errors import PrepareError
-from ..fixedpoint import requant_i8b
+from ..fixedpoint import rel, requant_i8b
 from . import DSP, THUMB
 
 # The loops: Thumb machine code on Cortex-M, viper elsewhere (THUMB)
@@ -58,8 +57,12 @@ if mac is None:
     from . import mac_dw as mac
 
 # Words of requant_i8b's qp (output zero point, activation min, max) at
-# the start of the parameter block st[_S_PARAMS]: one kept block for both.
+# the start of the parameter block (the state): one kept block for both.
 _QP = const(3)
+# The regions and offsets (fixedpoint.rel) of the state's buffers (_S_
+# slots, below), from word _A of the block (after qp and the _P_ words)
+_NPAIRS = const(7)
+_A = const(24)  # _QP + 21
 # Bytes of a plane tile (see _dwp): at most _PLANE_MAX, and at most an eighth
 # of the op's input + output bytes (at least _PLANE_MIN), so that where the
 # op is the arena's peak its work buffer adds little; a tile one output
@@ -151,14 +154,16 @@ def prepare(op, ins, outs, ctx):
                                  + ((plane + 3) >> 2), True)
     k3 = kh == 3 and kw == 3 and dw == 1  # mac.dw3: no dilation_w
     # qp first: one kept block (see _QP)
-    p = array("i", list(qp) + [b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw,
-                               dh, dw, ph, pw, inp.zero_point, th, tw, pww,
-                               conv_util.WORD // 8])
+    # the parameter block, its pairs' words left 0 (persistent words: in
+    # a compiled model's bytes, with the multipliers)
+    p = conv_util.block(ctx, list(qp) + [
+        b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw, dh, dw, ph, pw,
+        inp.zero_point, th, tw, pww, conv_util.WORD // 8], _NPAIRS)
     conv_util.check_near(op, ctx, work, (inp.data, out.data))
-    # in the order of the _S_ slots (below)
-    st = (conv_util.keep(ctx, p), inp.data, filt.data, bias_w, out.data,
-          mults, shifts, work, mac.dw3 if k3 else mac.dw, mac.plane)
-    return (_eval_k3 if k3 else _eval_any), st
+    # the parameter block, then the buffers in the order of the _S_
+    # slots (below): the state is the block, with their pairs
+    st = (p, inp.data, filt.data, bias_w, out.data, mults, shifts, work)
+    return (_eval_k3 if k3 else _eval_any), conv_util.packed(ctx, st, _A)
 
 
 def _eval_k3(st):
@@ -169,28 +174,25 @@ def _eval_any(st):
     _dwp(st)
 
 
-# The eval state (prepare's st), by named slot (as conv.py's; the names
-# fold to the numbers):
-_S_PARAMS = const(0)
-_S_X = const(1)
-_S_FILTER = const(2)
-_S_BIAS = const(3)
-_S_OUT = const(4)
-_S_MULTS = const(5)
-_S_SHIFTS = const(6)
-_S_WORK = const(7)
-_S_DW = const(8)
-_S_PLANE = const(9)
-# The slots that eval only casts to pointers (viper ptr8 / ptr32, machine
-# code arguments): a compiled model stores there the address of its view
-# of the arena or the model, an int, no object (compiled.py T_ADDR).
-ADDRESSES = (_S_PARAMS, _S_X, _S_FILTER, _S_BIAS, _S_OUT, _S_MULTS,
-             _S_SHIFTS, _S_WORK)
-# st[_S_PARAMS]: requant_i8b's qp (_QP words: output zero point,
-# activation min and max), then these words (p: the block after qp). ZP:
-# the input zero point; TH, TW: output rows and columns per tile; PWW:
-# bytes per plane row; REL: 1 on 64-bit ports (addresses in the blocks
-# are relative to them, see mac.py).
+# The eval state: the parameter block (no object: fixedpoint.rel),
+# requant_i8b's qp (_QP words: output zero point, activation min and
+# max), then the words below (p: the block after qp), then from word _A
+# the regions of the buffers and from word _A + 1 their byte offsets, in
+# the order of the named slots (as conv.py's; the names fold to the
+# numbers). ZP: the input zero
+# point; TH, TW: output rows and columns per tile; PWW: bytes per plane
+# row; REL: 1 on 64-bit ports (addresses in the blocks are relative to
+# them, see mac.py).
+_S_X = const(0)
+_S_FILTER = const(1)
+_S_BIAS = const(2)
+_S_OUT = const(3)
+_S_MULTS = const(4)
+_S_SHIFTS = const(5)
+_S_WORK = const(6)
+# (_A, buffers): host_tools/mp_compile.py rewrites their regions and
+# offsets
+PAIRS = (_A, _NPAIRS)
 _P_B = const(0)
 _P_H = const(1)
 _P_W = const(2)
@@ -217,9 +219,9 @@ _P_REL = const(20)
 @micropython.viper
 def _dwp(st):
     """The output in tiles of TH x TW pixels; per tile and input channel
-    c, st[_S_PLANE] (mac.plane) copies the input plane the tile reads into the
+    c, mac.plane copies the input plane the tile reads into the
     work buffer as bytes x ^ 0x80 = x + 128 (taps in the padding hold
-    zp + 128), then for every output channel oc of c st[_S_DW] (mac.dw, or
+    zp + 128), then for every output channel oc of c mac.dw (or
     mac.dw3 for 3x3 filters) sums each output with no bounds checks:
 
         acc = bias[oc] - (zp + 128) * sum(w) + sum over taps of
@@ -230,7 +232,7 @@ def _dwp(st):
     copied into the work buffer as int32 words first. Values beyond the
     fast path come back, one at a time, and go through requant_i8b.
     """
-    qp = ptr32(st[_S_PARAMS])
+    qp = ptr32(st)  # the block: qp, then p
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
@@ -254,16 +256,18 @@ def _dwp(st):
     TH: int = p[_P_TH]
     TW: int = p[_P_TW]
     PWW: int = p[_P_PWW]
-    x0: int = int(ptr8(st[_S_X]))
-    f0: int = int(ptr8(st[_S_FILTER]))
-    bp = ptr32(st[_S_BIAS])
-    o: int = int(ptr8(st[_S_OUT]))
-    pm = ptr32(st[_S_MULTS])
-    ps = ptr8(st[_S_SHIFTS])
-    wk = st[_S_WORK]
-    dwf = st[_S_DW]
-    plf = st[_S_PLANE]
-    w0b: int = int(ptr8(wk))
+    qa: int = int(qp)
+    x0: int = qa + int(rel(st, _A, _S_X))
+    f0: int = qa + int(rel(st, _A, _S_FILTER))
+    bp = ptr32(qa + int(rel(st, _A, _S_BIAS)))
+    o: int = qa + int(rel(st, _A, _S_OUT))
+    pm = ptr32(qa + int(rel(st, _A, _S_MULTS)))
+    ps = ptr8(qa + int(rel(st, _A, _S_SHIFTS)))
+    w0b: int = qa + int(rel(st, _A, _S_WORK))
+    dwf = mac.dw
+    if KH == 3 and KW == 3 and DW == 1:
+        dwf = mac.dw3
+    plf = mac.plane
     wb: int = w0b + 4 * OC  # oc's weights as int32
     tb: int = wb + 4 * KH * KW  # mac.dw's block
     tq: int = tb + 4 * _PLB  # mac.plane's block
@@ -356,7 +360,7 @@ def _dwp(st):
                     pq[0] = pl - rp
                     pq[8] = (x0 + (((b * H + iy0 + ra) * W + ix0 + jl) * C
                                    + c) - rp)
-                    plf(wk, tq - w0b)
+                    plf(st, tq - qa)
                     mm: int = 0
                     while mm < DM:
                         oc: int = c * DM + mm
@@ -435,14 +439,14 @@ def _dwp(st):
                                  - rd)
                         q[25] = lim
                         q[26] = lim + lim
-                        while int(dwf(wk, tb - w0b)):
+                        while int(dwf(st, tb - qa)):
                             # a value beyond the fast path: requant_i8b
                             # for channel oc alone
-                            ptr32(wk)[oc] = q[27]
-                            requant_i8b(0, oc, 0, wk, oc + 1, oc + 1,
-                                        st[_S_MULTS], st[_S_SHIFTS],
-                                        st[_S_PARAMS], st[_S_OUT],
-                                        ((q[28] ^ S) - S) + rd - o - oc, 0)
+                            ptr32(w0b)[oc] = q[27]
+                            requant_i8b(0, oc, 0, w0b - qa, oc + 1, oc + 1,
+                                        int(pm) - qa, int(ps) - qa, st,
+                                        o - qa,
+                                        ((q[28] ^ S) - S) + rd - o - oc, 2)
                             if q[17] == 0:  # NR: that was the last
                                 break
                         mm += 1

@@ -18,7 +18,8 @@ too.
 import micropython
 from micropython import const
 
-from ..fixedpoint import requant_i8b
+from ..fixedpoint import rel, requant_i8b
+from . import thumb_dw_dsp as mac
 from .thumb_dw_dsp import EXACT, dwc, dwm
 from .thumb_dw_dsp import plane as plane_f
 
@@ -26,16 +27,15 @@ _QP = const(3)
 _FAST = const(1 << 20)
 _DWB = const(45)
 _PLB = const(32)
-_S_PARAMS = const(0)
-_S_X = const(1)
-_S_FILTER = const(2)
-_S_BIAS = const(3)
-_S_OUT = const(4)
-_S_MULTS = const(5)
-_S_SHIFTS = const(6)
-_S_WORK = const(7)
-_S_DW = const(8)
-_S_PLANE = const(9)
+_NPAIRS = const(7)
+_A = const(24)  # _QP + 21
+_S_X = const(0)
+_S_FILTER = const(1)
+_S_BIAS = const(2)
+_S_OUT = const(3)
+_S_MULTS = const(4)
+_S_SHIFTS = const(5)
+_S_WORK = const(6)
 _P_B = const(0)
 _P_H = const(1)
 _P_W = const(2)
@@ -71,7 +71,7 @@ def dwp(st):
     x as they are, no + 128)."""
     if _dwm(st):  # one input channel: thumb_dw_dsp.dwm's path
         return
-    qp = ptr32(st[_S_PARAMS])
+    qp = ptr32(st)  # the block: qp, then p
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
@@ -95,16 +95,18 @@ def dwp(st):
     TH: int = p[_P_TH]
     TW: int = p[_P_TW]
     PWW: int = p[_P_PWW]
-    x0: int = int(ptr8(st[_S_X]))
-    f0: int = int(ptr8(st[_S_FILTER]))
-    bp = ptr32(st[_S_BIAS])
-    o: int = int(ptr8(st[_S_OUT]))
-    pm = ptr32(st[_S_MULTS])
-    ps = ptr8(st[_S_SHIFTS])
-    wk = st[_S_WORK]
-    dwf = st[_S_DW]
-    plf = st[_S_PLANE]
-    w0b: int = int(ptr8(wk))
+    qa: int = int(qp)
+    x0: int = qa + int(rel(st, _A, _S_X))
+    f0: int = qa + int(rel(st, _A, _S_FILTER))
+    bp = ptr32(qa + int(rel(st, _A, _S_BIAS)))
+    o: int = qa + int(rel(st, _A, _S_OUT))
+    pm = ptr32(qa + int(rel(st, _A, _S_MULTS)))
+    ps = ptr8(qa + int(rel(st, _A, _S_SHIFTS)))
+    w0b: int = qa + int(rel(st, _A, _S_WORK))
+    dwf = mac.dw
+    if KH == 3 and KW == 3 and DW == 1:
+        dwf = mac.dw3
+    plf = mac.plane
     wb: int = w0b + 4 * OC  # oc's weights as int32
     tb: int = wb + 4 * KH * KW  # mac.dw's block
     tq: int = tb + 4 * _PLB  # mac.plane's block
@@ -219,7 +221,7 @@ def dwp(st):
                     q[8] = o + ((b * OH + oy0) * OW + ox0) * OC
                     q[12] = oy1 - oy0
                     q[25] = C
-                    dwc(wk, tb - w0b)
+                    dwc(st, tb - qa)
                     ox0 = ox1
                     continue
                 c: int = 0
@@ -228,7 +230,7 @@ def dwp(st):
                     pq[0] = pl - rp
                     pq[8] = (x0 + (((b * H + iy0 + ra) * W + ix0 + jl) * C
                                    + c) - rp)
-                    plf(wk, tq - w0b)
+                    plf(st, tq - qa)
                     mm: int = 0
                     while mm < DM:
                         oc: int = c * DM + mm
@@ -261,7 +263,7 @@ def dwp(st):
                             q[20] = pl - rd
                             q[21] = (o + ((b * OH + oy0) * OW + ox0) * OC
                                      + oc - rd)
-                            dwf(wk, tb - w0b)
+                            dwf(st, tb - qa)
                             mm += 1
                             continue
                         ls: int = 0
@@ -330,14 +332,14 @@ def dwp(st):
                                  - rd)
                         q[25] = lim
                         q[26] = lim + lim
-                        while int(dwf(wk, tb - w0b)):
+                        while int(dwf(st, tb - qa)):
                             # a value beyond the fast path: requant_i8b
                             # for channel oc alone
-                            ptr32(wk)[oc] = q[27]
-                            requant_i8b(0, oc, 0, wk, oc + 1, oc + 1,
-                                        st[_S_MULTS], st[_S_SHIFTS],
-                                        st[_S_PARAMS], st[_S_OUT],
-                                        ((q[28] ^ S) - S) + rd - o - oc, 0)
+                            ptr32(w0b)[oc] = q[27]
+                            requant_i8b(0, oc, 0, w0b - qa, oc + 1, oc + 1,
+                                        int(pm) - qa, int(ps) - qa, st,
+                                        o - qa,
+                                        ((q[28] ^ S) - S) + rd - o - oc, 2)
                             if q[17] == 0:  # NR: that was the last
                                 break
                         mm += 1
@@ -371,7 +373,7 @@ def _dwm(st) -> int:
     (thumb_dw_dsp.plane: x + 128, the padding zp + 128) and per output
     row of the tile one dwm call: every channel of every pixel summed
     and requantized exactly (TFLM's bytes)."""
-    qp = ptr32(st[_S_PARAMS])
+    qp = ptr32(st)  # the block: qp, then p
     p = ptr32(int(qp) + 4 * _QP)
     one: int = 1
     S: int = one << 31
@@ -381,7 +383,8 @@ def _dwm(st) -> int:
     if (p[_P_C] != 1 or (KW & 3) or p[_P_DW] != 1 or (OC & 3)
             or p[_P_REL]):
         return 0
-    ps = ptr8(st[_S_SHIFTS])
+    qa: int = int(qp)
+    ps = ptr8(qa + int(rel(st, _A, _S_SHIFTS)))
     c: int = 0
     while c < OC:
         if (ps[c] ^ 0x80) - 0x80 > 30:  # conv_util.NEG_MARK
@@ -414,12 +417,11 @@ def _dwm(st) -> int:
     PH: int = p[_P_PH]
     PW: int = p[_P_PW]
     zc: int = ((p[_P_ZP] ^ S) - S) + 128  # zp + 128, the padding's byte
-    x0: int = int(ptr8(st[_S_X]))
-    f0: int = int(ptr8(st[_S_FILTER]))
-    bp = ptr32(st[_S_BIAS])
-    o: int = int(ptr8(st[_S_OUT]))
-    wk = st[_S_WORK]
-    w0b: int = int(ptr8(wk))
+    x0: int = qa + int(rel(st, _A, _S_X))
+    f0: int = qa + int(rel(st, _A, _S_FILTER))
+    bp = ptr32(qa + int(rel(st, _A, _S_BIAS)))
+    o: int = qa + int(rel(st, _A, _S_OUT))
+    w0b: int = qa + int(rel(st, _A, _S_WORK))
     q = ptr32(w0b)  # dwm's block
     tq: int = w0b + 4 * _MB  # the plane's block
     pq = ptr32(tq)
@@ -452,7 +454,7 @@ def _dwm(st) -> int:
     q[8] = nt
     q[9] = bi
     q[10] = OC
-    q[11] = int(ptr32(st[_S_MULTS]))
+    q[11] = qa + int(rel(st, _A, _S_MULTS))
     q[12] = int(ps)
     q[14] = qp[0]  # ZO, LO, HI
     q[15] = qp[1]
@@ -509,13 +511,13 @@ def _dwm(st) -> int:
                 pq[6] = jl
                 pq[7] = jh
                 pq[8] = x0 + (b * H + iy0 + ra) * W + ix0 + jl
-                plane_f(wk, tq - w0b)
+                plane_f(st, tq - qa)
                 oy: int = oy0
                 while oy < oy1:
                     q[0] = pl + (oy - oy0) * SH * PWW  # XA
                     q[5] = ox1 - ox0  # NPIX
                     q[13] = o + ((b * OH + oy) * OW + ox0) * OC  # OUT
-                    dwm(wk, 0)
+                    dwm(st, w0b - qa)
                     oy += 1
                 ox0 = ox1
             oy0 = oy1

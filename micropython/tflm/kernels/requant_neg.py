@@ -97,7 +97,7 @@ def scale_any(buf, n: int, mults, shifts, per_channel: int):
 
 @micropython.viper
 def requant_i8_neg(buf, mults, qp, out, c: int, n: int, nch: int,
-                   off: int, sh: int):
+                   off: int, sh: int, rel: int):
     """fixedpoint.requant_i8b's loop for channel c, whose multiplier m =
     mults[c] is negative (TFLM's QuantizeMultiplier of a negative double: m
     in [-2**31, -2**30]), shift sh. SaturatingRoundingDoublingHighMul(x, m)
@@ -107,10 +107,15 @@ def requant_i8_neg(buf, mults, qp, out, c: int, n: int, nch: int,
     two values without a negation in int32: x = -2**31 gives -m (or 2**31 -
     1, the saturating case, for m = -2**31), m = -2**31 gives -x. Then
     RoundingDivideByPOT, the int32 sum with the zero point and the clamp as
-    requant_i8b. Rare (one channel in a model, if any): no fast path."""
-    p = ptr32(buf)
+    requant_i8b. Rare (one channel in a model, if any): no fast path.
+    rel: 1 where buf, mults and out are byte offsets from qp (requant_i8b's
+    wide bit 1)."""
     q = ptr32(qp)
-    o = ptr8(out)
+    r: int = 0
+    if rel:
+        r = int(q)
+    p = ptr32(r + int(ptr32(buf)))
+    o = ptr8(r + int(ptr8(out)))
     one: int = 1
     S: int = one << 31
     R: int = one << 30
@@ -118,7 +123,7 @@ def requant_i8_neg(buf, mults, qp, out, c: int, n: int, nch: int,
     zp: int = (q[0] ^ S) - S
     lo: int = (q[1] ^ S) - S
     hi: int = (q[2] ^ S) - S
-    m: int = (ptr32(mults)[c] ^ S) - S
+    m: int = (ptr32(r + int(ptr32(mults)))[c] ^ S) - S
     mp: int = 0 - m  # in (0, 2**31) unless m = -2**31
     mh: int = mp >> 16
     ml: int = mp & 0xFFFF
