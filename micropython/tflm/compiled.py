@@ -67,9 +67,11 @@ MAGIC = const(0x434C4654)  # b"TFLC"
 # FORMAT: what a block plans and stores (the kernels' states, their
 # scratch and work-buffer sizes, e.g. conv.py's _DBLK) and how its
 # hashes are made (_hash: by words since 4, their top bits too since 5;
-# elastic work buffers since 6: conv_util.elastic_work); a change there
-# takes a new FORMAT, so that older blocks build the plain way
-FORMAT = const(6)
+# elastic work buffers since 6: conv_util.elastic_work; CONV_2D's and
+# DEPTHWISE_CONV_2D's states as their parameter blocks since 7:
+# fixedpoint.rel); a change there takes a new FORMAT, so that older
+# blocks build the plain way
+FORMAT = const(7)
 HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 
