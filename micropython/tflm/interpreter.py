@@ -381,18 +381,8 @@ class Interpreter:
                 "built (%d -> %d bytes): its memory may have moved; build "
                 "a new Interpreter" % (type(src).__name__,
                                        self._source_len, len(src)))
-        b = self._bases
-        if b is not None:  # a compiled model's (fixedpoint.rel)
-            m = b[0]
-            prev = m.BASES
-            m.BASES = b[1]
-            try:
-                return self._run(steps, profile)
-            finally:
-                m.BASES = prev
-        return self._run(steps, profile)
-
-    def _run(self, steps, profile):
+        if self._bases is not None:  # a compiled model's (fixedpoint.rel)
+            return self._invoke_based(steps, profile)
         if profile:
             return self._invoke_profiled(steps)
         if self._stops:
@@ -402,6 +392,27 @@ class Interpreter:
         while i < n:
             steps[i](steps[i + 1])
             i += 2
+
+    def _invoke_based(self, steps, profile):
+        # A compiled model whose kernels find their buffers from regions
+        # (fixedpoint.rel): its regions' addresses in fixedpoint.BASES
+        # while it runs, then what was there again (an invoke within an
+        # invoke: a Python custom operator's).
+        m, b = self._bases
+        prev = m.BASES
+        m.BASES = b
+        try:
+            if profile:
+                return self._invoke_profiled(steps)
+            if self._stops:
+                return self._invoke_stops(steps)
+            i = 0
+            n = len(steps)
+            while i < n:
+                steps[i](steps[i + 1])
+                i += 2
+        finally:
+            m.BASES = prev
 
     def _invoke_stops(self, steps):
         # A model with an operator that may end the invoke (stops()): the
