@@ -24,10 +24,12 @@ r["kernels"] = c - b
 for name in tflm.interpreter.CONSTRUCTION:
     # the kernels' helpers that kernels._LAZY declares (of any type) came
     # with the kernel modules that use them, if the model needs them;
-    # tflm.compiled builds compiled models only, without the plain
+    # tflm.compiled (and compiled_regions) builds compiled models only,
+    # without the plain
     # construction's modules; tflm.graphs only models with subgraphs
     if ":" + name.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " " \
-            and name not in ("tflm.compiled", "tflm.graphs"):
+            and name not in ("tflm.compiled", "tflm.compiled_regions",
+                             "tflm.graphs"):
         __import__(name)
 gc.collect()
 r["construction"] = gc.mem_alloc() - c

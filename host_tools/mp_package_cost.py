@@ -42,9 +42,10 @@ import tflm  # noqa: E402,F401 (imported to measure what it keeps)
 # construction
 C = tflm.interpreter.CONSTRUCTION
 # (tflm.static_arena: only a construction with arena= imports it;
-# tflm.compiled: only one of a compiled model; tflm.graphs: only one of
-# a model whose subgraph 0 runs others)
-only = ("tflm.static_arena", "tflm.compiled", "tflm.graphs")
+# tflm.compiled, tflm.compiled_regions: only one of a compiled model;
+# tflm.graphs: only one of a model whose subgraph 0 runs others)
+only = ("tflm.static_arena", "tflm.compiled", "tflm.compiled_regions",
+        "tflm.graphs")
 built = [n for n in C if n not in only and (
     n in names
     or ":" + n.rpartition(".")[2] + " " not in tflm.kernels._LAZY + " ")]

@@ -246,11 +246,11 @@ def test_lazy_imports_are_declared():
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         # (the kernel registry grows with each operator added; armv6m:
-        # 11.9 KB, the negative per-channel scales' code not among it:
+        # 13.0 KB, the negative per-channel scales' code not among it:
         # kernels/requant_neg.py is imported on demand, nor the drivers
         # of the Cortex-M4 paths, conv_dsp.py and dw_dsp.py, which only
         # DSP builds carry)
-        "x64": 31200, "x86": 17900, "armv6m": (208, 12000),
+        "x64": 31200, "x86": 17900, "armv6m": (208, 13300),
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},

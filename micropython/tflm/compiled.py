@@ -540,8 +540,10 @@ def _build(it, buf, arena_size, user, src, at):
         if not callable(steps[2 * k]) or not \
                 0 <= ops[k] < m.n_operators:
             raise FormatError("compiled block: step %d" % k)
-    if it._bases is not None:
-        _check_pairs(steps, (hv, tv, wv, fb.mv))
+    if it._bases is not None:  # (a module of its own: compiled.py's
+        # size slows a board's collections during construction)
+        from .compiled_regions import check
+        check(steps, (hv, tv, wv, fb.mv))
     for v in variables:
         if not isinstance(v, tuple) or len(v) != 2:
             raise FormatError("compiled block: a variable")
@@ -604,59 +606,6 @@ def _bases(regions):
                                  "lie within 2 GB of the arena")
             b[r + 1] = d
     return b
-
-
-def _check_pairs(steps, regions):
-    """FormatError unless each buffer (fixedpoint.rel) of the parameter
-    block of every CONV_2D and DEPTHWISE_CONV_2D step (an address or a
-    view) lies in its block (region 0) or in region 1-4 of regions (head,
-    tail, words, model)."""
-    kinds = {}
-    for name, evals in (("conv", ("_eval_1x1", "_eval_any")),
-                        ("depthwise_conv", ("_eval_k3", "_eval_any"))):
-        mod = sys.modules.get("tflm.kernels." + name)
-        for k in evals if mod else ():
-            kinds[getattr(mod, k)] = mod.PAIRS
-    sizes = array("i", [len(v) * (4 if r == 2 else 1)
-                        for r, v in enumerate(regions)])
-    for k in range(0, len(steps), 2):
-        pr = kinds.get(steps[k])
-        if pr is None:
-            continue
-        st = steps[k + 1]
-        if type(st) is not int and (type(st) is not memoryview or
-                                    len(st) < pr[0] + 1 + pr[1]) or \
-                not _pairs_ok(st, pr[0], pr[1], sizes):
-            raise FormatError("compiled block: step %d's parameter block "
-                              "points outside the arena and the model"
-                              % (k // 2))
-
-
-@micropython.viper
-def _pairs_ok(st, first: int, n: int, sizes) -> int:
-    """1 if the n buffers of block st (their regions in word first, 4 bits
-    each, their offsets from word first + 1) lie in it (region 0) or in
-    region r of sizes[r - 1] bytes (1-4), else 0."""
-    q = ptr32(st)
-    z = ptr32(sizes)
-    one: int = 1
-    S: int = one << 31
-    rmap: int = q[first]
-    k: int = 0
-    while k < n:
-        r: int = (rmap >> (4 * k)) & 15
-        o: int = (q[first + 1 + k] ^ S) - S
-        lim: int = 4 * (first + 1 + n)
-        if r != 0:
-            if uint(r - 1) >= uint(4):
-                return 0
-            lim = z[r - 1]
-        if o < 0 or o > lim:
-            return 0
-        k += 1
-    if n < 8 and (rmap >> (4 * n)) != 0:
-        return 0
-    return 1
 
 
 def _module(name):

@@ -40,7 +40,7 @@ CONSTRUCTION = ("tflm.allocator", "tflm.verify", "tflm.planner",
                 "tflm.kernels.broadcast_prep", "tflm.kernels.decode_prep",
                 "tflm.static_arena",
                 "tflm.compiled", "tflm.source", "tflm.construct",
-                "tflm.graphs")
+                "tflm.graphs", "tflm.compiled_regions")
 # The model parser and the op resolver (model.py with flatbuf.py, and the
 # kernels package's registry): construction uses them, and `import tflm`
 # imports them (above) so that they lie low in the heap, before any
