@@ -336,10 +336,19 @@ def test_damaged_blocks(tmp_path, arch):
         struct.pack("<9i", 1, 49, 40, 1, 25, 20, 8, 10, 8)) - 12
     rmap = struct.unpack_from("<i", raw, t0 + at + 96)[0]
     assert at % 4 == 0 and rmap & 15 in (1, 2, 3, 4)
-    for name, word, v in (("pair_region", 24, rmap | 9), ("pair_offset",
-                                                          25, 1 << 24)):
+    out = rmap & ~(15 << 12)  # the output's region (slot 3) cleared
+    for name, edits in (
+            ("pair_region", ((24, rmap | 9),)),
+            ("pair_offset", ((25, 1 << 24),)),
+            # the output: in the block itself, just past the head, in the
+            # model (eval would write there)
+            ("out_self", ((24, out), (28, 0))),
+            ("out_end", ((24, out | 1 << 12), (28, h[7]))),
+            ("out_model", ((24, out | 4 << 12), (28, 0))),
+            ("out_long", ((24, out | 1 << 12), (28, h[7] - 16)))):
         raw = bytearray(good)
-        struct.pack_into("<i", raw, t0 + at + 4 * word, v)
+        for word, v in edits:
+            struct.pack_into("<i", raw, t0 + at + 4 * word, v)
         case(name, _rehash(raw))
     names = list(cases)
     out = run_mp("PATHS = %r\n" % [cases[n] for n in names] + CASES,
@@ -364,7 +373,8 @@ def test_damaged_blocks(tmp_path, arch):
     assert res["ref_missing"][0] == "FormatError"
     assert "tflm.nosuchmo" in res["ref_missing"][1]
     assert res["stream"][0] == "FormatError"
-    for name in ("pair_region", "pair_offset"):
+    for name in ("pair_region", "pair_offset", "out_self", "out_end",
+                 "out_model", "out_long"):
         assert res[name] == ["FormatError", "compiled block: step 0's "
                              "parameter block points outside the arena "
                              "and the model"], res[name]
@@ -778,6 +788,69 @@ def test_compiled_pairs_and_bases(tmp_path, arch):
     assert res["bases"] == [True] * 8, res
     assert res["pairs"] == 9 * 8 - 4 + 7, res  # 4 DW of 7 pairs, 5 CONV_2D
     assert res["bad"] == [], res
+
+
+THREADS_RUN = """
+import _thread, json, time
+import tflm
+from tflm.errors import InvokeError
+its = [tflm.Interpreter(p) for p in PATHS]
+
+def fill(it, k):
+    for x in it.inputs:
+        d = x.data
+        for j in range(len(d)):
+            d[j] = (37 * j + 11 * k) & 0xFF
+
+want = []
+for k, it in enumerate(its):
+    fill(it, k)
+    it.invoke()
+    want.append([bytes(o.data) for o in it.outputs])
+res = [[0, 0, 0, None], [0, 0, 0, None]]  # right, busy, wrong, other error
+done = []
+
+def run(k):
+    it = its[k]
+    try:
+        for i in range(40):
+            fill(it, k)
+            try:
+                it.invoke()
+            except InvokeError:
+                res[k][1] += 1
+                continue
+            res[k][0 if [bytes(o.data) for o in it.outputs] == want[k]
+                   else 2] += 1
+    except Exception as e:  # (reported, not lost in the thread)
+        res[k][3] = repr(e)
+    done.append(k)
+
+_thread.start_new_thread(run, (1,))
+run(0)
+t = 0
+while len(done) < 2 and t < 3000:
+    time.sleep_ms(10)
+    t += 1
+print(json.dumps(res))
+"""
+
+
+def test_compiled_models_invoked_from_two_threads(tmp_path, arch):
+    """fixedpoint.BASES belongs to one compiled invoke at a time: two
+    compiled models invoked over and over from two threads (the unix port
+    has _thread and no GIL) each give their own outputs, or InvokeError
+    when the other one's invoke is running; never another model's
+    buffers, another error or a crash."""
+    rels = ["micro_speech_quantized/micro_speech_quantized.tflite",
+            "tiny_kws_ref_int8/kws_ref_model.tflite"]
+    paths = [_compile(tmp_path, rel, arch)[1] for rel in rels]
+    out = run_mp("PATHS = %r\n" % paths + THREADS_RUN, tmp_path,
+                 heap="16M", timeout=600)
+    res = json.loads(out.splitlines()[-1])
+    for right, busy, wrong, err in res:
+        assert wrong == 0 and err is None, res
+        assert right > 0 and right + busy == 40, res
 
 
 RO_RUN = """

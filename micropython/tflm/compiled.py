@@ -517,12 +517,6 @@ def _build(it, buf, arena_size, user, src, at):
         tv, wv = mv[head:head + tail], memoryview(it._words)
     where, steps, ops, states, variables = blk.objects((hv, tv, wv, fb.mv))
     blk = None
-    for name in ("tflm.kernels.conv", "tflm.kernels.depthwise_conv"):
-        if name in sys.modules:  # parameter blocks with pairs (PAIRS):
-            # the regions' bases (fixedpoint.rel)
-            it._bases = (sys.modules["tflm.fixedpoint"],
-                         _bases((hv, tv, wv, fb.mv)))
-            break
     if in_place and (states or variables):  # h[19] must be true: no
         # state in the tail
         spans = ((_address(tv), len(tv)), (_address(wv), 4 * len(wv)))
@@ -540,10 +534,16 @@ def _build(it, buf, arena_size, user, src, at):
         if not callable(steps[2 * k]) or not \
                 0 <= ops[k] < m.n_operators:
             raise FormatError("compiled block: step %d" % k)
-    if it._bases is not None:  # (a module of its own: compiled.py's
-        # size slows a board's collections during construction)
+    if "tflm.kernels.conv" in sys.modules or \
+            "tflm.kernels.depthwise_conv" in sys.modules:
+        # int8 CONV_2D / DEPTHWISE_CONV_2D steps, their parameter blocks
+        # checked (a module of its own: compiled.py's size slows a
+        # board's collections during construction), then the regions'
+        # bases (fixedpoint.rel)
         from .compiled_regions import check
-        check(steps, (hv, tv, wv, fb.mv))
+        if check(steps, (hv, tv, wv, fb.mv)):
+            it._bases = (sys.modules["tflm.fixedpoint"],
+                         _bases((hv, tv, wv, fb.mv)))
     for v in variables:
         if not isinstance(v, tuple) or len(v) != 2:
             raise FormatError("compiled block: a variable")

@@ -11,10 +11,13 @@ from .errors import FormatError
 
 
 def check(steps, regions):
-    """FormatError unless each buffer (fixedpoint.rel) of the parameter
-    block of every CONV_2D and DEPTHWISE_CONV_2D step (an address in the
-    tail or the words, or a view) lies in its block (region 0) or in
-    region 1-4 of regions (head, tail, words, model)."""
+    """The number of int8 CONV_2D and DEPTHWISE_CONV_2D steps; FormatError
+    unless, for every one, its state is its parameter block (an address
+    in the tail or the words, or a view of them) and each buffer of it
+    (fixedpoint.rel) starts in region 1-4 of regions (head, tail, words,
+    model), those its eval writes (the module's WRITES) in the head, the
+    output whole there (B * OH * OW * OC bytes: conv.py's and
+    depthwise_conv.py's first parameter words, as cores.py reads them)."""
     from struct import unpack_from
 
     from .static_arena import _address
@@ -23,13 +26,15 @@ def check(steps, regions):
                         ("depthwise_conv", ("_eval_k3", "_eval_any"))):
         mod = sys.modules.get("tflm.kernels." + name)
         for k in evals if mod else ():
-            kinds[getattr(mod, k)] = mod.PAIRS
+            kinds[getattr(mod, k)] = mod
     sizes = [len(v) * (4 if r == 2 else 1) for r, v in enumerate(regions)]
+    found = 0
     for k in range(0, len(steps), 2):
-        pr = kinds.get(steps[k])
-        if pr is None:
+        mod = kinds.get(steps[k])
+        if mod is None:
             continue
-        first, n = pr
+        found += 1
+        first, n = mod.PAIRS
         end = 4 * (first + 1 + n)  # the block's bytes
         st, at, ok = steps[k + 1], 0, False
         if type(st) is int:  # an address in the tail or the words
@@ -40,13 +45,19 @@ def check(steps, regions):
                     break
         if type(st) is memoryview and at + end <= len(bytes(st[:1])) * \
                 len(st):
-            w = unpack_from("<%di" % (1 + n), st, at + 4 * first)
-            ok = w[0] >> (4 * n) == 0 if n < 8 else w[0] >= 0
+            w = unpack_from("<%di" % (first + 1 + n), st, at)
+            rmap = w[first]
+            ok = rmap >> (4 * n) == 0 if n < 8 else rmap >= 0
             for j in range(n):
-                r = w[0] >> (4 * j) & 15
-                ok = ok and r <= 4 and 0 <= w[1 + j] <= (
-                    sizes[r - 1] if r else end)
+                r = rmap >> (4 * j) & 15
+                o = w[first + 1 + j]
+                ok = ok and 1 <= r <= 4 and 0 <= o < sizes[r - 1] and (
+                    r == 1 or j not in mod.WRITES)
+                if j == mod.WRITES[0]:  # the output: B * OH * OW * OC
+                    ok = ok and 0 <= w[3] * w[7] * w[8] * w[9] <= \
+                        sizes[0] - o
         if not ok:
             raise FormatError("compiled block: step %d's parameter block "
                               "points outside the arena and the model"
                               % (k // 2))
+    return found

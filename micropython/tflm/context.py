@@ -129,6 +129,7 @@ class KernelContext:
         self._scratch = None
         self._kept = []
         self._made = []
+        self._pack = None
         j = self._req
         while self._head is not None and j < self._n_requests:
             k = self._first + 3 * j

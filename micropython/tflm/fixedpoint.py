@@ -43,6 +43,14 @@ from micropython import const
 # where all lie in one heap); BASES[0] unused. None while no compiled
 # model invokes.
 BASES = None
+# Taken by that invoke where there are threads (interpreter._invoke_based:
+# one such invoke at a time; BASES is the process's)
+try:
+    from _thread import allocate_lock
+    LOCK = allocate_lock()
+    del allocate_lock
+except ImportError:
+    LOCK = None
 
 
 @micropython.viper

@@ -397,8 +397,16 @@ class Interpreter:
         # A compiled model whose kernels find their buffers from regions
         # (fixedpoint.rel): its regions' addresses in fixedpoint.BASES
         # while it runs, then what was there again (an invoke within an
-        # invoke: a Python custom operator's).
+        # invoke: a Python custom operator's). Where there are threads,
+        # one such invoke at a time (fixedpoint.LOCK): another one,
+        # from another thread or from within, raises InvokeError.
         m, b = self._bases
+        lock = m.LOCK
+        if lock is not None and not lock.acquire(0):
+            raise InvokeError(
+                "another compiled model's invoke() is running (in another "
+                "thread, or this one's Python operator): compiled models "
+                "with CONV_2D or DEPTHWISE_CONV_2D run one invoke at a time")
         prev = m.BASES
         m.BASES = b
         try:
@@ -413,6 +421,8 @@ class Interpreter:
                 i += 2
         finally:
             m.BASES = prev
+            if lock is not None:
+                lock.release()
 
     def _invoke_stops(self, steps):
         # A model with an operator that may end the invoke (stops()): the

@@ -193,6 +193,8 @@ _S_WORK = const(6)
 # (_A, buffers): host_tools/mp_compile.py rewrites their regions and
 # offsets
 PAIRS = (_A, _NPAIRS)
+# the buffers eval writes, the output first (compiled_regions.check)
+WRITES = (_S_OUT, _S_WORK)
 _P_B = const(0)
 _P_H = const(1)
 _P_W = const(2)
