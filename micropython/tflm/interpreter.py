@@ -366,8 +366,11 @@ class Interpreter:
         this invoke early (CIRCULAR_BUFFER between its runs): the
         operators after it did not run and their outputs hold what they
         held before.
-        Raises InvokeError if construction failed, or if the model was
-        given as a bytearray or array that has changed size since.
+        Raises InvokeError if construction failed, if the model was
+        given as a bytearray or array that has changed size since, or if
+        the model is compiled with CONV_2D or DEPTHWISE_CONV_2D and
+        another such model's invoke is running (another thread's, or one
+        a Python operator of this invoke started: fixedpoint.LOCK).
         """
         steps = getattr(self, "_steps", None)
         if steps is None:
