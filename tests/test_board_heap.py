@@ -147,10 +147,11 @@ def test_constructs_on_static_arena_at_board_heap(package, rel):
             "kept %d + holes %d + %d bytes: %s" % (
                 kept, holes, target - kept - holes, r)
         # the same construction (a stale word on the C stack may keep one
-        # more GC block alive in one of the runs; on a heap too full for
-        # them the inputs and outputs keep reading their fields from the
-        # model: Interpreter.__init__)
-        assert r["kept"] <= kept + 32, (r, big)
+        # or two more GC blocks alive in one of the runs, where the heap's
+        # layout puts them; on a heap too full for them the inputs and
+        # outputs keep reading their fields from the model:
+        # Interpreter.__init__)
+        assert r["kept"] <= kept + 64, (r, big)
 
 
 def test_boards_tool_assumes_the_tested_margin():
@@ -496,7 +497,7 @@ def test_helpers_are_dropped_before_the_arena(package, tmp_path):
     assert allocator._HELPERS == sum(1 << k for k in range(3, 14))
     assert CONSTRUCTION[14:] == ("tflm.static_arena", "tflm.compiled",
                                  "tflm.source", "tflm.construct",
-                                 "tflm.graphs")
+                                 "tflm.graphs", "tflm.compiled_regions")
     script = tmp_path / "h.py"
     script.write_text(HELPERS_SCRIPT)
     path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")

@@ -540,10 +540,10 @@ def _build(it, buf, arena_size, user, src, at):
         # checked (a module of its own: compiled.py's size slows a
         # board's collections during construction), then the regions'
         # bases (fixedpoint.rel)
-        from .compiled_regions import check
+        from .compiled_regions import bases, check
         if check(steps, (hv, tv, wv, fb.mv)):
             it._bases = (sys.modules["tflm.fixedpoint"],
-                         _bases((hv, tv, wv, fb.mv)))
+                         bases((hv, tv, wv, fb.mv)))
     for v in variables:
         if not isinstance(v, tuple) or len(v) != 2:
             raise FormatError("compiled block: a variable")
@@ -589,23 +589,6 @@ def _build(it, buf, arena_size, user, src, at):
     it._model = None
     return True
 
-
-
-def _bases(regions):
-    """fixedpoint.rel's BASES for regions (head, tail, words, model):
-    array('i') [0, then each one's address less the array's]. ArenaError on
-    a 64-bit port where they lie 2 GB or more apart."""
-    from .static_arena import _address
-    b = zeros("i", 1 + len(regions))
-    a = _address(b)
-    for r, v in enumerate(regions):
-        if len(v):
-            d = ((_address(v) - a + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-            if sys.maxsize > 0x7FFFFFFF and d != _address(v) - a:
-                raise ArenaError("on a 64-bit port the model's bytes must "
-                                 "lie within 2 GB of the arena")
-            b[r + 1] = d
-    return b
 
 
 def _module(name):

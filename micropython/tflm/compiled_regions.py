@@ -1,13 +1,15 @@
 """A compiled model's CONV_2D and DEPTHWISE_CONV_2D parameter blocks
 checked before the first invoke: each buffer's region and offset
 (fixedpoint.rel) within its block or a region of the interpreter
-(compiled.build calls it when those kernels are imported). A
-construction-only module (interpreter.CONSTRUCTION).
+(compiled.build calls it when those kernels are imported); and the
+BASES and LOCK their invokes use. A construction-only module
+(interpreter.CONSTRUCTION).
 """
 
 import sys
 
-from .errors import FormatError
+from .errors import ArenaError, FormatError
+from .heap import zeros
 
 
 def check(steps, regions):
@@ -61,3 +63,28 @@ def check(steps, regions):
                               "points outside the arena and the model"
                               % (k // 2))
     return found
+
+
+def bases(regions):
+    """fixedpoint.rel's BASES for regions (head, tail, words, model):
+    array('i') [0, then each one's address less the array's]; and
+    fixedpoint.LOCK made where there are threads (once). ArenaError on a
+    64-bit port where they lie 2 GB or more apart."""
+    from .static_arena import _address
+    fp = sys.modules["tflm.fixedpoint"]
+    if fp.LOCK is None:
+        try:
+            from _thread import allocate_lock
+            fp.LOCK = allocate_lock()
+        except ImportError:
+            pass
+    b = zeros("i", 1 + len(regions))
+    a = _address(b)
+    for r, v in enumerate(regions):
+        if len(v):
+            d = ((_address(v) - a + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+            if sys.maxsize > 0x7FFFFFFF and d != _address(v) - a:
+                raise ArenaError("on a 64-bit port the model's bytes must "
+                                 "lie within 2 GB of the arena")
+            b[r + 1] = d
+    return b

@@ -44,13 +44,9 @@ from micropython import const
 # model invokes.
 BASES = None
 # Taken by that invoke where there are threads (interpreter._invoke_based:
-# one such invoke at a time; BASES is the process's)
-try:
-    from _thread import allocate_lock
-    LOCK = allocate_lock()
-    del allocate_lock
-except ImportError:
-    LOCK = None
+# one such invoke at a time; BASES is the process's): a _thread lock,
+# made by the first such model's construction (compiled_regions.bases)
+LOCK = None
 
 
 @micropython.viper

@@ -388,7 +388,7 @@ def packed(ctx, st, first):
     context.KernelContext.finish). A context without pack()
     (kernel tests, benches) gets P with its pairs at once, and HELD
     keeps st (until the caller clears it: tests/mp/conv_runner.py).
-    Raises PrepareError as context.pairs."""
+    Raises PrepareError where context.pairs raises ValueError."""
     f = getattr(ctx, "pack", None)
     if f is not None:
         return f(st, first)
