@@ -384,34 +384,24 @@ class Interpreter:
                 "built (%d -> %d bytes): its memory may have moved; build "
                 "a new Interpreter" % (type(src).__name__,
                                        self._source_len, len(src)))
-        if self._bases is not None:  # a compiled model's (fixedpoint.rel)
-            return self._invoke_based(steps, profile)
-        if profile:
-            return self._invoke_profiled(steps)
-        if self._stops:
-            return self._invoke_stops(steps)
-        i = 0
-        n = len(steps)
-        while i < n:
-            steps[i](steps[i + 1])
-            i += 2
-
-    def _invoke_based(self, steps, profile):
         # A compiled model whose kernels find their buffers from regions
         # (fixedpoint.rel): its regions' addresses in fixedpoint.BASES
         # while it runs, then what was there again (an invoke within an
         # invoke: a Python custom operator's). Where there are threads,
-        # one such invoke at a time (fixedpoint.LOCK): another one,
-        # from another thread or from within, raises InvokeError.
-        m, b = self._bases
-        lock = m.LOCK
-        if lock is not None and not lock.acquire(0):
-            raise InvokeError(
-                "another compiled model's invoke() is running (in another "
-                "thread, or this one's Python operator): compiled models "
-                "with CONV_2D or DEPTHWISE_CONV_2D run one invoke at a time")
-        prev = m.BASES
-        m.BASES = b
+        # one such invoke at a time (fixedpoint.LOCK): another one, from
+        # another thread or from within, raises InvokeError.
+        b = self._bases
+        lock = prev = None
+        if b is not None:
+            lock = b[0].LOCK
+            if lock is not None and not lock.acquire(0):
+                raise InvokeError(
+                    "another compiled model's invoke() is running (in "
+                    "another thread, or this one's Python operator): "
+                    "compiled models with CONV_2D or DEPTHWISE_CONV_2D run "
+                    "one invoke at a time")
+            prev = b[0].BASES
+            b[0].BASES = b[1]
         try:
             if profile:
                 return self._invoke_profiled(steps)
@@ -423,9 +413,10 @@ class Interpreter:
                 steps[i](steps[i + 1])
                 i += 2
         finally:
-            m.BASES = prev
-            if lock is not None:
-                lock.release()
+            if b is not None:
+                b[0].BASES = prev
+                if lock is not None:
+                    lock.release()
 
     def _invoke_stops(self, steps):
         # A model with an operator that may end the invoke (stops()): the
