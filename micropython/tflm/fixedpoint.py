@@ -25,13 +25,14 @@ from P's first byte (plain construction writes these:
 context.KernelContext.finish, context.pairs). Regions 1 to 4: from the
 first byte of the arena's head, its tail, the persistent words, the
 model's bytes (a compiled model: host_tools/mp_compile.py rewrites the
-pairs so), whose addresses a compiled interpreter publishes in BASES while
-its invoke() runs. Eval adds rel(st, j) to st's address, and passes the
-loops (mac.py's, thumb.py's: a buffer and a byte offset) st and the
-buffer's offset from it, and requant_i8b offsets from qp (st, wide bit
-1): small ints on every board (its flash and RAM lie within 2**30 bytes
-of each other), so that invoke() allocates nothing, also where an address
-is not a small int (the 32-bit unix port).
+regions and offsets so), whose addresses a compiled interpreter
+publishes in BASES while its invoke() runs. Eval adds rel(st, a, k) to
+st's address, and passes the loops (mac.py's, thumb.py's: a buffer and
+a byte offset) st and the buffer's offset from it, and requant_i8b
+offsets from qp (st, wide bit 1): small ints on every board (its flash
+and RAM lie within 2**30 bytes of each other), so that invoke()
+allocates nothing, also where an address is not a small int (the 32-bit
+unix port).
 """
 
 import micropython
@@ -43,8 +44,8 @@ from micropython import const
 # where all lie in one heap); BASES[0] unused. None while no compiled
 # model invokes.
 BASES = None
-# Taken by that invoke where there are threads (interpreter._invoke_based:
-# one such invoke at a time; BASES is the process's): a _thread lock,
+# Taken by that invoke where there are threads (Interpreter.invoke: one
+# such invoke at a time; BASES is the process's): a _thread lock,
 # made by the first such model's construction (compiled_regions.bases)
 LOCK = None
 
