@@ -43,7 +43,11 @@ T_MEMO k stores the object that follows as shared object k,
 T_SAME k refers to it again; T_ADDR is a view's address, an int: in the
 state slots a kernel module lists in ADDRESSES (its eval only casts them
 to pointers), a view of the arena or the model, which the interpreter
-holds, costs no object.
+holds, costs no object; the state of an int8 CONV_2D or
+DEPTHWISE_CONV_2D (a kernel module with PAIRS) is such an address too,
+of its parameter block, whose buffers' regions and offsets
+host_tools/mp_compile.py rewrote (fixedpoint.rel; compiled_regions.py
+checks them and makes the interpreter's BASES).
 
 Checks (check()): a block whose FORMAT or package version differs, or
 that was compiled for another word size or machine code, is not used
