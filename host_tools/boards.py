@@ -63,7 +63,10 @@ ROMFS_OVERHEAD = 1 * KB  # ROMFS record headers and alignment padding
 BUDGET_TOLERANCE = 8 * KB  # committed arena budgets may lag this much
 
 # Runs in MicroPython, one process per model (a fresh heap, so that code
-# RAM, qstr pool growth included, is the model's own). argv: pkg_dir and
+# RAM, qstrs included, is the model's own; measure_one counts the qstrs
+# each step made by their entries and bytes, not by the pools the unix
+# port allocates for them, a step of kilobytes wherever one fills up,
+# which a board's pools do elsewhere). argv: pkg_dir and
 # a job file: line 1 the kernel modules the model imports (comma-separated,
 # each after those it imports), line 2 the model path (or empty). (A file
 # because the unix port aborts on an argument over 255 bytes.) Prints one
@@ -111,7 +114,7 @@ def _kernel_order(names=None):
     model that has tensors of their type."""
     from tflm import kernels
     from .build import _kernel_deps
-    from .romfs import ON_DEMAND, THUMB_ONLY, package_sources
+    from .romfs import HOST_ONLY, ON_DEMAND, THUMB_ONLY, package_sources
     lazy = set()
     if names is None:
         names = _model_kernels(rel for _, rel in package_sources())
@@ -126,7 +129,8 @@ def _kernel_order(names=None):
         for d in sorted(deps, key=_depth):
             path = "tflm/kernels/%s.py" % d
             if d not in order and d not in lazy and \
-                    path not in THUMB_ONLY and path not in ON_DEMAND:
+                    path not in THUMB_ONLY and path not in ON_DEMAND \
+                    and path not in HOST_ONLY:
                 order.append(d)
     return order
 
@@ -167,7 +171,36 @@ def measure_one(modules, path=None):
     if proc.returncode != 0 or not lines:
         raise device.DeviceError("measurement failed:\n%s%s"
                                  % (proc.stdout[-2000:], proc.stderr[-2000:]))
-    return json.loads(lines[-1])
+    r = json.loads(lines[-1])
+    _qstr_exact(r, lines)
+    return r
+
+
+# bytes of a qstr's pool entry besides its string: hash and length bytes
+QSTR_ENTRY = 2
+
+
+def _qstr_exact(r, lines):
+    """In r's core, kernels and construction figures, the qstrs that
+    step made at their size (an entry: a pointer and QSTR_ENTRY bytes;
+    their string bytes) in place of the pools' growth (qstr_info()'s
+    lines after each "QSTR stage" marker)."""
+    at, stage = {}, None
+    for ln in lines:
+        if ln.startswith("QSTR "):
+            stage = ln[5:].strip()
+        elif stage and ln.startswith("qstr pool:"):
+            f = dict(kv.strip().split("=") for kv in ln[10:].split(","))
+            at[stage] = (int(f["n_qstr"]), int(f["n_str_data_bytes"]),
+                         int(f["n_total_bytes"]))
+            stage = None
+    entry = r["bits"] // 8 + QSTR_ENTRY
+    prev = "start"
+    for k in ("core", "kernels", "construction"):
+        if prev in at and k in at:
+            (n0, s0, t0), (n1, s1, t1) = at[prev], at[k]
+            r[k] += (n1 - n0) * entry + (s1 - s0) - (t1 - t0)
+        prev = k
 
 
 def _model_kernels(needed):

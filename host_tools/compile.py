@@ -37,6 +37,8 @@ NAME = "tflm_compiled"
 SCRIPT = os.path.join(ROOT, "host_tools", "mp_compile.py")
 PACKAGE = os.path.join(ROOT, "micropython")
 THUMB_ARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
+# Cortex-M4/M7/M33: the work buffers of the DSP loops are planned
+DSP_ARCHES = ("armv7em", "armv7emsp", "armv7emdp")
 ARCHES = THUMB_ARCHES + ("x86", "x64", "xtensa", "xtensawin", "rv32imc")
 
 
@@ -103,12 +105,13 @@ def _name(md):
     return n.decode() if isinstance(n, bytes) else n
 
 
-def _run(raw, word, thumb, tmp):
+def _run(raw, word, thumb, dsp, tmp):
     path = os.path.join(tmp, "model.tflite")
     out = os.path.join(tmp, "block.bin")
     with open(path, "wb") as f:
         f.write(raw)
-    r = run_script(SCRIPT, [PACKAGE, path, out, str(word), str(thumb)])
+    r = run_script(SCRIPT, [PACKAGE, path, out, str(word), str(thumb),
+                            str(dsp)])
     line = (r.stdout.strip().splitlines() or [""])[-1]
     try:
         res = json.loads(line)
@@ -131,13 +134,14 @@ def compile_model(raw, arch="armv6m"):
     CompileError when construction fails or the result cannot be
     carried by a block."""
     word, thumb = target(arch)
+    dsp = 1 if arch in DSP_ARCHES else 0  # (kernels.PLAN_DSP)
     m = parse(raw)
     _strip(m)
     with tempfile.TemporaryDirectory() as tmp:
         size = 0
         for _ in range(4):  # the block's size does not depend on offsets
             packed = _with_block(m, size)
-            res, blob = _run(packed, word, thumb, tmp)
+            res, blob = _run(packed, word, thumb, dsp, tmp)
             if len(blob) == size:
                 break
             size = len(blob)

@@ -2,7 +2,7 @@
 # an Interpreter on a model and writes what construction made as a compiled
 # block (tflm/compiled.py describes the format), hashes left 0.
 # argv: package dir, model path, output path, word size (4 or 8), thumb
-# (0 or 1).
+# (0 or 1), DSP (0 or 1: kernels.PLAN_DSP).
 # With a word size other than this port's, the kernels prepare for that
 # word size (kernels.WORD) and the interpreter is never invoked here.
 # Prints one JSON line: {"head", "tail", "words", "bytes"} or {"error"}.
@@ -20,6 +20,8 @@ WORD = int(sys.argv[4])
 THUMB = int(sys.argv[5])
 HOST_WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
 kernels.WORD = WORD  # before any kernel module imports it
+kernels.COMPILING = True
+kernels.PLAN_DSP = sys.argv[6:7] == ["1"]
 # the model holds a placeholder block: construct it the plain way (the
 # construction modules imported here stay imported: interpreter._drop)
 from tflm import source  # noqa: E402

@@ -7,17 +7,28 @@ import json
 sys.path.insert(0, sys.argv[1])
 with open(sys.argv[2]) as f:
     mods, path = (f.read().split("\n") + [""])[:2]
+import micropython  # noqa: E402 (qstr_info: see boards.measure_one)
+
+
+def qstrs(stage):
+    print("QSTR", stage)
+    micropython.qstr_info()
+
+
 gc.collect()
 a = gc.mem_alloc()
-import tflm
+qstrs("start")
+import tflm  # noqa: E402
 gc.collect()
 b = gc.mem_alloc()
+qstrs("core")
 r = {"bits": 64 if sys.maxsize > (1 << 32) else 32, "core": b - a}
 for name in mods.split(","):
     if name:
         __import__("tflm.kernels." + name)
 gc.collect()
 c = gc.mem_alloc()
+qstrs("kernels")
 r["kernels"] = c - b
 # what only construction uses (an Interpreter imports it and drops it once
 # built; imported here, it stays): part of the peak, not of what is kept
@@ -33,6 +44,7 @@ for name in tflm.interpreter.CONSTRUCTION:
         __import__(name)
 gc.collect()
 r["construction"] = gc.mem_alloc() - c
+qstrs("construction")
 if path:
     with open(path, "rb") as f:
         buf = f.read()

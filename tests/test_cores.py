@@ -141,8 +141,9 @@ def test_layout_numbers_follow_the_kernels():
         dw["NPAIRS"]
     assert (conv["S_SCRATCH"], conv["S_WIN"], dw["S_WORK"]) == (
         cores._S_SCRATCH, cores._S_WIN, cores._S_WORK)
-    assert (conv["BLK"], conv["DBLK"], dw["DWB"]) == (
-        cores._BLK, cores._DBLK, cores._DWB)
+    assert (conv["BLK"], conv["DWB"] if "DWB" in conv else dw["DWB"]) == (
+        cores._BLK, cores._DWB)
+    assert conv["P_DBLK"] + qp == cores._DB
     # the parameter words cores.split copies
     assert max(v for k, v in conv.items() if k.startswith("P_")) + 1 == \
         cores._CONV_P

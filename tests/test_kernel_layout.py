@@ -126,10 +126,9 @@ def test_dsp_drivers_share_their_kernels_layout():
 
 def test_add_table_work_words_hold_add_lut_block():
     """add.LUT_WORDS, the work words every build plans for the ADD / SUB
-    table kernels, are add_dsp's two tables (TABLES) and then every word
-    of thumb_dsp.add_lut's block: those its machine code reads and
-    add_dsp.add_lut writes (a compiled model planned on the host runs
-    add_lut on a DSP board)."""
+    table kernels' second buffer, are every word of thumb_dsp.add_lut's
+    block: those its machine code reads and add_dsp.add_lut writes (a
+    compiled model planned on the host runs add_lut on a DSP board)."""
     import re
     kern = os.path.join(PKG, "tflm", "kernels")
 
@@ -142,12 +141,10 @@ def test_add_table_work_words_hold_add_lut_block():
         return text[:text.index("\n\n\n")] if "\n\n\n" in text else text
     words = int(re.search(r"^LUT_WORDS = const\((\d+)\)", src("add.py"),
                           re.M).group(1))
-    tables = int(re.search(r"^TABLES = const\((\d+)\)", src("add_dsp.py"),
-                           re.M).group(1))
     read = [int(k) // 4 for k in re.findall(
         r"\[r0, (\d+)\]", body(src("thumb_dsp.py"), "add_lut"))]
     written = [int(k) for k in re.findall(
         r"blk\[(\d+)\] =", body(src("add_dsp.py"), "add_lut"))]
     assert read and written
-    assert words - tables == max(read) + 1 == max(written) + 1 \
-        == len(set(written)), (words, tables, read, written)
+    assert words == max(read) + 1 == max(written) + 1 \
+        == len(set(written)), (words, read, written)

@@ -389,13 +389,18 @@ def test_prepare_rejects(tmp_path):
     lines = []
     for kind in (CONV, DW):
         c = random_case(rng, kind)
-        while c["bias"] is None or len(c["f_scales"]) < 3:
+        # (a CONV_2D with a 1x1 filter and one group: the one that reads
+        # ctx.scratch, see "scratch" below)
+        while c["bias"] is None or len(c["f_scales"]) < 3 or (
+                kind == CONV and (c["w"].shape[1:3] != (1, 1)
+                                  or c["w"].shape[3] != c["x"].shape[3])):
             c = random_case(rng, kind)
         mpath = tmp_path / ("bad%d.tflite" % kind)
         mpath.write_bytes(build_model(c))
         whats = ["outshape", "intype", "rank", "nscales", "bias", "stride",
                  "padding", "act"]
-        # DEPTHWISE_CONV_2D asks for a work buffer, not ctx.scratch
+        # DEPTHWISE_CONV_2D and the other CONV_2D ask for a work buffer,
+        # not ctx.scratch
         whats.append("dm" if kind == DW else "scratch")
         for what in whats:
             lines.append("bad %s_%d %s %s" % (what, kind, mpath, what))

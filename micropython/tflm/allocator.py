@@ -106,6 +106,13 @@ def build(it, model, arena_size, had, user=None, src=None):
     what Interpreter documents; any exception that is not a TFLMError or
     OSError becomes one (verify.internal_error)."""
     try:
+        # The attributes only the plain construction sets (a compiled
+        # model's interpreter has none of them: Interpreter.__init__
+        # leaves them to the class), set now: the instance's table grows
+        # once, here, rather than amid the construction's objects
+        it._model = it._tensors = None
+        it.copied_bytes = it.persistent_size = it._n_requests = 0
+        it.model_in_ram = False
         # imported now, next to this module, rather than amid the sizing
         # pass's objects; only sys.modules keeps them until _build drops
         # them
@@ -514,7 +521,6 @@ def _prepare(it, mods, head, tail, kept_where):
     # per-step microseconds plus the total (last slot), preallocated.
     it._prof_ops = ran[:n]
     it._prof_us = array("i", range(n + 1))
-    it._profiled = False
     it._steps = steps
     if stops(steps):
         it._stops = True

@@ -73,9 +73,10 @@ MAGIC = const(0x434C4654)  # b"TFLC"
 # hashes are made (_hash: by words since 4, their top bits too since 5;
 # elastic work buffers since 6: conv_util.elastic_work; CONV_2D's and
 # DEPTHWISE_CONV_2D's states as their parameter blocks since 7:
-# fixedpoint.rel); a change there takes a new FORMAT, so that older
-# blocks build the plain way
-FORMAT = const(7)
+# fixedpoint.rel; the table kernels' tables in the words, filled by
+# prepare, since 8: add.bind_lut); a change there takes a new FORMAT, so
+# that older blocks build the plain way
+FORMAT = const(8)
 HEADER = const(21)  # words
 _MAX_DEPTH = const(8)
 
@@ -478,7 +479,6 @@ def _build(it, buf, arena_size, user, src, at):
     in_place = h[19] and (wv is not None or not words)
     if in_place:
         tail = words = 0
-        it._tail_in_model = True  # (repl.tail_in_model)
     need = head + tail + 4 * words
     if arena_size is not None and arena_size < need:
         raise ArenaError("arena of %d bytes is too small: the model "
@@ -491,11 +491,18 @@ def _build(it, buf, arena_size, user, src, at):
         if name not in sys.modules:
             load(name)
             pack()
+    regions = None
+    if "tflm.kernels.conv" in sys.modules or \
+            "tflm.kernels.depthwise_conv" in sys.modules:
+        # imported now, with the kernels, before the arena: what the
+        # import leaves for good (the package's attribute table grows)
+        # lies below it, not amid the free heap the next model needs
+        from . import compiled_regions as regions
     have = free()  # (allocate takes it: no second gc.mem_free())
     if before is not None:
         it._imported += before - have
     from .model import Model
-    it._model = m = Model(buf, check=False, verified=True)
+    m = Model(buf, check=False, verified=True)
     it._buf = buf
     it.arena_size = head
     if user is not None:
@@ -538,16 +545,15 @@ def _build(it, buf, arena_size, user, src, at):
         if not callable(steps[2 * k]) or not \
                 0 <= ops[k] < m.n_operators:
             raise FormatError("compiled block: step %d" % k)
-    if "tflm.kernels.conv" in sys.modules or \
-            "tflm.kernels.depthwise_conv" in sys.modules:
+    if regions is not None:
         # int8 CONV_2D / DEPTHWISE_CONV_2D steps, their parameter blocks
         # checked (a module of its own: compiled.py's size slows a
         # board's collections during construction), then the regions'
         # bases (fixedpoint.rel)
-        from .compiled_regions import bases, check
-        if check(steps, (hv, tv, wv, fb.mv)):
+        if regions.check(steps, (hv, tv, wv, fb.mv)):
             it._bases = (sys.modules["tflm.fixedpoint"],
-                         bases((hv, tv, wv, fb.mv)))
+                         regions.bases((hv, tv, wv, fb.mv)))
+        regions = None
     for v in variables:
         if not isinstance(v, tuple) or len(v) != 2:
             raise FormatError("compiled block: a variable")
@@ -572,25 +578,29 @@ def _build(it, buf, arena_size, user, src, at):
     # Interpreter() (a compiled build has no parser peak to wait for)
     from .tensor import own
     try:
-        own(it.inputs)
-        own(it.outputs)
+        own(it.inputs, it.outputs)
     except MemoryError:  # (as Interpreter's: the tensors stay lazy)
         pass
     if states:  # (else the class's None: no attribute)
         it._states = states
     if variables:
         it._variables = variables
-    it.copied_bytes = h[11]
-    it.persistent_size = h[12]
+    if h[11]:  # (else the class's 0: no attribute)
+        it.copied_bytes = h[11]
+    if h[12]:
+        it.persistent_size = h[12]
     it._prof_ops = ops  # (the model's words: no copy where in place)
     it._prof_us = array("i", range(n + 1))
-    it._profiled = False
     it._steps = steps
     from .interpreter import stops
     if stops(steps):
         it._stops = True
     it._compiled = True
-    it._model = None
+    if in_place:
+        # the tail read in place: construction's stage, once built, says
+        # so with "" (repl.tail_in_model; an attribute of its own would
+        # cost every interpreter RAM)
+        it._stage = ""
     return True
 
 

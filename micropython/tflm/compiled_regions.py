@@ -67,7 +67,8 @@ def check(steps, regions):
 
 def bases(regions):
     """fixedpoint.rel's BASES for regions (head, tail, words, model):
-    array('i') [0, then each one's address less the array's]; and
+    array('i') [each one's address less the array's] (region r at word
+    r - 1); and
     fixedpoint.LOCK made where there are threads (once). ArenaError on a
     64-bit port where they lie 2 GB or more apart."""
     from .static_arena import _address
@@ -78,7 +79,7 @@ def bases(regions):
             fp.LOCK = allocate_lock()
         except ImportError:
             pass
-    b = zeros("i", 1 + len(regions))
+    b = zeros("i", len(regions))
     a = _address(b)
     for r, v in enumerate(regions):
         if len(v):
@@ -86,5 +87,5 @@ def bases(regions):
             if sys.maxsize > 0x7FFFFFFF and d != _address(v) - a:
                 raise ArenaError("on a 64-bit port the model's bytes must "
                                  "lie within 2 GB of the arena")
-            b[r + 1] = d
+            b[r] = d
     return b

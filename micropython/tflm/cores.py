@@ -75,21 +75,23 @@ _QP = 3
 _B, _H, _W, _C, _OH, _OW, _OC, _KH, _KW, _CIN = range(_QP, _QP + 10)
 _SH, _PH = _QP + 10, _QP + 14
 _NB = _QP + 18  # conv.py _P_NB
+_DB = _QP + 20  # conv.py _P_DBLK
 _TH, _PWW = _QP + 17, _QP + 19  # depthwise_conv.py _P_TH, _P_PWW
 _DH = _QP + 12  # depthwise_conv.py _P_DH
 # Parameter words after qp (conv.py, depthwise_conv.py) and the words of
-# the work buffers' blocks (conv.py _BLK, _DBLK; depthwise_conv.py _DWB):
+# the work buffers' blocks (conv.py _BLK; its P word _P_DBLK for _conv_any;
+# depthwise_conv.py _DWB):
 # tests/test_cores.py checks them against the kernels' constants
-_CONV_P, _DW_P = 20, 21
-_BLK, _DBLK, _DWB = 33, 30, 45
+_CONV_P, _DW_P = 21, 22
+_BLK, _DWB = 33, 45
 
 # The states' buffers (fixedpoint.rel: conv.py, depthwise_conv.py _A,
 # _NPAIRS; their slots _S_*)
 _S_X, _S_OUT = 0, 3
 _S_SCRATCH, _S_WIN = 6, 7  # conv.py
 _S_WORK = 6  # depthwise_conv.py
-_CONV_A, _CONV_PAIRS = 23, 8
-_DW_A, _DW_PAIRS = 24, 7
+_CONV_A, _CONV_PAIRS = 24, 8
+_DW_A, _DW_PAIRS = 25, 8
 
 
 class CoresError(TFLMError):
@@ -196,7 +198,7 @@ def _targets(st, p, first, n, bases):
     out = []
     for k in range(n):
         r = p[first] >> (4 * k) & 15
-        out.append((addressof(bases[1]) + bases[1][r] if r else a)
+        out.append((addressof(bases[1]) + bases[1][r - 1] if r else a)
                    + p[first + 1 + k])
     return out
 
@@ -240,7 +242,7 @@ def _plan(kind, p):
     if kind == 1:
         nb = min(p[_NB], max(1, _ACC_WORDS // oc))
         return (m, d * p[_W] * c, m * ow * oc,
-                _DBLK + p[_KH] * p[_KW] * p[_CIN], nb * oc)
+                p[_DB] + p[_KH] * p[_KW] * p[_CIN], nb * oc)
     kh = p[_KH]
     eh = (kh - 1) * p[_DH] + 1
     plane = ((p[_TH] - 1) * p[_SH] + eh) * p[_PWW]
@@ -257,7 +259,7 @@ def split(it):
     kinds = []
     if conv is not None:
         kinds += [(conv._eval_1x1, conv._conv_1x1, 0, "CONV_2D"),
-                  (conv._eval_any, conv._conv_any, 1, "CONV_2D")]
+                  (conv._eval_any, conv._eval_any, 1, "CONV_2D")]
     if dw is not None:
         kinds += [(dw._eval_k3, dw._dwp, 2, "DEPTHWISE_CONV_2D"),
                   (dw._eval_any, dw._dwp, 2, "DEPTHWISE_CONV_2D")]

@@ -38,11 +38,11 @@ unix port).
 import micropython
 from micropython import const
 
-# The invoking compiled interpreter's array('i') (see the module doc):
-# BASES[r] = the address of region r's first byte less BASES's own
-# (int32: exact mod 2**32 on 32-bit ports; within 2 GB on 64-bit ones,
-# where all lie in one heap); BASES[0] unused. None while no compiled
-# model invokes.
+# The invoking compiled interpreter's array('i') of 4 words (see the
+# module doc): BASES[r - 1] = the address of region r's first byte less
+# BASES's own (int32: exact mod 2**32 on 32-bit ports; within 2 GB on
+# 64-bit ones, where all lie in one heap). None while no compiled model
+# invokes.
 BASES = None
 # Taken by that invoke where there are threads (Interpreter.invoke: one
 # such invoke at a time; BASES is the process's): a _thread lock,
@@ -63,7 +63,7 @@ def rel(st, a: int, k: int) -> int:
     if r == 0:
         return o
     b = ptr32(BASES)
-    return int(b) + ((b[r] ^ S) - S) + o - int(q)
+    return int(b) + ((b[r - 1] ^ S) - S) + o - int(q)
 
 
 # requant_i8b's fast path takes |x| <= _FAST (see there).

@@ -550,7 +550,6 @@ def _prepare(g, it, mods, head, tail, kept_where):
     it.persistent_size = tail + 4 * len(it._words) + ctx.spilled
     it._prof_ops = ran[:n]
     it._prof_us = array("i", range(n + 1))
-    it._profiled = False
     it._steps = steps
     if stops(steps):
         it._stops = True

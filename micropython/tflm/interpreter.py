@@ -224,11 +224,12 @@ class Interpreter:
     _stops = False
     # What construction sets on the instance only where it differs from
     # these (each attribute on the instance costs every interpreter RAM:
-    # __init__ sets the others, up to 23 in all, which its table holds
-    # once made): the plain construction's tensors and scratch requests,
-    # the kernels' states (interp.reset() zeroes them) and variables,
-    # whether the model was read into RAM or its tail is read in place
-    # (repl.tail_in_model); a resizable buffer given as the model and its
+    # __init__ sets the others; a compiled model's interpreter has 17 in
+    # all, what the smallest table above 12 holds, a plain one up to 23,
+    # its table grown once at the start of its construction): the plain
+    # construction's tensors and scratch requests, the kernels' states
+    # (interp.reset() zeroes them) and variables, whether the model was
+    # read into RAM; a resizable buffer given as the model and its
     # length (invoke() refuses to run once it changed: its bytes may have
     # moved); with arena=, [its _OWNERS entry's taken array, the
     # InvokeError once another took the buffer, the bytearray given (or
@@ -237,9 +238,18 @@ class Interpreter:
     # arrays that the kernels' parameter blocks point to (context.pairs).
     _tensors = _states = _variables = None
     _n_requests = 0
-    model_in_ram = _tail_in_model = False
+    model_in_ram = False
     _source = _source_len = _held = None
     _bases = _held_bufs = None
+    # Set on the instance only where they differ (a compiled build sets
+    # none of them but path and persistent_size; the plain one sets them
+    # all first, allocator.build): the parsed model during plain
+    # construction, the constants copied for alignment, the tail's bytes,
+    # the model's path. (invoke(profile=True) sets _profiled: profiler.py
+    # reads it with a default.)
+    _model = None
+    copied_bytes = persistent_size = 0
+    path = None
 
 
     def __init__(self, model, arena_size=None, labels=None, arena=None,
@@ -248,14 +258,13 @@ class Interpreter:
         # the instance's attribute table is then allocated once, low (on
         # a full heap, that is the first allocation to fail).
         try:
-            self._steps = self._model = self.arena = None
+            self._steps = self.arena = None
             self._buf = self._words = None
             self._where = self.inputs = self.outputs = None
             self._prof_ops = self._prof_us = None
-            self._profiled = False  # (invoke(profile=True) sets it)
-            self.copied_bytes = self.persistent_size = self.arena_size = 0
-            self.ram = self._imported = 0
-            self.path = model if isinstance(model, str) else None
+            self.arena_size = self.ram = self._imported = 0
+            if isinstance(model, str):
+                self.path = model
             self._stage = "reading the model"
         except MemoryError:
             raise out_of_memory("creating the interpreter")
@@ -297,7 +306,8 @@ class Interpreter:
             build(self, model, arena_size, had, arena)
         finally:
             build = None
-            self._model = None  # (built: already None)
+            if self._model is not None:  # (built: already None)
+                self._model = None
             _drop(had, parse=True)
         # What the inputs and outputs keep of the model bytes, made now
         # that the parser is gone (so not at construction's peak), in
@@ -309,8 +319,7 @@ class Interpreter:
         if getattr(self, "_compiled", None) is not True:
             f = gc.mem_free()
             try:
-                tensor.own(self.inputs)
-                tensor.own(self.outputs)
+                tensor.own(self.inputs, self.outputs)
             except MemoryError:
                 pass
             gc.collect()

@@ -185,7 +185,8 @@ def summary(interp):
 
 def tail_in_model(interp):
     """True where a compiled model's tail is read in place from the
-    model's bytes (compiled.build): the arena then holds the head only."""
+    model's bytes (compiled.build): the arena then holds the head only
+    (its _stage is "" then, compiled.py: an attribute of its own would
+    cost every interpreter RAM)."""
     return getattr(interp, "_compiled", None) is True and \
-        interp.persistent_size > 0 and \
-        getattr(interp, "_tail_in_model", False)
+        interp.persistent_size > 0 and getattr(interp, "_stage", None) == ""

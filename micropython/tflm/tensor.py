@@ -33,8 +33,9 @@ class Tensor:
     of its constant bytes and data. dtype and itemsize follow from type;
     name, buffer, is_variable and the quantization are read from the
     model bytes on each access (__getattr__; kernels read them in
-    prepare, never in invoke), until the interpreter stores them on its
-    inputs and outputs (own, below). Assigning any attribute stores
+    prepare, never in invoke), until the interpreter stores them on
+    compact copies of its inputs and outputs (own, below: size then
+    follows from nbytes). Assigning any attribute stores
     the value given, which then wins (tests and tools build or alter
     tensors so).
     """
@@ -60,6 +61,9 @@ class Tensor:
 
     def __getattr__(self, key):
         # Called only for attributes that are not stored: see above.
+        if key == "size":  # (own()'s copies: from nbytes)
+            n = schema.type_size(self.type)
+            return self.nbytes // n if n else 0
         if key not in _LAZY:
             raise AttributeError(key)
         if key == "dtype":
@@ -70,7 +74,13 @@ class Tensor:
         if o is not None:
             k = _LAZY.index(key) - 2
             if k < 4:  # name, buffer, is_variable, quantized_dimension
-                return o[k]
+                v = o[k]
+                if k == 0 and type(v) is memoryview:  # (see own)
+                    try:
+                        return bytes(v).decode("utf-8")
+                    except (UnicodeError, ValueError):
+                        return "?" * len(v)
+                return v
             v = o[4 + k % 2]  # the scales, the zero points (see own)
             if k > 5:  # scales, zero_points
                 return v if isinstance(v, tuple) else (v,)
@@ -194,28 +204,53 @@ class Tensor:
                                             self.dtype, self.shape)
 
 
-def own(ts):
-    """Store the fields that each tensor of ts reads from the model bytes
-    (name, buffer, is_variable, the quantization: _LAZY but dtype and
-    itemsize) on it, in one tuple (_own; an attribute assigned wins; a
-    single scale or zero point as itself, not a 1-tuple),
-    then forget the model's FlatBuffer: the tensors no longer need the
-    parser (model.py, flatbuf.py), which an interpreter drops once built
-    (interpreter.PARSE). A few small objects per tensor:
-    for an interpreter's inputs and outputs. On a port without instance
-    __dict__ a tensor stays lazy."""
-    for t in ts:
-        try:
-            t.__dict__  # noqa: B018 (a port without it: lazy)
-        except AttributeError:
-            continue
-        if t._fb is not None:
-            # one scale or zero point is kept as itself, not in a tuple
-            # (a 16-byte block less each; __getattr__ makes the tuple)
-            o = tuple(v[0] if k > 3 and len(v) == 1 else v for k, v in
-                      enumerate(getattr(t, key) for key in
-                                _LAZY[2:6] + _LAZY[8:]))
-            # _own takes _fb's place in the instance's table (the class's
-            # _fb, None, is read then): the table does not grow
-            del t._fb
-            t._own = o
+def own(*lists):
+    """Store the fields that each tensor of the lists reads from the
+    model bytes (name, buffer, is_variable, the quantization: _LAZY but
+    dtype and itemsize) in one tuple (_own; an attribute assigned wins; a
+    single scale or zero point as itself, not a 1-tuple), on a compact
+    copy that takes the tensor's place in its lists (one copy for a
+    tensor in two of them): its index, shape, type, nbytes, data and
+    _own (the name as a view of its bytes in the model: no str object),
+    and what else was assigned, but no FlatBuffer (the tensors no
+    longer need the parser, model.py and flatbuf.py, which an
+    interpreter drops once built: interpreter.PARSE), no table position
+    and no size (nbytes // itemsize on access): six attributes fill the
+    smallest instance table that holds them (eight took a larger one).
+    A few small objects per tensor: for an interpreter's inputs and
+    outputs. On a port without instance __dict__ a tensor stays lazy."""
+    done = {}
+    for ts in lists:
+        for k, t in enumerate(ts):
+            try:
+                d = t.__dict__
+            except AttributeError:  # a port without it: lazy
+                continue
+            c = done.get(id(t))
+            if c is None and t._fb is not None:
+                # one scale or zero point is kept as itself, not in a
+                # tuple (a 16-byte block less each; __getattr__ makes it)
+                o = tuple(v[0] if j > 3 and len(v) == 1 else v for j, v in
+                          enumerate(getattr(t, key) for key in
+                                    _LAZY[2:6] + _LAZY[8:]))
+                if "name" not in d:  # its bytes in the model, no str
+                    start, n = t._fb.table(t.pos).vector(3, 1)
+                    if start:
+                        o = (t._fb.mv[start:start + n],) + o[1:]
+                c = Tensor(t.index)
+                c.shape = t.shape
+                c.type = t.type
+                c.nbytes = t.nbytes
+                c.data = t.data
+                c._own = o
+                cd = c.__dict__
+                for key in d:  # anything else assigned (no tuple of
+                    # names: a constant tuple takes the heap while the
+                    # module is imported)
+                    if not (key in cd or key == "pos" or key == "_fb"
+                            or key == "size"):
+                        setattr(c, key, d[key])
+                done[id(t)] = c
+            if c is not None:
+                ts[k] = c
+

@@ -77,6 +77,15 @@ try:
 except AttributeError:
     THUMB = DSP = FPU = False
 WORD = 8 if sys.maxsize > 0x7FFFFFFF else 4
+# COMPILING: prepare runs for host_tools compile (mp_compile.py sets it):
+# what a kernel would rebuild at every eval from constants alone (ADD's
+# and SQUARED_DIFFERENCE's tables) it builds once into the persistent
+# words, which a compiled model keeps in its bytes (flash on a board)
+COMPILING = False
+# PLAN_DSP: prepare plans the work buffers that the DSP loops need
+# (DEPTHWISE_CONV_2D's dwm: depthwise_conv._least_plane): DSP on a board;
+# host_tools compile sets it from its --arch
+PLAN_DSP = DSP
 
 _ADD = const(0)
 _EXPAND_DIMS = const(70)

@@ -23,15 +23,18 @@ with a shift <= 0 is exactly the SmallerThanOneExp variant): add_chunks.py,
 imported only for models that need it (kernels._LAZY).
 
 Outputs of at least LUT_MIN elements take a faster path (_add_lut): a
-and b depend only on the input byte, so each eval first tabulates them
-for all 256 bytes (in the interpreter's shared work array,
-conv_util.work_buffer), then one loop does two table lookups, the output
-requantization and the store per element, reading the inputs directly
-(equal shapes, or a broadcast that is one loop, e.g. adding a scalar) or
-chunks of broadcast input bytes (bind_lut). Same integers, so the same
-bits. On Cortex-M4/M7/M33 (kernels.DSP) an equal-shape one runs
-add_dsp.add_lut, its element loop in machine code (add_dsp.eval_lut,
-bound as _eval_lut there: plain and compiled models).
+and b depend only on the input byte, so they are tabulated for all 256
+bytes, then one loop does two table lookups, the output requantization
+and the store per element, reading the inputs directly (equal shapes, or
+a broadcast that is one loop, e.g. adding a scalar) or chunks of
+broadcast input bytes (bind_lut). Same integers, so the same bits. The
+tables: built by each eval in a work buffer (conv_util.work_buffer, in
+the arena's head); in a model compiled on the host (kernels.COMPILING)
+built by prepare into the persistent words, which stay in the model's
+bytes on the board (no RAM, no build per eval). On Cortex-M4/M7/M33
+(kernels.DSP) an equal-shape one runs add_dsp.add_lut, its element loop
+in machine code (add_dsp.eval_lut, bound as _eval_lut there: plain and
+compiled models).
 
 SUB (sub.py) is the same computation with a - b and the same
 multipliers; prepare_quant serves both.
@@ -55,11 +58,13 @@ _ADD_FUSED_ACTIVATION_FUNCTION = const(0)
 # Element count from which equal-shape ADDs use the lookup-table path:
 # filling the tables costs about as much as 170 elements of the other.
 LUT_MIN = 256
-# The table kernels' work buffer in int32 words: the two tables' 512,
-# then add_dsp.add_lut's block (thumb_dsp.add_lut's 10 words) on DSP
-# builds; every build plans them, so that a model compiled on the host
-# (for any arch) runs add_dsp there
-LUT_WORDS = const(522)
+# int32 words of the two tables of the table kernels
+TABLE_WORDS = const(512)
+# int32 words of the table kernels' second work buffer: add_dsp.add_lut's
+# block (thumb_dsp.add_lut's 10 words) on DSP builds; every build plans
+# them, so that a model compiled on the host (for any arch) runs add_dsp
+# there
+LUT_WORDS = const(10)
 
 
 def smaller_than_one(op, what, d):
@@ -157,7 +162,7 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, lo,
                 hi, 1 if sub else 0]
-        return bind_lut(_add_lut, x1, x2, y, ctx, bc, head)
+        return bind_lut(_eval_lut, _add_lut, x1, x2, y, ctx, bc, head, 20)
     from . import add_chunks  # small or broadcast: kernels._LAZY
     store = add_chunks.store_i8
     if wide:  # int16 stores live with QUANTIZE's (declared in _LAZY)
@@ -171,30 +176,43 @@ def prepare_quant(op, x1, x2, y, ctx, qs, opts_type, sub):
         q2[0], q2[1], qo[0], qo[1], qp, 1 if sub else 0, store)
 
 
-def bind_lut(kernel, x1, x2, y, ctx, bc, head, words=LUT_WORDS):
+def bind_lut(ev, kernel, x1, x2, y, ctx, bc, head, shl):
     """(eval_fn, state) running a lookup-table kernel (_add_lut or
     squared_difference._sqdiff_lut) over the output of int8 x1 op x2.
 
-    head: the kernel's first 13 parameters (see _add_lut). Equal shapes,
-    or a broadcast that is one loop, run as one pass reading the inputs
-    with strides 0 / 1. Other broadcasts gather the input bytes in chunks
-    (broadcast.gather, raw int8 values) into the two halves of the shared
-    scratch array and run the kernel on those with a stride of 4 bytes
-    (the low byte of each little-endian int32), building its tables in
-    the first chunk only. words: the work buffer's size (LUT_WORDS).
+    head: the kernel's first 13 parameters (see _add_lut); shl: the left
+    shift of its tables (fill_tables). Equal shapes, or a broadcast that
+    is one loop, run as one pass reading the inputs with strides 0 / 1:
+    ev (_eval_lut, or squared_difference's) with the state (x1, x2, out,
+    prm, tables, block) that the kernel reads, the tables (TABLE_WORDS)
+    a work buffer that each eval fills, or in a model compiled on the
+    host (kernels.COMPILING) persistent words filled here (prm's built
+    flag set: eval never writes them), block LUT_WORDS words of work
+    buffer (add_dsp.add_lut's). Other broadcasts gather the input bytes
+    in chunks (broadcast.gather, raw int8 values) into the two halves of
+    the shared scratch array and run the kernel on those with a stride of
+    4 bytes (the low byte of each little-endian int32), building its
+    tables in the first chunk only.
     """
     from . import broadcast_prep as bp
-    from .conv_util import keep, scratch_halves, work_buffer
+    from .conv_util import keep, persistent, scratch_halves, work_buffer
     lps = bp.loops(x1.shape, x2.shape, y.shape) if bc else None
-    work = work_buffer(ctx, words)
     if lps is None or len(lps) == 1:
+        from . import COMPILING
         a, b = (1, 1) if lps is None else (lps[0][1], lps[0][2])
+        prm = array("i", head + [a, b, 0, 0])
+        if COMPILING:
+            tab = persistent(ctx, "i", TABLE_WORDS)
+            fill_tables(prm, tab, shl)
+            prm[16] = 1
+        else:
+            tab = work_buffer(ctx, TABLE_WORDS, True)
         # eval writes none of prm here: kept in the tail (a compiled
         # model's stays in the model's bytes)
-        prm = keep(ctx, array("i", head + [a, b, 0, 0]))
-        # the kernel's st, then the kernel (_eval_lut: one tuple)
-        return _eval_lut, (x1.data, x2.data, y.data, prm, work, kernel)
+        return ev, (x1.data, x2.data, y.data, keep(ctx, prm), tab,
+                    work_buffer(ctx, LUT_WORDS, True))
     from . import add_chunks  # a broadcast: kernels._LAZY
+    work = work_buffer(ctx, TABLE_WORDS, True)
     sa, sb, half = scratch_halves(ctx)
     prm = array("i", head + [4, 4, 0, 0])
     kst = (sa, sb, y.data, prm, work)
@@ -203,15 +221,15 @@ def bind_lut(kernel, x1, x2, y, ctx, bc, head, words=LUT_WORDS):
         y.size)
 
 
-# _eval_lut's state: the kernel's st (x1, x2, out, prm, work buffer:
+# _eval_lut's state: the kernel's st (x1, x2, out, prm, tables, block:
 # slots that the kernels only cast to pointers; a compiled model stores
 # there the address of its view of the arena or the model, an int, no
-# object: compiled.py T_ADDR), then the kernel.
-ADDRESSES = (0, 1, 2, 3, 4)
+# object: compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 3, 4, 5)
 
 
 def _eval_lut(state):
-    state[5](0, 0, 0, state)
+    _add_lut(0, 0, 0, state)
 
 
 @micropython.viper
@@ -221,7 +239,7 @@ def _add_lut(x: int, i: int, t: int, st):
     out[off + i] = clamp(MBQM(tab[x1[i * a]] + tab[256 + x2[i * b]], mo,
     so) + zp) for i < n. For SUB (sub flag set) the input-2 entries are
     negated.
-    st = (x1, x2, out, prm, work buffer, ...); prm = [n, -zp1, -zp2, m1,
+    st = (x1, x2, out, prm, tables, ...); prm = [n, -zp1, -zp2, m1,
     s1, m2, s2, mo, so, zp, lo, hi, sub, a, b, off, built]: a, b are the
     input strides in bytes, off the first output index, built set if the
     tables are already filled (see bind_lut); every shift is <= 0

@@ -67,7 +67,7 @@ _QP = const(3)
 # The regions and offsets (fixedpoint.rel) of the state's buffers (_S_
 # slots, below), from word _A of the block (after qp and the _P_ words)
 _NPAIRS = const(8)
-_A = const(23)  # _QP + 20
+_A = const(24)  # _QP + 21
 # int32 words before the window in the window buffer (_S_WIN): the block
 # that mac.pixels reads (PX_BLOCK in thumb.py, REL its 33rd word), or
 # mac.dots (DOTS_BLOCK, then REL, then GATHER_BLOCK in thumb_dsp.py:
@@ -76,9 +76,15 @@ _BLK = const(33)
 _REL = const(32)
 _DBLK = const(30)  # (a compiled block plans it: compiled.FORMAT)
 _DREL = const(9)
+# the words of mac.dots's block before the window where no DSP path runs
+# (kernels.PLAN_DSP false): DOTS_BLOCK and REL; _P_DBLK says which
+_DBLK_PLAIN = const(10)
 
 # requant_i8b's fast path (fixedpoint): |x| <= 2**20
 _FAST = const(1 << 20)
+# _conv_any's accumulators at most: as many pixels' as this many words
+# hold, two at least (allocator._MIN_SCRATCH, _scratch_len)
+_MIN_ACC = const(32)
 _CONV2D_DILATION_H_FACTOR = const(5)
 _CONV2D_DILATION_W_FACTOR = const(4)
 _CONV2D_FUSED_ACTIVATION_FUNCTION = const(3)
@@ -97,7 +103,14 @@ def prepare(op, ins, outs, ctx):
     padding (0), stride_w (1), stride_h (2), fused_activation_function
     (3), dilation_w_factor (4), dilation_h_factor (5). Groups
     (C = g * CIN, g > 1) are supported. Raises PrepareError for wrong
-    types, ranks, shapes, options or quantization.
+    types, ranks, shapes, options or quantization. 1x1 filters: one
+    pixel's accumulators in the operator's scratch, a work buffer for
+    mac.pixels's block and a pixel's C values; other filters: one
+    elastic work buffer (conv_util.elastic_work) for mac.dots's block
+    (_DBLK words where kernels.PLAN_DSP, for conv_dsp.py's blocks too,
+    else _DBLK_PLAIN), the window (KH*KW*CIN words) and the accumulators
+    of NB pixels (at most max(32, 2 * OC) words, one pixel's at least,
+    two where PLAN_DSP).
     """
     from . import conv_util
     if ins and ins[0] is not None and ins[0].type == _FLOAT32:
@@ -130,12 +143,27 @@ def prepare(op, ins, outs, ctx):
     one = (kh == 1 and kw == 1 and ph == 0 and pw == 0 and groups == 1
            and filt.is_const)
     bias_a = conv_util.bias_words(op, bias, oc, ctx)
+    from . import PLAN_DSP
+    dblk = _DBLK if PLAN_DSP else _DBLK_PLAIN
     if one:  # mac.pixels keeps one pixel's accumulators
         conv_util.limit_scratch(ctx, oc)
-    conv_util.check_scratch(op, ctx, oc)
+        conv_util.check_scratch(op, ctx, oc)
+        acc = ctx.scratch
+        nb = ctx.scratch_len // oc
+        win = conv_util.work_buffer(ctx, _BLK + c)
+    else:
+        # Accumulators of up to nb output pixels are requantized per
+        # call: after the window, in its (elastic) work buffer, as many
+        # as _scratch_len would give where the arena's head has room,
+        # else one pixel's (two where conv_dsp.py sums pixels in pairs)
+        taps = dblk + kh * kw * cin
+        most = max(_MIN_ACC, 2 * oc) // oc
+        least = min(most, 2 if PLAN_DSP else 1)
+        win, words = conv_util.elastic_work(ctx, taps + most * oc,
+                                            taps + least * oc)
+        nb = (words - taps) // oc
+        acc = conv_util.word_view(win, taps, words)
     off = -inp.zero_point - 128
-    # Accumulators of up to nb output pixels are requantized per call.
-    nb = ctx.scratch_len // oc
     # qp (output zero point, activation range: requant_i8b's) first, so
     # that one kept block serves both (see _QP)
     oh, ow = out.shape[1], out.shape[2]
@@ -148,16 +176,13 @@ def prepare(op, ins, outs, ctx):
     # a compiled model's bytes, with the multipliers)
     p = conv_util.block(ctx, list(qp) + [
         b, h, w, c, oh, ow, oc, kh, kw, cin, sh, sw, dh, dw, ph, pw, off,
-        oc // groups, nb, conv_util.WORD // 8], _NPAIRS)
-    win = conv_util.work_buffer(ctx, _BLK + c if one else
-                                _DBLK + kh * kw * cin)
+        oc // groups, nb, conv_util.WORD // 8, dblk], _NPAIRS)
     conv_util.check_near(op, ctx, win, (inp.data, filt.data, bias_a,
-                                        out.data, mults, shifts,
-                                        ctx.scratch))
+                                        out.data, mults, shifts, acc))
     # the parameter block, then the buffers in the order of the _S_
     # slots (below): the state is the block, with their pairs
-    st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts,
-          ctx.scratch, win)
+    st = (p, inp.data, filt.data, bias_a, out.data, mults, shifts, acc,
+          win)
     return (_eval_1x1 if one else _eval_any), conv_util.packed(ctx, st, _A)
 
 
@@ -166,7 +191,8 @@ def _eval_1x1(st):
 
 
 def _eval_any(st):
-    _conv_any(st)
+    if _conv_dsp is None or not _conv_dsp(st):
+        _conv_any(st)
 
 
 # The eval state: the parameter block (no object: fixedpoint.rel),
@@ -180,7 +206,9 @@ def _eval_any(st):
 # FPG: filters per group; NB: output pixels per requantization batch (the
 # accumulators of NB consecutive pixels are requantized by one
 # requant_i8b call); REL: 1 on 64-bit ports (the block's addresses are
-# stored relative to the block, see mac.py).
+# stored relative to the block, see mac.py); DBLK: the window's first
+# word in the window buffer (_conv_any). SCRATCH: the accumulators (of
+# _conv_any: after the window, in its buffer).
 _S_X = const(0)
 _S_FILTER = const(1)
 _S_BIAS = const(2)
@@ -214,6 +242,7 @@ _P_OFF = const(16)
 _P_FPG = const(17)
 _P_NB = const(18)
 _P_REL = const(19)
+_P_DBLK = const(20)  # the window's first word in the window buffer
 
 
 @micropython.viper
@@ -352,16 +381,14 @@ def _conv_any(st):
     if p[_P_REL]:
         r0 = int(blk)
     blk[_DREL] = p[_P_REL]
-    v0: int = int(blk) + 4 * _DBLK
+    v0: int = int(blk) + 4 * p[_P_DBLK]
     cap: int = p[_P_NB] * OC  # accumulators per batch
     pb: int = 0  # first accumulator of the current pixel
     dwc: int = DW * C  # input step between horizontal taps
     xrow: int = DH * W * C  # input step between vertical taps
     wrow: int = KW * CIN  # filter step between rows
     wsize: int = KH * KW * CIN  # one output channel's filter
-    blk[4] = wsize
-    blk[15] = xrow
-    blk[16] = ((p[_P_OFF] ^ S) - S) + 128  # -input_zero_point
+    blk[4] = wsize  # (the block is DOTS_BLOCK and REL: no word beyond)
     o: int = 0
     b: int = 0
     while b < B:
@@ -453,6 +480,7 @@ def _conv_any(st):
 
 # Cortex-M4/M7/M33 (kernels.DSP: thumb_dsp has gather): _conv_any with
 # its gather in machine code, conv_dsp.py (in DSP builds only,
-# romfs.DSP_ONLY: the other builds do not carry it)
+# romfs.DSP_ONLY: the other builds do not carry it), run by _eval_any
+_conv_dsp = None
 if hasattr(mac, "gather"):
-    from .conv_dsp import conv_any as _conv_any  # noqa: F811
+    from .conv_dsp import conv_any as _conv_dsp

@@ -30,7 +30,7 @@ _DBLK = const(30)
 _RQB = const(21)  # thumb_dsp.requant's block: words 21 to 28
 _DREL = const(9)
 _NPAIRS = const(8)
-_A = const(23)  # _QP + 20
+_A = const(24)  # _QP + 21
 _S_X = const(0)
 _S_FILTER = const(1)
 _S_BIAS = const(2)
@@ -59,10 +59,11 @@ _P_OFF = const(16)
 _P_FPG = const(17)
 _P_NB = const(18)
 _P_REL = const(19)
+_P_DBLK = const(20)
 
 
 @micropython.viper
-def conv_any(st):
+def conv_any(st) -> int:
     """conv._conv_any (see it: the same sums) with each group's window
     gathered by thumb_dsp.gather (machine code: runs of bytes, and
     -128 * sum v into BASE) in place of the viper loop, as whole filter
@@ -76,9 +77,14 @@ def conv_any(st):
     and signed filter bytes: no -128 * sum v term), when the batch has
     room for both. Each batch of accumulators is requantized by
     thumb_dsp.requant (requant_i8b if a channel's multiplier is
-    negative)."""
+    negative). Returns 1; 0, doing nothing, for a block planned without
+    kernels.PLAN_DSP (a model compiled for armv6m): its window buffer
+    has no room for gather's and requant's blocks (conv._eval_any then
+    runs conv._conv_any)."""
     qa: int = int(ptr32(st))  # the block: qp, then p
     p = ptr32(qa + 4 * _QP)
+    if p[_P_DBLK] < _DBLK:  # no room for gather's and requant's blocks
+        return 0
     one: int = 1
     S: int = one << 31
     B: int = p[_P_B]
@@ -113,7 +119,7 @@ def conv_any(st):
     if p[_P_REL]:
         r0 = int(blk)
     blk[_DREL] = p[_P_REL]
-    v0: int = int(blk) + 4 * _DBLK
+    v0: int = int(blk) + 4 * p[_P_DBLK]
     cap: int = p[_P_NB] * OC  # accumulators per batch
     pb: int = 0  # first accumulator of the current pixel
     dwc: int = DW * C  # input step between horizontal taps
@@ -245,3 +251,4 @@ def conv_any(st):
             pb = 0
     if pb:
         requant_i8b(0, 0, 0, sp - qa, pb, OC, rm, rs, st, ro, o - pb, 2)
+    return 1

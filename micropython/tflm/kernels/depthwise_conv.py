@@ -61,12 +61,14 @@ if mac is None:
 _QP = const(3)
 # The regions and offsets (fixedpoint.rel) of the state's buffers (_S_
 # slots, below), from word _A of the block (after qp and the _P_ words)
-_NPAIRS = const(7)
-_A = const(24)  # _QP + 21
-# Bytes of a plane tile (see _dwp): at most _PLANE_MAX, and at most an eighth
-# of the op's input + output bytes (at least _PLANE_MIN), so that where the
-# op is the arena's peak its work buffer adds little; a tile one output
-# pixel big may be larger.
+_NPAIRS = const(8)
+_A = const(25)  # _QP + 22
+# Bytes of a plane tile (see _dwp): an elastic work buffer
+# (conv_util.elastic_work) of up to _PLANE_MAX where the arena's head has
+# room during the op, else at least an eighth of the op's input + output
+# bytes, at least _PLANE_MIN and at most _PLANE_MAX (where the op is the
+# arena's peak its work buffer adds little); a tile one output pixel big
+# may be larger.
 _PLANE_MAX = const(2048)
 _PLANE_MIN = const(512)
 # requant's fast path (fixedpoint.requant_i8b): |x| <= 2**20
@@ -75,6 +77,8 @@ _FAST = const(1 << 20)
 # it, mac.plane (PL_BLOCK), in the work buffer
 _DWB = const(45)
 _PLB = const(32)
+# int32 words of dw_dsp._dwm's blocks (its _MB + _MPL)
+_DWM_WORDS = const(35)
 _DEPTHWISE_CONV2D_DEPTH_MULTIPLIER = const(3)
 _DEPTHWISE_CONV2D_DILATION_H_FACTOR = const(6)
 _DEPTHWISE_CONV2D_DILATION_W_FACTOR = const(5)
@@ -109,9 +113,17 @@ def prepare(op, ins, outs, ctx):
     fused_activation_function (4), dilation_w_factor (5),
     dilation_h_factor (6). Raises PrepareError for wrong types, ranks,
     shapes, options or quantization. Asks the context for one work
-    buffer: an input plane tile (at most 2 KB and an eighth of the input
-    and output bytes, unless one output pixel needs more), KH*KW + OC
-    words.
+    buffer, elastic (conv_util.elastic_work): OC + KH*KW + _DWB words
+    and an input plane tile of up to 2 KB where the arena's head has
+    room during this op, else of an eighth of the input and output bytes
+    (at least 512, at most 2 KB, at least one output pixel's; on a board
+    that runs dw_dsp.py's dwm, kernels.PLAN_DSP, at least what dwm needs
+    for a layer it takes). In a model compiled on the host
+    (kernels.COMPILING) whose constant filter has no channel with a
+    positive shift, the filter's weights per output channel as int32
+    words and their sum are persistent words (in the model's bytes on
+    the board: _dwp then gathers none) and the work buffer holds no
+    KH*KW words.
     """
     from . import conv_util
     if ins and ins[0] is not None and ins[0].type == _FLOAT32:
@@ -145,24 +157,54 @@ def prepare(op, ins, outs, ctx):
                                                 True, ctx, neg_ok=True)
     bias_w = conv_util.bias_words(op, bias, oc, ctx)
     oh, ow = out.shape[1], out.shape[2]
-    cap = min(_PLANE_MAX, max(_PLANE_MIN, (inp.nbytes + out.nbytes) >> 3))
-    th, tw, pww, plane = _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)
+    wpre = None
+    from . import COMPILING, PLAN_DSP
+    th, tw = _tile(_PLANE_MAX, oh, ow, kh, kw, sh, sw, dh, dw)[:2]
+    if COMPILING and (th < oh or tw < ow):  # (on the host only)
+        # more than one tile even on the largest plane: _dwp would
+        # gather each channel's weights again per tile (one tile: once)
+        from .compiled_prep import dw_weights
+        wpre = dw_weights(ctx, op, inp, filt, out, act, shifts, oc, kh * kw)
     # work: OC words (word oc: an accumulator beyond the fast path, for
-    # requant_i8b), KH*KW words (a filter's weights), the _DWB words of
-    # the blocks of mac.dw and mac.plane, the plane
-    work = conv_util.work_buffer(ctx, oc + kh * kw + _DWB
-                                 + ((plane + 3) >> 2), True)
+    # requant_i8b), KH*KW words (a filter's weights, unless wpre), the
+    # _DWB words of the blocks of mac.dw and mac.plane, the plane
+    # (elastic)
+    fixed = oc + (0 if wpre else kh * kw) + _DWB
+    # the least plane: _tile's for an eighth of the input and output
+    # bytes; where PLAN_DSP, for a layer that dw_dsp._dwm takes (one
+    # input channel, KW and OC multiples of 4, no dilation in width), at
+    # least what dwm needs beyond _dwp's words: its block, the plane's,
+    # the window, OC sums and biases, the filter transposed and a plane
+    # tile of one pixel
+    least = _tile(min(_PLANE_MAX, max(_PLANE_MIN, (
+        inp.nbytes + out.nbytes) >> 3)), oh, ow, kh, kw, sh, sw, dh, dw)[3]
+    if PLAN_DSP and c == 1 and not kw & 3 and not oc & 3 and dw == 1:
+        nt = kh * kw
+        need = 4 * (_DWM_WORDS + (nt >> 1) + 2 * oc + ((oc * nt) >> 2)
+                    - fixed) + ((kh - 1) * dh + 1) * kw
+        cap = max(need, 1)
+        while _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)[3] < need:
+            cap += 4
+        least = max(least, _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)[3])
+    most = max(least, _tile(_PLANE_MAX, oh, ow, kh, kw, sh, sw, dh, dw)[3])
+    work, words = conv_util.elastic_work(ctx, fixed + ((most + 3) >> 2),
+                                         fixed + ((least + 3) >> 2), True)
+    th, tw, pww, plane = _tile(4 * (words - fixed), oh, ow, kh, kw, sh, sw,
+                               dh, dw)
     k3 = kh == 3 and kw == 3 and dw == 1  # mac.dw3: no dilation_w
     # qp first: one kept block (see _QP)
     # the parameter block, its pairs' words left 0 (persistent words: in
     # a compiled model's bytes, with the multipliers)
     p = conv_util.block(ctx, list(qp) + [
         b, h, w, c, oh, ow, oc, kh, kw, dm, sh, sw, dh, dw, ph, pw,
-        inp.zero_point, th, tw, pww, conv_util.WORD // 8], _NPAIRS)
+        inp.zero_point, th, tw, pww, conv_util.WORD // 8,
+        0 if wpre is None else 1], _NPAIRS)
     conv_util.check_near(op, ctx, work, (inp.data, out.data))
     # the parameter block, then the buffers in the order of the _S_
-    # slots (below): the state is the block, with their pairs
-    st = (p, inp.data, filt.data, bias_w, out.data, mults, shifts, work)
+    # slots (below): the state is the block, with their pairs (without
+    # prepared weights, the filter in their slot: any buffer will do)
+    st = (p, inp.data, filt.data, bias_w, out.data, mults, shifts, work,
+          filt.data if wpre is None else wpre)
     return (_eval_k3 if k3 else _eval_any), conv_util.packed(ctx, st, _A)
 
 
@@ -190,6 +232,7 @@ _S_OUT = const(3)
 _S_MULTS = const(4)
 _S_SHIFTS = const(5)
 _S_WORK = const(6)
+_S_WPRE = const(7)  # prepare's weights (_P_WPRE), else the filter
 # (_A, buffers): host_tools/mp_compile.py rewrites their regions and
 # offsets
 PAIRS = (_A, _NPAIRS)
@@ -216,6 +259,7 @@ _P_TH = const(17)
 _P_TW = const(18)
 _P_PWW = const(19)
 _P_REL = const(20)
+_P_WPRE = const(21)  # 1: weights prepared in _S_WPRE (see _weights)
 
 
 @micropython.viper
@@ -231,7 +275,8 @@ def _dwp(st):
 
     and requantizes it (fixedpoint.requant_i8b's fast path, with
     RoundingDivideByPOT folded in). The weights of oc (<< ls, below) are
-    copied into the work buffer as int32 words first. Values beyond the
+    copied into the work buffer as int32 words first (or read where
+    prepare wrote them: _P_WPRE). Values beyond the
     fast path come back, one at a time, and go through requant_i8b.
     """
     qp = ptr32(st)  # the block: qp, then p
@@ -271,7 +316,13 @@ def _dwp(st):
         dwf = mac.dw3
     plf = mac.plane
     wb: int = w0b + 4 * OC  # oc's weights as int32
-    tb: int = wb + 4 * KH * KW  # mac.dw's block
+    wp: int = 0  # prepare's weights (_P_WPRE), none in the work buffer
+    if p[_P_WPRE]:
+        wp = qa + int(rel(st, _A, _S_WPRE))
+        wb = wp
+    tb: int = w0b + 4 * OC + 4 * KH * KW  # mac.dw's block
+    if wp:
+        tb = w0b + 4 * OC
     tq: int = tb + 4 * _PLB  # mac.plane's block
     pl: int = tb + 4 * _DWB  # the plane
     q = ptr32(tb)
@@ -287,7 +338,6 @@ def _dwp(st):
     ew: int = (KW - 1) * DW + 1
     rs: int = DH * PWW  # plane step between filter rows
     ntap: int = KH * KW
-    q[1] = wb - rd
     q[9] = qp[0]  # ZO, LO, HI
     q[10] = qp[1]
     q[11] = qp[2]
@@ -417,16 +467,21 @@ def _dwp(st):
                         if chk:
                             ls = 0
                         # the weights of oc (<< ls) as int32 words, and
-                        # their sum
+                        # their sum (prepare's: ls is 0 there)
                         sw_: int = 0
-                        fa: int = f0 + oc
-                        t: int = 0
-                        while t < ntap:
-                            v: int = ((ptr8(fa)[0] ^ 0x80) - 0x80) << ls
-                            ptr32(wb)[t] = v
-                            sw_ += v
-                            fa += OC
-                            t += 1
+                        if wp:
+                            wb = wp + 4 * oc * (ntap + 1)
+                            sw_ = (ptr32(wb)[ntap] ^ S) - S
+                        else:
+                            fa: int = f0 + oc
+                            t: int = 0
+                            while t < ntap:
+                                v: int = ((ptr8(fa)[0] ^ 0x80) - 0x80) << ls
+                                ptr32(wb)[t] = v
+                                sw_ += v
+                                fa += OC
+                                t += 1
+                        q[1] = wb - rd
                         q[2] = (bo << ls) - zc * sw_
                         q[3] = m0
                         q[4] = m1

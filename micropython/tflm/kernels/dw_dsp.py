@@ -27,8 +27,8 @@ _QP = const(3)
 _FAST = const(1 << 20)
 _DWB = const(45)
 _PLB = const(32)
-_NPAIRS = const(7)
-_A = const(24)  # _QP + 21
+_NPAIRS = const(8)
+_A = const(25)  # _QP + 22
 _S_X = const(0)
 _S_FILTER = const(1)
 _S_BIAS = const(2)
@@ -36,6 +36,7 @@ _S_OUT = const(3)
 _S_MULTS = const(4)
 _S_SHIFTS = const(5)
 _S_WORK = const(6)
+_S_WPRE = const(7)
 _P_B = const(0)
 _P_H = const(1)
 _P_W = const(2)
@@ -57,6 +58,7 @@ _P_TH = const(17)
 _P_TW = const(18)
 _P_PWW = const(19)
 _P_REL = const(20)
+_P_WPRE = const(21)
 
 
 @micropython.viper
@@ -108,7 +110,13 @@ def dwp(st):
         dwf = mac.dw3
     plf = mac.plane
     wb: int = w0b + 4 * OC  # oc's weights as int32
-    tb: int = wb + 4 * KH * KW  # mac.dw's block
+    wp: int = 0  # prepare's weights (_P_WPRE), none in the work buffer
+    if p[_P_WPRE]:
+        wp = qa + int(rel(st, _A, _S_WPRE))
+        wb = wp
+    tb: int = w0b + 4 * OC + 4 * KH * KW  # mac.dw's block
+    if wp:
+        tb = w0b + 4 * OC
     tq: int = tb + 4 * _PLB  # mac.plane's block
     pl: int = tb + 4 * _DWB  # the plane
     q = ptr32(tb)
@@ -291,6 +299,8 @@ def dwp(st):
                             chk = 1
                             lim = 0
                             e = 0
+                        if wp:
+                            wb = wp + 4 * oc * (ntap + 1)
                         if xq:  # the fast path of mac.dw3, W words
                             q[1] = wb - rd
                             q[30] = 0
@@ -308,16 +318,20 @@ def dwp(st):
                         if chk:
                             ls = 0
                         # the weights of oc (<< ls) as int32 words, and
-                        # their sum
+                        # their sum (prepare's: ls is 0 there)
                         sw_: int = 0
-                        fa: int = f0 + oc
-                        t: int = 0
-                        while t < ntap:
-                            v: int = ((ptr8(fa)[0] ^ 0x80) - 0x80) << ls
-                            ptr32(wb)[t] = v
-                            sw_ += v
-                            fa += OC
-                            t += 1
+                        if wp:
+                            sw_ = (ptr32(wb)[ntap] ^ S) - S
+                        else:
+                            fa: int = f0 + oc
+                            t: int = 0
+                            while t < ntap:
+                                v: int = ((ptr8(fa)[0] ^ 0x80) - 0x80) << ls
+                                ptr32(wb)[t] = v
+                                sw_ += v
+                                fa += OC
+                                t += 1
+                        q[1] = wb - rd
                         q[2] = (bo << ls) - zc * sw_
                         q[3] = m0
                         q[4] = m1
@@ -399,7 +413,10 @@ def _dwm(st) -> int:
     eh: int = (KH - 1) * DH + 1
     # the work words depthwise_conv.prepare asked for, less dwm's
     plane: int = ((p[_P_TH] - 1) * SH + eh) * p[_P_PWW]
-    cap: int = 4 * (OC + nt + _DWB + ((plane + 3) >> 2)
+    ntw: int = nt  # (no weights words where prepare wrote them)
+    if p[_P_WPRE]:
+        ntw = 0
+    cap: int = 4 * (OC + ntw + _DWB + ((plane + 3) >> 2)
                     - (_MB + _MPL + (nt >> 1) + 2 * OC + ((OC * nt) >> 2)))
     if cap < eh * KW:
         return 0

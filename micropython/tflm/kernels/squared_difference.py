@@ -96,7 +96,8 @@ def _prepare_int8(op, ins, outs, ctx):
         head = [y.size, -x1.zero_point, -x2.zero_point, q1[0][0], q1[1][0],
                 q2[0][0], q2[1][0], qo[0][0], qo[1][0], y.zero_point, -128,
                 127, 0]
-        return add.bind_lut(_sqdiff_lut, x1, x2, y, ctx, bc, head)
+        return add.bind_lut(_eval_lut, _sqdiff_lut, x1, x2, y, ctx, bc,
+                            head, 7)
     st = bp.walker(x1, x2, y, bc, -x1.zero_point, -x2.zero_point,
                    _LEFT_SHIFT)
     sa, sb, half = scratch_halves(ctx)
@@ -136,12 +137,22 @@ def _square_diff(a, b, n: int):
         i += 1
 
 
+def _eval_lut(state):
+    """add.bind_lut's one-pass step: the state is _sqdiff_lut's st."""
+    _sqdiff_lut(0, 0, 0, state)
+
+
+# _eval_lut's state slots that _sqdiff_lut only casts to pointers (see
+# add.ADDRESSES)
+ADDRESSES = (0, 1, 2, 3, 4, 5)
+
+
 @micropython.viper
 def _sqdiff_lut(x: int, i: int, t: int, st):
     """tab[q] = MBQM((int8(q) - zp1) << 7, m1, s1), tab[256 + q] = the same
     for input 2 (shifts <= 0), then out[i] = clamp(MBQM(d * d, mo, so) +
     zp, -128, 127) with d = tab[x1[i * a]] - tab[256 + x2[i * b]], into
-    out[off + i] for i < n. st = (x1, x2, out, prm, work buffer); prm = [n,
+    out[off + i] for i < n. st = (x1, x2, out, prm, tables, ...); prm = [n,
     -zp1, -zp2, m1, s1, m2, s2, mo, so, zp, -128, 127, 0, a, b, off,
     built], as add._add_lut's (see add.bind_lut). MBQM as
     fixedpoint.requant_i8b (16-bit limbs; x << so wrapped to int32): same
