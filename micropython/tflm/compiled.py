@@ -486,18 +486,22 @@ def _build(it, buf, arena_size, user, src, at):
                          % (arena_size, need, head, need - head))
     # the kernels' code first, lowest (as allocator._import_kernels)
     it._stage = "importing kernels"
+    mods = blk.modules()
+    regions = None
+    if "tflm.kernels.conv" in mods or "tflm.kernels.depthwise_conv" in mods:
+        # for the int8 CONV_2D / DEPTHWISE_CONV_2D steps (the block names
+        # their evals): imported now, before the kernels' code (it is
+        # dropped once built: not theirs, it.ram) and the arena (what
+        # the import leaves for good, the package's attribute table
+        # grown, lies below it, not amid the free heap the next model
+        # needs)
+        from . import compiled_regions as regions
     before = free()
-    for name in blk.modules():
+    for name in mods:
         if name not in sys.modules:
             load(name)
             pack()
-    regions = None
-    if "tflm.kernels.conv" in sys.modules or \
-            "tflm.kernels.depthwise_conv" in sys.modules:
-        # imported now, with the kernels, before the arena: what the
-        # import leaves for good (the package's attribute table grows)
-        # lies below it, not amid the free heap the next model needs
-        from . import compiled_regions as regions
+    mods = None
     have = free()  # (allocate takes it: no second gc.mem_free())
     if before is not None:
         it._imported += before - have
