@@ -458,6 +458,22 @@ def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
     assert seen["ArenaError"] >= 5 and seen["ok"] >= 3, seen
 
 
+def test_out_of_memory_names_what_needs_the_ram():
+    """errors.out_of_memory says the package's code needs the RAM where
+    construction was loading code (its modules, the kernels, a compiled
+    model's kernels), and the model where it was making the model's
+    objects."""
+    from tflm.errors import ArenaError, out_of_memory
+    for stage in ("loading the construction modules", "importing kernels",
+                  "loading the compiled models' code"):
+        e = out_of_memory(stage)
+        assert isinstance(e, ArenaError) and "the package's code" in str(e)
+        assert str(e).startswith("out of memory while %s: " % stage)
+    e = out_of_memory("preparing op 3 (CONV_2D)")
+    assert "the model needs more RAM than is free" in str(e)
+    assert "package" not in str(e)
+
+
 API_SCRIPT = device_script("board_heap_api.py")
 
 

@@ -79,7 +79,8 @@ def out_of_memory(stage):
     gc.collect()  # room for the message: the failed block is free
     f = getattr(gc, "mem_free", None)  # None under CPython (host tests)
     try:
-        if "construction modules" in stage or "importing" in stage:
+        if "construction modules" in stage or "importing" in stage or \
+                "models' code" in stage:
             # the package's own code, not the model's data
             why = ("the package's code (compiled on the board from .py "
                    "files, or native code of .mpy ones) needs more RAM "
