@@ -79,8 +79,10 @@ def out_of_memory(stage):
     gc.collect()  # room for the message: the failed block is free
     f = getattr(gc, "mem_free", None)  # None under CPython (host tests)
     try:
-        if "construction modules" in stage or "importing" in stage or \
-                "models' code" in stage:
+        # loading the construction modules or a compiled model's code,
+        # importing kernels (no more string constants: each is a qstr,
+        # and one more can take a new pool, kilobytes, at import)
+        if "loading" in stage or "importing" in stage:
             # the package's own code, not the model's data
             why = ("the package's code (compiled on the board from .py "
                    "files, or native code of .mpy ones) needs more RAM "
