@@ -225,8 +225,8 @@ class Interpreter:
     # What construction sets on the instance only where it differs from
     # these (each attribute on the instance costs every interpreter RAM:
     # __init__ sets the others; a compiled model's interpreter has 17 in
-    # all, what the smallest table above 12 holds, a plain one up to 23,
-    # its table grown once at the start of its construction): the plain
+    # all, a 17-slot table (18 would take 23), a plain one up to 23, its
+    # table grown once at the start of its construction): the plain
     # construction's tensors and scratch requests, the kernels' states
     # (interp.reset() zeroes them) and variables, whether the model was
     # read into RAM; a resizable buffer given as the model and its

@@ -119,11 +119,11 @@ def prepare(op, ins, outs, ctx):
     (at least 512, at most 2 KB, at least one output pixel's; on a board
     that runs dw_dsp.py's dwm, kernels.PLAN_DSP, at least what dwm needs
     for a layer it takes). In a model compiled on the host
-    (kernels.COMPILING) whose constant filter has no channel with a
-    positive shift, the filter's weights per output channel as int32
-    words and their sum are persistent words (in the model's bytes on
-    the board: _dwp then gathers none) and the work buffer holds no
-    KH*KW words.
+    (kernels.COMPILING), for a layer of more than one tile on a 2 KB
+    plane whose constant filter has no channel with a positive shift,
+    the filter's weights per output channel as int32 words and their sum
+    are persistent words (in the model's bytes on the board: _dwp then
+    gathers none) and the work buffer holds no KH*KW words.
     """
     from . import conv_util
     if ins and ins[0] is not None and ins[0].type == _FLOAT32:
@@ -159,7 +159,7 @@ def prepare(op, ins, outs, ctx):
     oh, ow = out.shape[1], out.shape[2]
     wpre = None
     from . import COMPILING, PLAN_DSP
-    th, tw = _tile(_PLANE_MAX, oh, ow, kh, kw, sh, sw, dh, dw)[:2]
+    th, tw, _, most = _tile(_PLANE_MAX, oh, ow, kh, kw, sh, sw, dh, dw)
     if COMPILING and (th < oh or tw < ow):  # (on the host only)
         # more than one tile even on the largest plane: _dwp would
         # gather each channel's weights again per tile (one tile: once)
@@ -186,7 +186,7 @@ def prepare(op, ins, outs, ctx):
         while _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)[3] < need:
             cap += 4
         least = max(least, _tile(cap, oh, ow, kh, kw, sh, sw, dh, dw)[3])
-    most = max(least, _tile(_PLANE_MAX, oh, ow, kh, kw, sh, sw, dh, dw)[3])
+    most = max(least, most)
     work, words = conv_util.elastic_work(ctx, fixed + ((most + 3) >> 2),
                                          fixed + ((least + 3) >> 2), True)
     th, tw, pww, plane = _tile(4 * (words - fixed), oh, ow, kh, kw, sh, sw,
@@ -259,7 +259,7 @@ _P_TH = const(17)
 _P_TW = const(18)
 _P_PWW = const(19)
 _P_REL = const(20)
-_P_WPRE = const(21)  # 1: weights prepared in _S_WPRE (see _weights)
+_P_WPRE = const(21)  # 1: weights prepared in _S_WPRE (compiled_prep.py)
 
 
 @micropython.viper
