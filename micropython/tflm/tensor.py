@@ -204,7 +204,7 @@ class Tensor:
                                             self.dtype, self.shape)
 
 
-def own(*lists):
+def own(*lists, copy=True):
     """Store the fields that each tensor of the lists reads from the
     model bytes (name, buffer, is_variable, the quantization: _LAZY but
     dtype and itemsize) in one tuple (_own; an attribute assigned wins; a
@@ -218,7 +218,11 @@ def own(*lists):
     and no size (nbytes // itemsize on access): six attributes fill the
     smallest instance table that holds them (eight took a larger one).
     A few small objects per tensor: for an interpreter's inputs and
-    outputs. On a port without instance __dict__ a tensor stays lazy."""
+    outputs. copy=False (a plain construction's) stores the tuple on
+    each tensor itself instead (with copies, the 32-bit port's plain
+    magic_wand kept 160 bytes more on a squeezed heap than on a roomy
+    one: test_board_heap). On a port without
+    instance __dict__ a tensor stays lazy."""
     done = {}
     for ts in lists:
         for k, t in enumerate(ts):
@@ -237,6 +241,11 @@ def own(*lists):
                     start, n = t._fb.table(t.pos).vector(3, 1)
                     if start:
                         o = (t._fb.mv[start:start + n],) + o[1:]
+                if not copy:  # the fields on the tensor itself (_own
+                    # takes _fb's place in its table: no growth)
+                    del t._fb
+                    t._own = o
+                    continue
                 c = Tensor(t.index)
                 c.shape = t.shape
                 c.type = t.type
