@@ -582,7 +582,7 @@ def _build(it, buf, arena_size, user, src, at):
     # Interpreter() (a compiled build has no parser peak to wait for)
     from .tensor import own
     try:
-        own(it.inputs, it.outputs)
+        own((it.inputs, it.outputs))
     except MemoryError:  # (as Interpreter's: the tensors stay lazy)
         pass
     if states:  # (else the class's None: no attribute)

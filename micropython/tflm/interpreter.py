@@ -319,7 +319,7 @@ class Interpreter:
         if getattr(self, "_compiled", None) is not True:
             f = gc.mem_free()
             try:
-                tensor.own(self.inputs, self.outputs, copy=False)
+                tensor.own((self.inputs, self.outputs), False)
             except MemoryError:
                 pass
             gc.collect()

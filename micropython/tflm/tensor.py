@@ -204,25 +204,26 @@ class Tensor:
                                             self.dtype, self.shape)
 
 
-def own(*lists, copy=True):
-    """Store the fields that each tensor of the lists reads from the
-    model bytes (name, buffer, is_variable, the quantization: _LAZY but
-    dtype and itemsize) in one tuple (_own; an attribute assigned wins; a
-    single scale or zero point as itself, not a 1-tuple), on a compact
-    copy that takes the tensor's place in its lists (one copy for a
-    tensor in two of them): its index, shape, type, nbytes, data and
-    _own (the name as a view of its bytes in the model: no str object),
-    and what else was assigned, but no FlatBuffer (the tensors no
-    longer need the parser, model.py and flatbuf.py, which an
-    interpreter drops once built: interpreter.PARSE), no table position
-    and no size (nbytes // itemsize on access): six attributes fill the
-    smallest instance table that holds them (eight took a larger one).
-    A few small objects per tensor: for an interpreter's inputs and
-    outputs. copy=False (a plain construction's) stores the tuple on
-    each tensor itself instead (with copies, the 32-bit port's plain
-    magic_wand kept 160 bytes more on a squeezed heap than on a roomy
-    one: test_board_heap). On a port without
-    instance __dict__ a tensor stays lazy."""
+def own(lists, copy=True):
+    """Store the fields that each tensor of lists (a tuple of lists) reads
+    from the model bytes (name, buffer, is_variable, the quantization:
+    _LAZY but dtype and itemsize) in one tuple (_own; an attribute
+    assigned wins; a single scale or zero point as itself, not a
+    1-tuple), on a compact copy that takes the tensor's place in its
+    lists (one copy for a tensor in two of them): its index, shape,
+    type, nbytes, data and _own (the name as a view of its bytes in the
+    model: no str object), and what else was assigned, but no
+    FlatBuffer (the tensors no longer need the parser, model.py and
+    flatbuf.py, which an interpreter drops once built:
+    interpreter.PARSE), no table position and no size (nbytes //
+    itemsize on access): six attributes fill the smallest instance
+    table that holds them (eight took a larger one). A few small
+    objects per tensor: for an interpreter's inputs and outputs.
+    copy=False (a plain construction's) stores the tuple on each tensor
+    itself instead (with copies, the 32-bit port's plain magic_wand
+    kept 160 bytes more on a squeezed heap than on a roomy one:
+    test_board_heap). On a port without instance __dict__ a tensor
+    stays lazy."""
     done = {}
     for ts in lists:
         for k, t in enumerate(ts):
