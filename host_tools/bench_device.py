@@ -64,6 +64,13 @@ MODELS = [
     ("magic_wand", "magic_wand/magic_wand.tflite"),
     ("ad01_float32", "gen:ad01_float32"),
 ]
+# --construction measures these too (no MACs to time): TFLM's audio
+# front-end, the shared model whose kernels keep state (in RAM, its tail
+# in the model's bytes)
+CONSTRUCTION_ONLY = [
+    ("audio_preprocessor_int8",
+     "audio_preprocessor_int8/audio_preprocessor_int8.tflite"),
+]
 # The arches bench-device measures with no --cmd: each one whose
 # environment variable names a target command. device.json's top level is
 # armv6m's (the headline's); other arches go under "arches".
@@ -417,9 +424,10 @@ def add_parser(sub):
                         "armv7emsp / dp: thumb_fpu.py's float32 loops; "
                         "default armv6m); device.json keeps each arch's "
                         "figures")
-    p.add_argument("--models", nargs="+", choices=[n for n, _ in MODELS],
+    p.add_argument("--models", nargs="+",
+                   choices=[n for n, _ in MODELS + CONSTRUCTION_ONLY],
                    metavar="NAME", help="subset of: " +
-                   " ".join(n for n, _ in MODELS))
+                   " ".join(n for n, _ in MODELS + CONSTRUCTION_ONLY))
     p.add_argument("--out", default=OUT_DIR,
                    help="directory for device.md / device.json ('-': "
                         "print only)")
@@ -444,6 +452,8 @@ def main(args):
         return 2
     models = [m for m in MODELS if not args.models or m[0] in args.models]
     if args.construction:
+        models += [m for m in CONSTRUCTION_ONLY
+                   if not args.models or m[0] in args.models]
         cmd = dict(todo).get("armv6m")
         if not cmd:
             print("bench-device --construction measures armv6m: give "

@@ -127,9 +127,11 @@ def _run(raw, word, thumb, dsp, tmp):
 def compile_model(raw, arch="armv6m"):
     """(compiled model bytes, info) for .tflite bytes raw. info: head,
     tail (bytes, words included), arena (head + tail: the bytes arena=
-    needs), block (its bytes), arch, tail_read_only (no kernel state in
-    the tail: the board reads it in place where the model's bytes are
-    word-aligned, and arena= needs the head only). Raises ValueError
+    needs), block (its bytes), arch, tail_read_only (eval writes
+    nothing in the tail but the kernels' states: the board reads it in
+    place where the model's bytes are word-aligned, and arena= needs the
+    head and state only), state (the bytes of those states, copied to
+    RAM when the tail is read in place). Raises ValueError
     for bytes that are not a readable model or an unknown arch,
     CompileError when construction fails or the result cannot be
     carried by a block."""
@@ -163,7 +165,8 @@ def compile_model(raw, arch="armv6m"):
     return bytes(out), {"head": res["head"], "tail": tail,
                         "arena": res["head"] + tail, "block": n,
                         "arch": arch,
-                        "tail_read_only": bool(res["tail_read_only"])}
+                        "tail_read_only": bool(res["tail_read_only"]),
+                        "state": res["state"]}
 
 
 def compile_file(path, arch, out_dir):
@@ -187,7 +190,8 @@ def compile_file(path, arch, out_dir):
         os.path.basename(path), arch, info["arena"], info["head"],
         info["tail"])
     if info["tail_read_only"] and info["tail"]:
-        note += ", %d with the model in place (ROMFS, flash)" % info["head"]
+        note += ", %d with the model in place (ROMFS, flash)" % (
+            info["head"] + info["state"])
     return dst, note
 
 
@@ -238,5 +242,8 @@ def main(args):
     if info["tail_read_only"] and info["tail"]:
         print("the tail stays in the model's bytes where they are "
               "word-aligned (ROMFS, flash, a file read into RAM): arena: "
-              "%d bytes then" % info["head"])
+              "%d bytes then%s" % (
+                  info["head"] + info["state"],
+                  " (head %d + kernels' state %d)" % (
+                      info["head"], info["state"]) if info["state"] else ""))
     return 0

@@ -66,16 +66,28 @@ def names():
     return out
 
 
-def eval_writes_tail(path):
+def eval_writes_tail(path, spans=((), ())):
     """Whether invoking a fresh interpreter of model path changes its
-    tail (bytes or words): a kernel that writes what prepare kept there
-    (TRANSPOSE_CONV's taps, the LSTM's FC parameter blocks) needs it in
-    RAM, not read in place from the model's bytes. Two invokes on seeded
-    random inputs; an invoke that raises counts as a write (unknown)."""
+    tail (bytes or words) outside spans (the kernels' states: (start,
+    end) byte ranges of the tail's bytes, of its words): a kernel that
+    writes what prepare kept there (TRANSPOSE_CONV's taps, the LSTM's FC
+    parameter blocks) needs it in RAM, not read in place from the
+    model's bytes. Two invokes on seeded random inputs; an invoke that
+    raises counts as a write (unknown)."""
     import random
     t = tflm.Interpreter(path)
     head = t.arena_size
-    before = bytes(memoryview(t.arena)[head:]), bytes(t._words)
+
+    def image():
+        out = []
+        for b, sp in ((bytearray(memoryview(t.arena)[head:]), spans[0]),
+                      (bytearray(t._words), spans[1])):
+            for a, e in sp:
+                b[a:e] = bytes(e - a)
+            out.append(bytes(b))
+        return out
+
+    before = image()
     random.seed(7)
     try:
         for _ in range(2):
@@ -86,18 +98,64 @@ def eval_writes_tail(path):
             t.invoke()
     except Exception:  # noqa: BLE001 - any failure: keep the tail in RAM
         return True
-    return before != (bytes(memoryview(t.arena)[head:]), bytes(t._words))
+    return before != image()
 
 
-def repoint(packed, regions, view_key, tail, words):
+class Unsplittable(Exception):
+    """A view, address or parameter-block buffer that covers part of a
+    state's bytes and part of the read-only tail's: the tail then goes
+    to RAM whole (main runs again with SPLIT off)."""
+
+
+SPLIT = [True]  # split the kernels' states out of a read-only tail
+
+
+def state_spans(keys):
+    """The states' bytes, merged: ([(start, end) of the tail's bytes],
+    [(start, end) of the words' bytes]), word-aligned, from the view
+    keys (region, offset, bytes) of the states that lie in the tail."""
+    out = ([], [])
+    for r, off, n in sorted(keys, key=lambda k: (k[0], k[1])):
+        sp = out[0 if r == C.R_TAIL else 1]
+        a, e = off & ~3, (off + n + 3) & ~3
+        if sp and a <= sp[-1][1]:
+            sp[-1] = (sp[-1][0], max(sp[-1][1], e))
+        else:
+            sp.append((a, e))
+    return out
+
+
+def relocate(spans, key):
+    """View key (region, offset, bytes) moved to the state regions
+    (R_SBYTES, R_SWORDS: the spans laid out one after another) where it
+    lies in a span of spans (state_spans); the key itself where it lies
+    outside them all; Unsplittable where it covers part of one."""
+    r, off, n = key
+    if r not in (C.R_TAIL, C.R_WORDS):
+        return key
+    at = 0
+    for a, e in spans[0 if r == C.R_TAIL else 1]:
+        if a <= off and off + n <= e and (n or off < e):
+            return (C.R_SBYTES if r == C.R_TAIL else C.R_SWORDS,
+                    at + off - a, n)
+        if off < e and a < off + n:
+            raise Unsplittable()
+        at += e - a
+    return key
+
+
+def repoint(packed, regions, view_key, tail, words, spans):
     """Rewrite the buffers' regions and offsets (fixedpoint.rel) of each
     parameter block of packed ((block, first word, buffers): views of the
     tail or the words) in the tail's and words' bytes: region 0 (from the
     block, as construction wrote them) becomes region r + 1 of regions
     (head, tail, words, model: where the buffer lies) and the offset in
-    it, but for a buffer inside the block itself."""
+    it, but for a buffer inside the block itself. Unsplittable where a
+    block or a buffer lies in a state's bytes (spans: state_spans)."""
     for blk, first, n in packed:
         r, off, size = view_key(blk)
+        if relocate(spans, (r, off, size)) != (r, off, size):
+            raise Unsplittable()
         dst = tail if r == C.R_TAIL else words if r == C.R_WORDS else None
         if dst is None:
             raise NotCompilable("a parameter block in region %d" % r)
@@ -125,6 +183,9 @@ def repoint(packed, regions, view_key, tail, words):
             if hit is None:
                 raise NotCompilable("a parameter block's buffer outside "
                                     "the arena and the model")
+            if relocate(spans, (hit[0] - 1, hit[1], 1)) != (
+                    hit[0] - 1, hit[1], 1):
+                raise Unsplittable()
             rmap |= hit[0] << (4 * k)
             dst[q:q + 4] = hit[1].to_bytes(4, "little")
         dst[at:at + 4] = rmap.to_bytes(4, "little")
@@ -139,7 +200,8 @@ def main():
                (head_a + it.arena_size, len(it.arena) - it.arena_size),
                (uctypes.addressof(it._words) if len(it._words) else 0,
                 4 * len(it._words)),
-               (uctypes.addressof(it._buf), len(it._buf))]
+               (uctypes.addressof(it._buf), len(it._buf)),
+               (0, 0), (0, 0)]  # the states' regions (R_SBYTES, R_SWORDS)
     refs = names()
     strings = [tflm.__version__]
     messages = []
@@ -156,7 +218,7 @@ def main():
 
     def key(x):
         if type(x).__name__ == "memoryview":
-            return view_key(x)
+            return relocate(spans, view_key(x))
         if isinstance(x, (list, tuple, bytearray)) or \
                 type(x).__name__ == "array":
             return ("id", id(x))
@@ -194,7 +256,7 @@ def main():
         the arena or the model (then a T_ADDR), else None."""
         if type(x).__name__ != "memoryview":
             return None
-        k = view_key(x)
+        k = relocate(spans, view_key(x))
         return ("addr",) + k if k[0] < len(regions) else None
 
     def count(x, addr=False):
@@ -228,6 +290,11 @@ def main():
         writes_kept = writes_kept or getattr(mod, "WRITES_KEPT", False)
         if mod is not None and isinstance(steps[k + 1], tuple):
             addresses[id(steps[k + 1])] = getattr(mod, "ADDRESSES", ())
+            # (and the items of a tuple in an ADDRESS_ITEMS slot)
+            for j in getattr(mod, "ADDRESS_ITEMS", ()):
+                t = steps[k + 1][j]
+                if isinstance(t, tuple):
+                    addresses[id(t)] = range(len(t))
         elif mod is not None and hasattr(mod, "PAIRS"):
             if type(steps[k + 1]).__name__ != "memoryview":
                 raise NotCompilable("a parameter block on the heap")
@@ -243,6 +310,20 @@ def main():
     variables = list(it._variables or [])
     ops = list(it._prof_ops)
     top = [step_list, states, variables]
+    # The tail is read in place from the model's bytes (header word 19)
+    # unless eval writes there: the kernels' states (interp.reset()'s
+    # views) that lie in it go to regions of their own in RAM (the state
+    # image, header words 21 and 22), unless a view covers part of one
+    # (Unsplittable: main runs again with SPLIT off, and such a tail
+    # goes to RAM whole).
+    spans = ((), ())
+    skeys = [k for k in (view_key(v) for v in states + [
+        v for v, _ in variables]) if k[0] in (C.R_TAIL, C.R_WORDS)]
+    ro = 0 if writes_kept or skeys and not SPLIT[0] else 1
+    if ro:
+        spans = state_spans(skeys)
+        if eval_writes_tail(path, spans):
+            ro, spans = 0, ((), ())
     for x in top:
         count(x)
     # the heap regions (views of arrays on the heap) come first: the
@@ -307,7 +388,7 @@ def main():
             for j, y in enumerate(x):
                 emit(y, j in slots)
         elif t == "memoryview":
-            r, off, n = view_key(x)
+            r, off, n = relocate(spans, view_key(x))
             w(C.T_VIEW)
             w(r)
             w(off)
@@ -374,7 +455,12 @@ def main():
     tail = bytearray(memoryview(it.arena)[it.arena_size:])
     tail += bytes(-len(tail) & 3)
     words = bytearray(it._words) if len(it._words) else bytearray()
-    repoint(packed, regions, view_key, tail, words)
+    repoint(packed, regions, view_key, tail, words, spans)
+    # the state image: the spans' bytes, one after another
+    state = [bytearray(), bytearray()]
+    for j, src in enumerate((tail, words)):
+        for a, e in spans[j]:
+            state[j] += src[a:e]
 
     sblob = bytearray()
     for s in strings:
@@ -383,7 +469,8 @@ def main():
     hdr = [0] * C.HEADER
     off_strings = 4 * C.HEADER
     off_tail = off_strings + len(sblob)
-    off_objs = off_tail + len(tail) + len(words)
+    off_objs = off_tail + len(tail) + len(words) + len(state[0]) + \
+        len(state[1])
     where = list(it._where)
     body = b"".join((x & 0xFFFFFFFF).to_bytes(4, "little")
                     for x in where + [len(ops)] + ops + objs)
@@ -405,35 +492,33 @@ def main():
     hdr[16] = off_tail
     hdr[17] = off_objs
     hdr[18] = nrefs
-    # no state (interp.reset()'s views) in the tail: eval writes nothing
-    # there (KernelContext.persistent / keep: filled by prepare only)
-    ro = 1
-    for v in states + [v for v, _ in variables]:
-        r, _, _ = view_key(v)
-        if r in (C.R_TAIL, C.R_WORDS):
-            ro = 0  # (resource variables live in the tail)
     for x in strings:  # CALL_ONCE's has-run byte: in the tail, no state
-        if x and x.endswith(":_eval_call_once"):
+        if ro and x and x.endswith(":_eval_call_once"):
+            if spans != ((), ()):
+                raise Unsplittable()
             ro = 0
-    # a kernel module that declares WRITES_KEPT (its eval writes what
-    # prepare kept: LSTM's FC parameter blocks, TRANSPOSE_CONV's taps),
-    # or whose eval was seen changing the tail
-    if ro and (writes_kept or eval_writes_tail(path)):
-        ro = 0
     hdr[19] = ro
+    hdr[21] = len(state[0])
+    hdr[22] = len(state[1]) // 4
     blob = b"".join(x.to_bytes(4, "little") for x in hdr) + sblob + tail \
-        + words + body
+        + words + state[0] + state[1] + body
     assert len(blob) == total
     with open(sys.argv[3], "wb") as f:
         f.write(blob)
     print(json.dumps({"head": it.arena_size, "tail": len(tail),
                       "words": len(it._words), "bytes": total,
                       "persistent": it.persistent_size,
-                      "tail_read_only": ro}))
+                      "tail_read_only": ro,
+                      "state": len(state[0]) + len(state[1])}))
 
 
 try:
-    main()
+    try:
+        main()
+    except Unsplittable:
+        SPLIT[0] = False
+        gc.collect()
+        main()
 except NotCompilable as e:
     print(json.dumps({"error": "not compilable: %s" % e.args[0]}))
 except tflm.TFLMError as e:

@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, run_mp, shared, unix_arch
 from host_tools import compile as comp
 from host_tools.oracle import Reference
+from tflm import compiled as CB
 
 MODELS = [
     "person_detect/person_detect.tflite",
@@ -140,11 +141,15 @@ def test_outputs_equal_plain(tmp_path, arch):
         assert r["static"], src
         assert "compiled" in r["print"], r["print"]
         assert r["again"] is True, src
-        # the tail stays in the model where no kernel keeps state there
-        # (audio_preprocessor's Signal ops do)
-        stateful = "audio_preprocessor" in src
-        assert (r["tail"] == 0) is not stateful, src
-        assert r["in_place"] is (not stateful and r["persistent"] > 0), src
+        # the tail stays in the model, the kernels' states in RAM:
+        # audio_preprocessor's SignalFilterBankSpectralSubtraction keeps
+        # its noise estimate (num_channels 40 uint32: TFLM's
+        # filter_bank_spectral_subtraction.cc) in the words
+        state = 160 if "audio_preprocessor" in src else 0
+        assert infos[src]["state"] == state, (src, infos[src])
+        assert (r["tail"], 4 * r["words"]) == (0, state) or not state, r
+        assert r["tail"] == 0, (src, r)
+        assert r["in_place"] is (r["persistent"] > 0), src
         if r["in_place"]:
             assert "read in place" in r["print"]
 
@@ -249,7 +254,7 @@ def _block(raw):
     from tflm.flatbuf import FlatBuffer
     from tflm.source import metadata
     pos, n = metadata(FlatBuffer(bytes(raw)), comp.NAME)
-    return pos, list(struct.unpack_from("<%di" % 21, raw, pos))
+    return pos, list(struct.unpack_from("<%di" % CB.HEADER, raw, pos))
 
 
 def _rehash(raw):
@@ -397,15 +402,28 @@ def test_damaged_blocks(tmp_path, arch):
 
 def test_state_in_a_read_only_tail_is_refused(tmp_path, arch):
     """A block that says its tail is read-only (header word 19) while a
-    kernel keeps state there (the audio preprocessor's Signal ops) is a
-    FormatError: eval would write into the model's bytes (flash)."""
+    kernel keeps state there is a FormatError: eval would write into the
+    model's bytes (flash). Forged from the audio preprocessor's block,
+    whose state words (its noise estimate, region R_SWORDS) follow the
+    tail's words in the tail image: the words made to cover them (header
+    words 9 and 22) and the state's view moved to region R_WORDS."""
     rel = "audio_preprocessor_int8/audio_preprocessor_int8.tflite"
     _, p, info = _compile(tmp_path, rel, arch)
-    assert not info["tail_read_only"]
+    assert info["tail_read_only"] and info["state"] == 160
     raw = bytearray(open(p, "rb").read())
     pos, h = _block(raw)
-    assert h[19] == 0
-    struct.pack_into("<i", raw, pos + 4 * 19, 1)
+    assert (h[19], h[21], h[22]) == (1, 0, 40)
+    words = h[9]
+    struct.pack_into("<i", raw, pos + 4 * 9, words + 40)
+    struct.pack_into("<i", raw, pos + 4 * 22, 0)
+    hits = 0
+    for at in range(pos + h[17], pos + h[6] - 12, 4):
+        tag, r, off, n = struct.unpack_from("<4i", raw, at)
+        if tag in (CB.T_VIEW, CB.T_ADDR) and r == CB.R_SWORDS and \
+                (off, n) == (0, 160):
+            struct.pack_into("<2i", raw, at + 4, CB.R_WORDS, 4 * words)
+            hits += 1
+    assert hits == 2  # the states list's view, the eval's address
     q = tmp_path / "ro.tflite"
     q.write_bytes(bytes(_rehash(raw)))
     out = run_mp("PATHS = %r\n" % [str(q)] + CASES, tmp_path)
@@ -430,6 +448,8 @@ KEPT = {
     "magic_wand/magic_wand.tflite": (2.0, 1.0),
     "test_conv_model/test_conv_model.tflite": (1.5, 0.6),
     "simple_add/simple_add_model.tflite": (1.9, 1.0),
+    # its noise estimate in RAM, its tail in the model's bytes
+    "audio_preprocessor_int8/audio_preprocessor_int8.tflite": (-2.0, -3.2),
 }
 
 # per path: the bytes the second construction of the model kept (the
@@ -918,12 +938,16 @@ def test_kernels_that_write_what_they_kept(tmp_path, arch):
     """A kernel whose eval writes what prepare kept in the tail
     (WRITES_KEPT: the int8 LSTM's FC parameter blocks, TRANSPOSE_CONV's
     taps) gets its tail in RAM, never read in place from the model's
-    bytes: a compiled model given as bytes (read-only, as in flash)
-    runs, its bytes untouched, with the plain construction's outputs."""
+    bytes; so does a tail with state the block cannot keep apart from
+    what is read only (CALL_ONCE's has-run byte beside the variable its
+    init subgraph assigns: mp_compile.Unsplittable): a compiled model
+    given as bytes (read-only, as in flash) runs, its bytes untouched,
+    with the plain construction's outputs."""
     import random as _random
     import sys as _sys
     _sys.path.insert(0, os.path.dirname(__file__))
     import test_scales
+    import test_subgraphs
     from host_tools import opgen
     from host_tools.conformance import gen_recurrent as gr
     rng = _random.Random("lstm:3")
@@ -931,7 +955,8 @@ def test_kernels_that_write_what_they_kept(tmp_path, arch):
     models = [opgen.single_op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y],
                               opts),
               test_scales.transpose_conv(np.random.default_rng(2),
-                                         fs=[3e-3, 1e-3, 2e-3])]
+                                         fs=[3e-3, 1e-3, 2e-3]),
+              test_subgraphs.counter()]
     paths = []
     for k, raw in enumerate(models):
         out, info = comp.compile_model(raw, arch)

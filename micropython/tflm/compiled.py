@@ -25,17 +25,21 @@ The block (little-endian int32 words, at any address in the model):
   strings, 15 the byte offset of the strings, 16 of the tail image, 17
   of the object stream, 18 the number of references among the strings
   (strings 1 .. 18: "module:name", then InvokeError messages), 19
-  1 where eval writes nothing in the tail (no kernel state there: the
-  tail may then be read in place, from the model's bytes), 20 the
-  model's bytes (bytes after them, e.g. a flash region rounded up, are
-  not the model's: the hash stops there);
+  1 where eval writes nothing in the tail but the kernels' states (the
+  tail may then be read in place, from the model's bytes, the states
+  in RAM), 20 the model's bytes (bytes after them, e.g. a flash region
+  rounded up, are not the model's: the hash stops there), 21 the
+  states' bytes, 22 the states' words (both 0 unless word 19 is 1);
   strings: per string its length, then its bytes, padded to 4;
-  tail image: the tail's bytes (padded to 4), then its words;
+  tail image: the tail's bytes (padded to 4), then its words, then the
+  state image: the states' bytes, then their words (what the views of
+  regions R_SBYTES and R_SWORDS see, copied to RAM: the arena after the
+  head, the interpreter's words);
   objects: where[0:tensors], the number of steps n, the operator index
   of each step (n words; these words, like where's, are viewed in place
   in the model where they are word-aligned: no RAM), then a list of
   arrays (the heap regions: arrays on the heap that the kernels keep
-  views of, regions 4, 5, ...), a list of the steps (eval function,
+  views of, regions 6, 7, ...), a list of the steps (eval function,
   state, ...), the list of states (interp.reset() zeroes them) and the
   list of variables.
 An object is a tag word and its fields (see the _T_ constants);
@@ -74,10 +78,11 @@ MAGIC = const(0x434C4654)  # b"TFLC"
 # elastic work buffers since 6: conv_util.elastic_work; CONV_2D's and
 # DEPTHWISE_CONV_2D's states as their parameter blocks since 7:
 # fixedpoint.rel; the table kernels' tables in the words, filled by
-# prepare, since 8: add.bind_lut); a change there takes a new FORMAT, so
-# that older blocks build the plain way
-FORMAT = const(8)
-HEADER = const(21)  # words
+# prepare, since 8: add.bind_lut; the states apart from a read-only tail
+# since 9); a change there takes a new FORMAT, so that older blocks
+# build the plain way
+FORMAT = const(9)
+HEADER = const(23)  # words
 _MAX_DEPTH = const(8)
 
 # object tags
@@ -92,10 +97,11 @@ T_ARRAY = const(7)  # typecode, items, then the bytes padded to 4
 T_BYTEARRAY = const(8)  # bytes, then the bytes padded to 4
 T_TRUE = const(9)
 T_FALSE = const(10)
-T_ERROR = const(11)  # string: an InvokeError with that message
+T_ERROR = const(11)  # string: an InvokeError with that message (a view
+# of its bytes in the model: errors.message)
 T_MEMO = const(12)  # k, then the object (shared object k)
 T_SAME = const(13)  # k
-T_ADDR = const(14)  # as T_VIEW, of the head, tail, words or model: the
+T_ADDR = const(14)  # as T_VIEW, of regions 0-5 (not the heap's): the
 # address of the view's first byte (an int: a kernel module's ADDRESSES)
 
 # regions of a T_VIEW
@@ -103,6 +109,8 @@ R_HEAD = const(0)
 R_TAIL = const(1)
 R_WORDS = const(2)  # typecode 'i'
 R_MODEL = const(3)
+R_SBYTES = const(4)  # the states' bytes (RAM), when the tail is in place
+R_SWORDS = const(5)  # the states' words (RAM, 'i')
 
 # The viper twins of the Thumb modules (romfs.VIPER_TWINS): a block made
 # on the host names a function of a twin where the board has its Thumb
@@ -216,25 +224,29 @@ class Block:
         if mh != h[4]:
             raise FormatError("%s: the model's bytes are not the ones it "
                               "was compiled with (hash)" % NAME)
-        for k in range(7, HEADER - 1):
-            if h[k] < 0 or h[k] > n and k >= 13 or h[k] & 3 and 15 <= k < 18 \
-                    or k == 18 and h[k] >= h[14] or k == 19 and h[k] > 1:
+        for k in range(7, HEADER):
+            if k != 20 and (h[k] < 0 or h[k] > n and k >= 13 or h[k] & 3 and (
+                    15 <= k < 18 or k == 21) or k == 18 and h[k] >= h[14] or
+                    k == 19 and h[k] > 1 or k > 20 and h[k] and not h[19]):
                 raise FormatError("%s: header word %d is %d" % (
                     NAME, k, h[k]))
         self.h = h
         self.at = h[15]
         strs = []
-        for _ in range(h[14]):
+        for j in range(h[14]):
             k = self.word()
             if k < 0 or self.at + k > n:
                 raise FormatError("%s: string at byte %d cut short"
                                   % (NAME, self.at))
             a = pos + self.at
             try:
-                strs.append(str(bytes(fb.mv[a:a + k]), "utf-8"))
+                x = str(bytes(fb.mv[a:a + k]), "utf-8")
             except (UnicodeError, ValueError):
                 raise FormatError("%s: string at byte %d is not UTF-8"
                                   % (NAME, self.at))
+            # the messages (after the references) as views of their
+            # bytes: an InvokeError's message stays in the model (errors.py)
+            strs.append(x if j <= h[18] else fb.mv[a:a + k])
             self.at += (k + 3) & ~3
         self.strings = strs
         v = _string(self.strings, h[13])
@@ -246,10 +258,12 @@ class Block:
         if h[3] != thumb:
             return "compiled for %s machine code" % (
                 "Thumb" if h[3] else "the unix port's")
-        if h[16] + h[8] + 4 * h[9] != h[17] or h[8] & 3:
-            raise FormatError("%s: the tail image (%d + 4 * %d bytes at %d) "
-                              "does not end where the objects start (%d)"
-                              % (NAME, h[8], h[9], h[16], h[17]))
+        if h[16] + h[8] + 4 * h[9] + h[21] + 4 * h[22] != h[17] or h[8] & 3:
+            raise FormatError("%s: the tail image (%d + 4 * %d bytes, states "
+                              "%d + 4 * %d, at %d) does not end where the "
+                              "objects start (%d)" % (
+                                  NAME, h[8], h[9], h[21], h[22], h[16],
+                                  h[17]))
         return None
 
     def modules(self):
@@ -264,14 +278,16 @@ class Block:
 
     def tail_image(self):
         """(byte position in the model of the tail's bytes, of its
-        words)."""
+        words, of the state image)."""
         h = self.h
-        return self.pos + h[16], self.pos + h[16] + h[8]
+        t = self.pos + h[16]
+        return t, t + h[8], t + h[8] + 4 * h[9]
 
     def objects(self, regions):
         """Read the object stream: [where (int32 words), steps, step
         ops, states, variables]. regions: the head, tail bytes, words
-        ('i') and model memoryviews that views refer to. One loop with
+        ('i'), model, states' bytes and states' words ('i') memoryviews
+        that views refer to. One loop with
         a stack of the containers being read (a call per object costs a
         board more than the object)."""
         at, n = self.h[17], self.n
@@ -312,10 +328,12 @@ def _decode(w, at, regions, strings):
     # ports (a Cortex-M's RAM and flash), 2**62 on 64-bit ones
     big = 1 << (30 if sys.maxsize < 1 << 32 else 62)
     memo = {}
-    out = []
-    stack = [[out, 4, T_LIST, -1]]  # items, left to read, tag, memo key
+    out = [None] * 4
+    # items (made at their size: a list that grows keeps its spare room,
+    # 80 bytes of a board's steps list), left to read, tag, memo key
+    stack = [[out, 4, T_LIST, -1]]
     key = -1  # memo key of the next object (T_MEMO)
-    sizes = [1, 1, 4, 1]  # bytes per item of each region
+    sizes = [1, 1, 4, 1, 1, 4]  # bytes per item of each region
     while True:
         f = stack[-1]
         if f[1] == 0:  # a container is complete
@@ -326,9 +344,9 @@ def _decode(w, at, regions, strings):
             if not stack:
                 return out[1:]
             f = stack[-1]
-            f[0].append(x)
+            f[0][len(f[0]) - f[1]] = x
             f[1] -= 1
-            if len(stack) == 1 and len(out) == 1:  # the heap regions
+            if len(stack) == 1 and f[1] == 3:  # the heap regions
                 if not isinstance(x, list):
                     raise FormatError("%s: the heap regions" % NAME)
                 for a in x:
@@ -351,12 +369,12 @@ def _decode(w, at, regions, strings):
             if n < 0 or n > len(w) or len(stack) > _MAX_DEPTH:
                 raise FormatError("%s: %d items at depth %d" % (
                     NAME, n, len(stack)))
-            stack.append([[], n, tag, k])
+            stack.append([[None] * n, n, tag, k])
             continue
         if tag == T_VIEW or tag == T_ADDR:
             r, off, n = w[at], w[at + 1], w[at + 2]
             at += 3
-            if not 0 <= r < (len(regions) if tag == T_VIEW else 4):
+            if not 0 <= r < (len(regions) if tag == T_VIEW else 6):
                 raise FormatError("%s: view of region %d" % (NAME, r))
             base = regions[r]
             size = sizes[r]
@@ -409,7 +427,7 @@ def _decode(w, at, regions, strings):
             raise FormatError("%s: unknown tag %d" % (NAME, tag))
         if k >= 0:
             memo[k] = x
-        f[0].append(x)
+        f[0][len(f[0]) - f[1]] = x
         f[1] -= 1
 
 
@@ -467,11 +485,11 @@ def _build(it, buf, arena_size, user, src, at):
         it._compiled = why
         return False
     h = blk.h
-    head, tail, words = h[7], h[8], h[9]
-    t0, w0 = blk.tail_image()
+    head, tail, words, sb, sw = h[7], h[8], h[9], h[21], h[22]
+    t0, w0, s0 = blk.tail_image()
     # A tail that eval only reads (h[19]) stays in the model's bytes
     # (flash), its words viewed in place where they are word-aligned in
-    # memory: the arena is then the head alone.
+    # memory: the arena is then the head and the kernels' states alone.
     wv = None
     if h[19] and words:
         from .static_arena import words_in_place
@@ -479,7 +497,7 @@ def _build(it, buf, arena_size, user, src, at):
     in_place = h[19] and (wv is not None or not words)
     if in_place:
         tail = words = 0
-    need = head + tail + 4 * words
+    need = head + tail + sb + 4 * (words + sw)
     if arena_size is not None and arena_size < need:
         raise ArenaError("arena of %d bytes is too small: the model "
                          "needs %d (%d head + %d tail)"
@@ -513,24 +531,32 @@ def _build(it, buf, arena_size, user, src, at):
         from .static_arena import align, place
         it._stage = "placing the arena"
         user, skip = align(it, user, src)
-        place(it, user, head, tail, words, skip)
+        place(it, user, head, tail + sb, words + sw, skip)
     else:
         from .source import allocate
-        allocate(it, head, tail, words, have)
+        allocate(it, head, tail + sb, words + sw, have)
     it._stage = "rebuilding the steps"
     mv = memoryview(it.arena)
     hv = mv[:head]
     if in_place:
         tv = fb.mv[t0:t0 + h[8]]
-        if wv is not None:
-            it._words = wv
-        wv = memoryview(it._words)
+        if wv is not None and not sw:
+            it._words = wv  # (the states' words, where any, are its own)
+        elif wv is None:
+            wv = memoryview(it._words)[:0]
     else:
         mv[head:head + tail] = fb.mv[t0:t0 + tail]
         if words:
             _copy(it._words, fb.mv[w0:w0 + 4 * words], 4 * words)
-        tv, wv = mv[head:head + tail], memoryview(it._words)
-    where, steps, ops, states, variables = blk.objects((hv, tv, wv, fb.mv))
+        tv, wv = mv[head:head + tail], memoryview(it._words)[:words]
+    # the kernels' states, in RAM after the tail (where it is there)
+    sv = mv[head + tail:head + tail + sb]
+    sv[:] = fb.mv[s0:s0 + sb]
+    swv = memoryview(it._words)[words:]
+    if sw:
+        _copy(swv, fb.mv[s0 + sb:s0 + sb + 4 * sw], 4 * sw)
+    where, steps, ops, states, variables = blk.objects(
+        (hv, tv, wv, fb.mv, sv, swv))
     blk = None
     if in_place and (states or variables):  # h[19] must be true: no
         # state in the tail

@@ -39,6 +39,21 @@ class InvokeError(TFLMError):
     """A bad call on the interpreter: wrong input size, bad index, or
     invoke() on an interpreter that failed to build."""
 
+    def __str__(self):
+        return message(self)
+
+
+def message(err):
+    """err's message (str): its first argument, decoded where it is a
+    view of UTF-8 bytes (a compiled model's InvokeError keeps its message
+    in the model's bytes: tflm/compiled.py T_ERROR)."""
+    a = err.args
+    if len(a) != 1:
+        return str(a) if a else ""
+    if type(a[0]) is memoryview:
+        return str(bytes(a[0]), "utf-8")
+    return str(a[0])
+
 
 def op_label(index, name):
     """'op 3 (CONV_2D)': how messages name an operator."""
@@ -59,11 +74,13 @@ def raise_made(err):
     `err.__traceback__ = None`, MicroPython's reset for that, only works
     on built-in exception types, not on InvokeError (a Python class: the
     assignment lands in its instance dict). So a fresh copy of err is
-    raised, garbage once caught; under heap_lock (making it raises
+    raised (its message a str: message()), garbage once caught; under
+    heap_lock (making it raises
     MemoryError, preallocated) err itself, whose traceback cannot grow
     then."""
     try:
-        fresh = type(err)(*err.args)
+        a = err.args
+        fresh = type(err)(*(a if len(a) != 1 else (message(err),)))
     except MemoryError:
         fresh = err
     raise fresh

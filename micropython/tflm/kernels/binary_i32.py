@@ -70,6 +70,13 @@ def prepare(op, ins, outs, ctx, act=0):
                    keep(ctx, st), mode, keep(ctx, array("i", [lo, hi])))
 
 
+# eval's state (d1, d2, yd, total, sa, sb, half, walker, mode, lohi): the
+# views only cast to pointers (by broadcast.py's and _combine's viper
+# code); a compiled model stores there the address of its view of the
+# arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 4, 5, 7, 9)
+
+
 def _eval(state):
     d1, d2, yd, total, sa, sb, half, st, mode, lohi = state
     broadcast.reset(st)

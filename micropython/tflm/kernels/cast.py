@@ -119,6 +119,12 @@ def prepare(op, ins, outs, ctx):
     return _eval, (x.data, y.data, x.size, ik | (ok << 4))
 
 
+# eval's state (x, y, count, kinds): the views only cast to pointers by
+# _cast; a compiled model stores there the address of its view of the
+# arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1)
+
+
 def _eval(st):
     _cast(st[0], st[1], st[2], st[3])
 

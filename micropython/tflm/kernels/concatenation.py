@@ -96,6 +96,14 @@ def prepare(op, ins, outs, ctx):
                      y.data)
 
 
+# _concat's state (inputs' views, sizes, inputs, outer, output): sizes, the
+# output and each input's view (a tuple's items: ADDRESS_ITEMS) only cast
+# to pointers; a compiled model stores there the address of its view of
+# the arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (1, 4)
+ADDRESS_ITEMS = (0,)
+
+
 @micropython.viper
 def _concat(st):
     srcs = st[0]

@@ -209,6 +209,14 @@ def _step_i8(st, n, off):  # st[8:]: parameters, table
     _div_i8(st[4], st[5], n, st[8], st[9], st[2], off)
 
 
+# The evals' states (d1, d2, yd, total, sa, sb, half, walker, then per
+# type: vdiv's p and q / lohi and a count / parameters and the reciprocal
+# table): the views only cast to pointers by viper code; a compiled model
+# stores there the address of its view of the arena or the model, an int,
+# no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 4, 5, 7, 8, 9)
+
+
 def _eval_f32(st):
     _run(st, _step_f32)
 

@@ -51,6 +51,13 @@ def prepare(op, ins, outs, ctx):
                    keep(ctx, st), mode, keep(ctx, qp))
 
 
+# eval's state (d1, d2, yd, total, sa, sb, half, walker, mode, qp): the
+# views only cast to pointers (by broadcast.py's, _select's and
+# store_i8's viper code); a compiled model stores there the address of its
+# view of the arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 4, 5, 7, 9)
+
+
 def _eval(state):
     d1, d2, yd, total, sa, sb, half, st, mode, qp = state
     broadcast.reset(st)

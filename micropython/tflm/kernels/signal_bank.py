@@ -208,6 +208,13 @@ def _prepare_subtraction(op, ins, outs, ctx):
                                keep(ctx, p))
 
 
+# The evals' states: every view in them is only cast to a pointer by the
+# viper loops (_eval_subtraction's too); a compiled model stores there the
+# address of its view of the arena or the model, an int, no object
+# (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 3, 4, 5, 6, 7, 8)
+
+
 # ---- eval ------------------------------------------------------------
 
 def _eval_bank(st):

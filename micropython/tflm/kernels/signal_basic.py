@@ -97,6 +97,12 @@ def _prepare_window(op, ins, outs, ctx):
                           keep(ctx, p))
 
 
+# The evals' states: every view in them is only cast to a pointer by the
+# viper loops; a compiled model stores there the address of its view of
+# the arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 3)
+
+
 def _eval_window(st):
     _window(st[0], st[1], st[2], st[3])
 

@@ -21,7 +21,10 @@ integers, as those doubles round (boards have no double, and a libm may
 differ in the last bit; tests/test_signal_ops.py compares every size up
 to 1,024 with the host's C library). Tables (twiddles, super twiddles,
 the input permutation) live in the arena's persistent part: 5 * N / 2 +
-6 * stages bytes; the zero-padded row and KISS FFT's buffer are scratch.
+6 * stages bytes. No scratch: each row is permuted (zeros past its L
+samples) straight into its output row, whose first N values are KISS
+FFT's buffer; the butterflies and kiss_fftr's split (which reads bins k
+and N/2 - k before it writes them) run there in place.
 
 TFLM's kiss_fft has no working radix other than 2, 3, 4 and 5 (its
 generic butterfly allocates through a malloc patched to return NULL) and
@@ -109,60 +112,62 @@ def prepare(op, ins, outs, ctx):
         fstride *= factors[2 * k]
     p = su.words(5)
     p[0], p[1], p[2], p[3], p[4] = half, n, length, rows, nst
-    work = ctx.work(n, True)  # the padded row (n int16), half complex
-    return _eval, (su.aligned(x, ctx), y.data, work, tw, stw, perm,
-                   keep(ctx, stages), keep(ctx, p), memoryview(work)[2 * n:])
+    # each output row's view (4 * (half + 1) bytes: 4-byte aligned)
+    d, b = y.data, 4 * (half + 1)
+    rv = d if rows == 1 else tuple(d[r * b:r * b + b] for r in range(rows))
+    return _eval, (su.aligned(x, ctx), rv, tw, stw, perm, keep(ctx, stages),
+                   keep(ctx, p), rows)
+
+
+# eval's state (x, the output's rows, twiddles, super twiddles, the
+# permutation, stages, parameters, rows): the views that _rfft casts to
+# pointers (the output's rows: the output itself for one row, else a tuple
+# of views); a compiled model stores there the address of its view of the
+# arena or the model, an int, no object (compiled.py T_ADDR).
+ADDRESSES = (0, 1, 2, 3, 4, 5, 6)
 
 
 def _eval(st):
-    _rfft(st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7], st[8])
+    if st[7] == 1:
+        _rfft(st[0], st[1], st[2], st[3], st[4], st[5], st[6], 0)
+    else:
+        rows = st[1]
+        for r in range(st[7]):
+            _rfft(st[0], rows[r], st[2], st[3], st[4], st[5], st[6], r)
 
 
 @micropython.viper
-def _rfft(x, y, work, tw, stw, perm, stages, p, tmpv):
-    """Every row: pad, permute (kf_work's copies), the butterflies of
-    each stage, then kiss_fftr's split into y's row."""
+def _rfft(x, row, tw, stw, perm, stages, p, r: int):
+    """Row r of x: permuted (kf_work's copies of the row zero-padded to
+    N) into row (y's row r: KISS FFT's buffer), the butterflies of each
+    stage, then kiss_fftr's split in place."""
     q = ptr32(p)
     half: int = q[0]
-    n: int = q[1]
     length: int = q[2]
-    rows: int = q[3]
     nst: int = q[4]
-    px = ptr16(x)
-    pw = ptr16(work)
     pp = ptr16(perm)
     ps = ptr32(stages)
-    tmp = ptr16(tmpv)  # KISS FFT's out-of-place buffer (after the row)
-    r: int = 0
-    while r < rows:
-        i: int = 0
-        while i < length:
-            pw[i] = px[r * length + i]
-            i += 1
-        while i < n:
-            pw[i] = 0
-            i += 1
-        i = 0
-        while i < half:
-            j: int = pp[i]
-            tmp[2 * i] = pw[2 * j]
-            tmp[2 * i + 1] = pw[2 * j + 1]
-            i += 1
-        s: int = 0
-        while s < nst:
-            radix: int = ps[4 * s]
-            if radix == 4:
-                _b4(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3],
-                    0)
-            elif radix == 2:
-                _b2(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
-            elif radix == 3:
-                _b3(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
-            else:
-                _b5(tmpv, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
-            s += 1
-        _split(tmpv, stw, y, 2 * r * (half + 1), half)
-        r += 1
+    tmp = ptr16(row)
+    px = ptr16(int(ptr16(x)) + 2 * r * length)
+    i: int = 0
+    while i < half:
+        j: int = 2 * pp[i]
+        tmp[2 * i] = px[j] if j < length else 0
+        tmp[2 * i + 1] = px[j + 1] if j + 1 < length else 0
+        i += 1
+    s: int = 0
+    while s < nst:
+        radix: int = ps[4 * s]
+        if radix == 4:
+            _b4(row, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3], 0)
+        elif radix == 2:
+            _b2(row, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+        elif radix == 3:
+            _b3(row, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+        else:
+            _b5(row, tw, ps[4 * s + 1], ps[4 * s + 2], ps[4 * s + 3])
+        s += 1
+    _split(row, stw, row, 0, half)
 
 
 @micropython.viper
