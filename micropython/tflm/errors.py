@@ -99,7 +99,11 @@ def out_of_memory(stage):
         # loading the construction modules or a compiled model's code,
         # importing kernels (no more string constants: each is a qstr,
         # and one more can take a new pool, kilobytes, at import)
-        if "loading" in stage or "importing" in stage:
+        if "tflm.api" in stage or "tflm.repl" in stage:  # once built
+            why = ("its code needs more RAM than the heap has in one "
+                   "piece: on a tight heap, import tflm.api and tflm.repl "
+                   "right after tflm, before building the interpreter")
+        elif "loading" in stage or "importing" in stage:
             # the package's own code, not the model's data
             why = ("the package's code (compiled on the board from .py "
                    "files, or native code of .mpy ones) needs more RAM "
