@@ -169,6 +169,17 @@ def compile_model(raw, arch="armv6m"):
                         "state": res["state"]}
 
 
+def arena_line(info):
+    """"arena: N bytes (head H + tail T)" for compile_model's info: N
+    what arena= needs on the board. A tail that eval only reads stays in
+    the model's bytes (where they are word-aligned: ROMFS, flash, a file
+    read into RAM; else the board builds the plain way): T is then the
+    kernels' states alone."""
+    tail = info["state"] if info["tail_read_only"] else info["tail"]
+    return "arena: %d bytes (head %d + tail %d)" % (
+        info["head"] + tail, info["head"], tail)
+
+
 def compile_file(path, arch, out_dir):
     """(path, note) for deploying model file path to a board of arch:
     out_dir/<its name>, compiled (romfs, flash-image and deploy do this
@@ -186,13 +197,8 @@ def compile_file(path, arch, out_dir):
     dst = os.path.join(out_dir, os.path.basename(path))
     with open(dst, "wb") as f:
         f.write(out)
-    note = "%s compiled for %s: arena %d bytes (head %d + tail %d)" % (
-        os.path.basename(path), arch, info["arena"], info["head"],
-        info["tail"])
-    if info["tail_read_only"] and info["tail"]:
-        note += ", %d with the model in place (ROMFS, flash)" % (
-            info["head"] + info["state"])
-    return dst, note
+    return dst, "%s compiled for %s: %s" % (os.path.basename(path), arch,
+                                            arena_line(info))
 
 
 def compile_specs(specs, arch):
@@ -237,13 +243,9 @@ def main(args):
         f.write(out)
     print("%s: %d bytes (block %d) for %s" % (args.output, len(out),
                                              info["block"], args.arch))
-    print("arena: %d bytes (head %d + tail %d)" % (
-        info["arena"], info["head"], info["tail"]))
-    if info["tail_read_only"] and info["tail"]:
-        print("the tail stays in the model's bytes where they are "
-              "word-aligned (ROMFS, flash, a file read into RAM): arena: "
-              "%d bytes then%s" % (
-                  info["head"] + info["state"],
-                  " (head %d + kernels' state %d)" % (
-                      info["head"], info["state"]) if info["state"] else ""))
+    print(arena_line(info))
+    if info["tail_read_only"] and info["tail"] > info["state"]:
+        print("the tail's other %d bytes are read in place from the model's "
+              "bytes (ROMFS, flash, a file read into RAM)"
+              % (info["tail"] - info["state"]))
     return 0

@@ -272,14 +272,14 @@ def parse_models(specs):
 def _compiled(models, arch):
     """[(name, bytes)] models, each compiled for arch where it can be
     (host_tools.compile); prints a line per model."""
-    from .compile import CompileError, compile_model
+    from .compile import CompileError, arena_line, compile_model
     from .unix_port import DeviceError
     out = []
     for name, data in models:
         try:
             data, info = compile_model(data, arch)
-            print("# %s compiled for %s: arena %d bytes (head %d + tail %d)"
-                  % (name, arch, info["arena"], info["head"], info["tail"]))
+            print("# %s compiled for %s: %s" % (name, arch,
+                                                 arena_line(info)))
         except (CompileError, ValueError, DeviceError) as e:
             print("# %s not compiled (%s): the board builds it the plain "
                   "way" % (name, str(e).splitlines()[0]))

@@ -475,7 +475,7 @@ def main(args):
     print("then on the board (after a soft reset):  import tflm; "
           "tflm.Interpreter('/rom/%s')" % names[0])
     print("  or, as TFLM's tensor_arena, the arena first (N: the arena "
-          "with the model in place, printed above when compiled):  arena "
+          "printed above when compiled):  arena "
           "= bytearray(N); import tflm; tflm.Interpreter('/rom/%s', "
           "arena=arena)" % names[0])
     return 0
