@@ -476,6 +476,16 @@ def test_out_of_memory_names_what_needs_the_ram():
     e = out_of_memory("preparing op 3 (CONV_2D)")
     assert "the model needs more RAM than is free" in str(e)
     assert "package" not in str(e)
+    # the package already in ROMFS (.mpy): only the heap can give more
+    from tflm import errors
+    here = errors.__file__
+    try:
+        errors.__file__ = "/rom/tflm/errors.mpy"
+        e = out_of_memory("importing kernels")
+    finally:
+        errors.__file__ = here
+    assert "; a smaller arena= buffer and a compiled model" in str(e)
+    assert "make mpy" not in str(e)
     # once built (print(interp), interp.attribute): the remedy is the
     # order of the imports (a compiled ResNet-8 on a pyboard-class heap
     # leaves 30 KB free, none of it a 640-byte block)

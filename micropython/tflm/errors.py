@@ -104,12 +104,15 @@ def out_of_memory(stage):
                    "piece: on a tight heap, import tflm.api and tflm.repl "
                    "right after tflm, before building the interpreter")
         elif "loading" in stage or "importing" in stage:
-            # the package's own code, not the model's data
+            # the package's own code, not the model's data; from ROMFS
+            # (.mpy, their machine code in place) only the heap can give
+            rom = __file__.startswith("/rom/")
             why = ("the package's code (compiled on the board from .py "
                    "files, or native code of .mpy ones) needs more RAM "
-                   "than is free; .mpy files (make mpy), ROMFS (make "
-                   "deploy) and a compiled model (host_tools compile: "
-                   "no construction modules) need less")
+                   "than is free; %s a compiled model (host_tools compile: "
+                   "no construction modules) need less" % (
+                       "a smaller arena= buffer and" if rom else
+                       ".mpy files (make mpy), ROMFS (make deploy) and"))
         else:
             why = "the model needs more RAM than is free"
         return ArenaError("out of memory while %s: %s%s" % (
