@@ -24,6 +24,7 @@ block already in it is replaced.
 import json
 import os
 import struct
+import subprocess
 import tempfile
 
 from tflite_micro.tensorflow.lite.micro.python import \
@@ -110,8 +111,12 @@ def _run(raw, word, thumb, dsp, tmp):
     out = os.path.join(tmp, "block.bin")
     with open(path, "wb") as f:
         f.write(raw)
-    r = run_script(SCRIPT, [PACKAGE, path, out, str(word), str(thumb),
-                            str(dsp)])
+    try:
+        r = run_script(SCRIPT, [PACKAGE, path, out, str(word), str(thumb),
+                                str(dsp)])
+    except subprocess.TimeoutExpired:
+        raise CompileError("construction on the unix port did not end in "
+                           "600 s")
     line = (r.stdout.strip().splitlines() or [""])[-1]
     try:
         res = json.loads(line)

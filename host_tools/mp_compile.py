@@ -72,8 +72,9 @@ def eval_writes_tail(path, spans=((), ())):
     end) byte ranges of the tail's bytes, of its words): a kernel that
     writes what prepare kept there (TRANSPOSE_CONV's taps, the LSTM's FC
     parameter blocks) needs it in RAM, not read in place from the
-    model's bytes. Two invokes on seeded random inputs; an invoke that
-    raises counts as a write (unknown)."""
+    model's bytes. Two invokes on seeded random inputs (int32 and int64
+    elements 0-7: a WHILE's loop count may come from one); an invoke
+    that raises counts as a write (unknown)."""
     import random
     t = tflm.Interpreter(path)
     head = t.arena_size
@@ -93,8 +94,10 @@ def eval_writes_tail(path, spans=((), ())):
         for _ in range(2):
             for x in t.inputs:
                 d = x.data
+                w = {2: 4, 4: 8}.get(x.type, 0)  # int32, int64: small
                 for k in range(len(d)):
-                    d[k] = random.getrandbits(8)
+                    d[k] = random.getrandbits(3) if w and k % w == 0 else \
+                        0 if w else random.getrandbits(8)
             t.invoke()
     except Exception:  # noqa: BLE001 - any failure: keep the tail in RAM
         return True

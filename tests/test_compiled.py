@@ -431,10 +431,25 @@ def test_state_in_a_read_only_tail_is_refused(tmp_path, arch):
     assert hits == 2  # the states list's view, the eval's address
     q = tmp_path / "ro.tflite"
     q.write_bytes(bytes(_rehash(raw)))
-    out = run_mp("PATHS = %r\n" % [str(q)] + CASES, tmp_path)
+    # and with the eval's address left in region R_SWORDS, which the
+    # header says is empty, the states list's view moved to the head:
+    # not the model's words (eval would write there)
+    raw = bytearray(open(p, "rb").read())
+    struct.pack_into("<i", raw, pos + 4 * 9, words + 40)
+    struct.pack_into("<i", raw, pos + 4 * 22, 0)
+    views = [at for at in range(pos + h[17], pos + h[6] - 12, 4)
+             if struct.unpack_from("<4i", raw, at) == (
+                 CB.T_VIEW, CB.R_SWORDS, 0, 160)]
+    assert len(views) == 1
+    struct.pack_into("<2i", raw, views[0] + 4, CB.R_HEAD, 0)
+    r5 = tmp_path / "r5.tflite"
+    r5.write_bytes(bytes(_rehash(raw)))
+    out = run_mp("PATHS = %r\n" % [str(q), str(r5)] + CASES, tmp_path)
     res = json.loads(out.splitlines()[-1])
     assert res == [["FormatError", "tflm_compiled: a kernel's state in the "
-                    "tail it reads in place"]]
+                    "tail it reads in place"],
+                   ["FormatError", "tflm_compiled: view of 160 bytes at 0, "
+                    "outside region %d" % CB.R_SWORDS]], res
 
 
 # What an interpreter of a compiled model keeps (its head, the tail read
@@ -937,6 +952,20 @@ for path in PATHS:
     res.append([it.compiled is True, tail_in_model(it), raw == copy, outs])
 print(repr(res))
 """
+
+
+def test_compile_sizes_loop_counters_small(arch):
+    """compile invokes the model to see whether eval writes its tail
+    (mp_compile.eval_writes_tail): int32 inputs there are 0-7, so that a
+    WHILE whose loop count comes from an input (the conformance
+    generator's counter, TFLM's usual loop) ends; random int32 bytes
+    made it loop about 2**31 times (compile timed out)."""
+    import random as _random
+    from host_tools.conformance import gen_control
+    raw = gen_control.gen_while(_random.Random("brk:WHILE:1"), 2)
+    raw = raw[0] if isinstance(raw, tuple) else raw
+    out, info = comp.compile_model(raw, arch)
+    assert info["head"] > 0 and len(out) > len(raw)
 
 
 def test_kernels_that_write_what_they_kept(tmp_path, arch):

@@ -552,7 +552,8 @@ def _build(it, buf, arena_size, user, src, at):
     # the kernels' states, in RAM after the tail (where it is there)
     sv = mv[head + tail:head + tail + sb]
     sv[:] = fb.mv[s0:s0 + sb]
-    swv = memoryview(it._words)[words:]
+    swv = memoryview(it._words)[words:words + sw]  # (in place: empty
+    # without state words, not the model's words it._words then views)
     if sw:
         _copy(swv, fb.mv[s0 + sb:s0 + sb + 4 * sw], 4 * sw)
     where, steps, ops, states, variables = blk.objects(

@@ -75,9 +75,9 @@ def raise_made(err):
     on built-in exception types, not on InvokeError (a Python class: the
     assignment lands in its instance dict). So a fresh copy of err is
     raised (its message a str: message()), garbage once caught; under
-    heap_lock (making it raises
-    MemoryError, preallocated) err itself, whose traceback cannot grow
-    then."""
+    heap_lock (making it raises MemoryError, preallocated) err itself,
+    whose traceback cannot grow then (a compiled model's: str(err) reads
+    its message, which sys.print_exception shows as <memoryview>)."""
     try:
         a = err.args
         fresh = type(err)(*(a if len(a) != 1 else (message(err),)))
