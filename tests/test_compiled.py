@@ -411,7 +411,10 @@ def test_state_in_a_read_only_tail_is_refused(tmp_path, arch):
     model's bytes (flash). Forged from the audio preprocessor's block,
     whose state words (its noise estimate, region R_SWORDS) follow the
     tail's words in the tail image: the words made to cover them (header
-    words 9 and 22) and the state's view moved to region R_WORDS."""
+    words 9 and 22) and the state's view moved to region R_WORDS. Left
+    in R_SWORDS, which the header then says is empty, the eval's address
+    of it is out of range (not the model's words, where eval would
+    write)."""
     rel = "audio_preprocessor_int8/audio_preprocessor_int8.tflite"
     _, p, info = _compile(tmp_path, rel, arch)
     assert info["tail_read_only"] and info["state"] == 160
