@@ -84,9 +84,14 @@ def main(args):
                                             for v in real.tolist()]))
     print("time per inference: %.3f ms (median of %d, unix port)"
           % (us / 1000, len(info["us"])))
+    tail = info.get("tail_ram", info["persistent"])
     print("arena: %d bytes (%d head + %d tail): arena=bytearray(%d) holds it"
-          % (info["arena"] + info["persistent"], info["arena"],
-             info["persistent"], info["arena"] + info["persistent"]))
+          "%s" % (info["arena"] + tail, info["arena"], tail,
+                  info["arena"] + tail,
+                  " (built from its compiled block, the tail's other %d "
+                  "bytes read in place from the model's bytes)"
+                  % (info["persistent"] - tail) if info.get("compiled")
+                  and info["persistent"] > tail else ""))
     if args.check:
         return check(args.model, data, results[0], ins, args.repeat)
     return 0

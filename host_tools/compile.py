@@ -207,9 +207,10 @@ def compile_file(path, arch, out_dir):
 
 
 def compile_specs(specs, arch):
-    """The PATH[=NAME] specs with each model compiled for arch (into a
-    temporary folder: host_tools.compile.compile_file), each under its
-    own name; prints a line per model."""
+    """The PATH[=NAME] specs with each model (a NAME, else PATH, ending
+    in .tflite) compiled for arch (into a temporary folder:
+    host_tools.compile.compile_file), each under its own name; other
+    files as they are; prints a line per model."""
     import atexit
     import shutil
     import tempfile
@@ -219,6 +220,9 @@ def compile_specs(specs, arch):
     for spec in specs:
         path, _, name = spec.partition("=")
         name = name or os.path.basename(path)
+        if not (name or path).endswith(".tflite"):  # a .wav, an input
+            out.append(spec)
+            continue
         dst, note = compile_file(path, arch, os.path.join(tmp, str(len(out))))
         print(note)
         out.append(dst + "=" + name)

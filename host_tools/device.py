@@ -37,7 +37,9 @@ def run_model(model_path, input_sets, output_count, repeat=1, offset=0,
     bytes into a larger buffer (alignment tests). profile: also this many
     invoke(profile=True) of the last set.
     Returns (outputs, info): outputs[k][j] raw bytes of output j for set
-    k; info: dict with arena, persistent, copied (bytes), us (per invoke,
+    k; info: dict with arena, persistent, tail_ram (the tail's bytes in
+    RAM: repl.tail_in_ram), compiled (built from its block), copied
+    (bytes), us (per invoke,
     in order), heap (bytes the interpreter keeps), build_us, with profile
     ops ([[op index, name, median us], ...]) and total; or (None, {error:
     TFLMError class name, message}) if the Interpreter rejected the model.
@@ -75,8 +77,9 @@ def run_model(model_path, input_sets, output_count, repeat=1, offset=0,
                               % (len(res["out"]), output_count))
         per_set = res["sets"] if res["sets"] is not None else [res["out"]]
         outputs = [[bytes.fromhex(h) for h in outs] for outs in per_set]
-        info = {k: res[k] for k in ("arena", "persistent", "copied", "us",
-                                    "heap", "build_us", "ops", "total")
+        info = {k: res[k] for k in ("arena", "persistent", "tail_ram",
+                                    "compiled", "copied", "us", "heap",
+                                    "build_us", "ops", "total")
                 if k in res}
         return outputs, info
     finally:

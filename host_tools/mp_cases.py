@@ -34,7 +34,8 @@
 # "src" says per input (of the last set) whether the file ("b") or the
 # fill pattern ("f") was written. Input sets "-": none (the model is only
 # built; "out" is then empty). With "stats" an ok line also has "arena"
-# (interp.arena_size), "persistent", "copied" (bytes), "heap" (bytes the
+# (interp.arena_size), "persistent", "tail_ram" (the tail's bytes in RAM:
+# repl.tail_in_ram), "compiled", "copied" (bytes), "heap" (bytes the
 # built interpreter keeps on the heap, after gc.collect()), "build_us"
 # (construction) and "us" (microseconds of each invoke, in order); with
 # "profile=N" "ops" ([[op index, name, median us], ...]) and "total" (the
@@ -222,8 +223,11 @@ def run_case(k, model_path, sets):
         build_us = time.ticks_diff(time.ticks_us(), t1)
         if stats:
             gc.collect()
+            from tflm.repl import tail_in_ram
             fig = {"arena": interp.arena_size,
                    "persistent": interp.persistent_size,
+                   "tail_ram": tail_in_ram(interp),
+                   "compiled": getattr(interp, "_compiled", None) is True,
                    "copied": interp.copied_bytes, "build_us": build_us,
                    "heap": gc.mem_alloc() - before, "us": []}
         if scratch_calls is not None:

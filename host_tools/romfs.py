@@ -474,8 +474,9 @@ def main(args):
              or [e.path for e in entries if e.is_model] or ["<model>.tflite"])
     print("then on the board (after a soft reset):  import tflm; "
           "tflm.Interpreter('/rom/%s')" % names[0])
-    print("  or, as TFLM's tensor_arena, the arena first (N: the arena "
-          "printed above when compiled):  arena "
+    print("  or, as TFLM's tensor_arena, the arena first (N: %s):  arena "
           "= bytearray(N); import tflm; tflm.Interpreter('/rom/%s', "
-          "arena=arena)" % names[0])
+          "arena=arena)" % (
+              "the arena printed above" if getattr(args, "compile", False)
+              else "host_tools run MODEL prints it", names[0]))
     return 0

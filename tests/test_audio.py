@@ -114,6 +114,25 @@ def test_read_wav(tmp_path):
     assert "s.wav" in got[1][1] and "h.wav" in got[4][1], got
 
 
+def test_read_wav_without_a_block_for_its_samples(tmp_path):
+    """read_wav where the heap has no block for the samples (200,000
+    bytes on a 160 KB heap) is an ArenaError naming the file, the bytes
+    and the in-place form, not a bare MemoryError."""
+    good = _wav(tmp_path / "g.wav", frames=b"\x01\x00" * 100000)
+    out = run_mp("""
+from tflm import audio
+from tflm.errors import ArenaError
+try:
+    audio.read_wav(P)
+    print("read")
+except ArenaError as e:
+    print(e)
+""".replace("P", repr(good)), tmp_path, heap="160k")
+    line = out.strip().splitlines()[-1]
+    assert line.startswith(good + ": no free block of 200000 bytes") and \
+        "memoryview(open(path, 'rb'))[44:]" in line, out
+
+
 def test_features_refuses_bad_arguments(tmp_path):
     """A window length that is not the preprocessor's input, samples or
     an output of another kind (None, a list, an immutable bytes output),

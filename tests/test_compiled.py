@@ -252,6 +252,36 @@ except ArenaError as e:
     assert "needs %d (%d head + 0 tail)" % (head, head) in second
 
 
+def test_arena_figures_count_the_kernels_states(tmp_path, arch):
+    """For a compiled model whose kernels keep state (the audio
+    front-end's noise estimate), compile, print(interp) and host_tools
+    run give the same arena= figure, head + the states (the rest of the
+    tail stays in the model's bytes), and a buffer of exactly that many
+    bytes holds the model."""
+    from host_tools import device
+    src, p, info = _compile(tmp_path, "audio_preprocessor_int8/"
+                            "audio_preprocessor_int8.tflite", arch)
+    n = info["head"] + info["state"]
+    assert comp.arena_line(info) == "arena: %d bytes (head %d + tail %d)" \
+        % (n, info["head"], info["state"])
+    _, run = device.run_model(p, [], 1)
+    assert (run["arena"] + run["tail_ram"], run["compiled"]) == (n, True)
+    code = """
+import tflm, uctypes
+raw = open(P, "rb").read()
+print(repr(tflm.Interpreter(raw)).splitlines()[1])
+buf = bytearray(N + 16)
+k = -uctypes.addressof(buf) % 16
+it = tflm.Interpreter(P, arena=memoryview(buf)[k:k + N])
+print(it.compiled, it.arena_size)
+"""
+    out = run_mp("N = %d\nP = %r\n" % (n, p) + code, tmp_path)
+    line, built = out.strip().splitlines()[-2:]
+    assert line.strip().startswith("arena %d bytes (%d head + %d tail)" % (
+        n, info["head"], info["state"])), line
+    assert built == "True %d" % info["head"]
+
+
 # ---- damaged blocks and models ----------------------------------------
 
 def _block(raw):

@@ -38,7 +38,10 @@ def read_wav(path):
     holds (0xFFFFFFFF from a streaming recorder, a cut-off file) is read
     to the end of the file. Raises FormatError naming the file for
     anything else (another encoding, bit depth or channel count, no data
-    chunk); OSError if it cannot be opened. Sample rate: wav_rate()."""
+    chunk); OSError if it cannot be opened; ArenaError where the heap
+    has no block for the samples (on a board, a file in ROMFS can be
+    used in place instead: memoryview(open(path, 'rb'))[44:], docs/
+    audio.md). Sample rate: wav_rate()."""
     from .heap import zeros
     with open(path, "rb") as f:
         fmt, n = _chunks(f, path)
@@ -46,7 +49,14 @@ def read_wav(path):
             raise FormatError("%s: %d-channel %d-bit audio, format %d; "
                               "only 16-bit PCM mono is read"
                               % (path, fmt[1], fmt[3], fmt[0]))
-        out = zeros("h", n // 2)
+        try:
+            out = zeros("h", n // 2)
+        except MemoryError:
+            from .errors import ArenaError
+            raise ArenaError("%s: no free block of %d bytes for its "
+                             "samples (in ROMFS: use the file in place, "
+                             "memoryview(open(path, 'rb'))[44:])"
+                             % (path, 2 * (n // 2)))
         got = f.readinto(out) if n >= 2 else 0
     if got is None or got < 2 * (n // 2):
         raise FormatError("%s: read %s of the data chunk's %d bytes"

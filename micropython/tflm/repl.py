@@ -147,13 +147,12 @@ def summary(interp):
     except (AttributeError, TypeError):
         size = 0
     in_model = tail_in_model(interp)
+    tail = tail_in_ram(interp)
     lines = ["<Interpreter: %d operator%s (%s)" % (
         len(ops), "" if len(ops) == 1 else "s", _op_counts(ops)),
         "  arena %d bytes (%d head + %d tail%s), model %d bytes %s, "
         "%d bytes copied" % (
-            interp.arena_size + (0 if in_model else interp.persistent_size),
-            interp.arena_size,
-            0 if in_model else interp.persistent_size,
+            interp.arena_size + tail, interp.arena_size, tail,
             ", in the arena= buffer" if getattr(interp, "_held", None)
             is not None else "", size,
             "read into RAM" if interp.model_in_ram else "used in place",
@@ -162,7 +161,7 @@ def summary(interp):
     if c is True:
         lines.append("  built from its compiled block (host_tools compile)%s"
                      % (", the tail (%d bytes) read in place from the "
-                        "model's bytes" % interp.persistent_size
+                        "model's bytes" % (interp.persistent_size - tail)
                         if in_model else ""))
     elif c is not None:
         lines.append("  compiled block not used: %s" % c)
@@ -181,6 +180,24 @@ def summary(interp):
         lines.append(_tensor_line("output", i, t))
     model.release()  # the interpreter keeps no parsed operators
     return "\n".join(lines) + ">"
+
+
+def tail_in_ram(interp):
+    """The bytes of the arena's tail in RAM (what arena= needs beyond the
+    head): persistent_size, but where the tail is read in place from the
+    model's bytes (tail_in_model) the kernels' states alone (compiled.py:
+    after the head in the arena, and the interpreter's words unless
+    those view the model's bytes)."""
+    if not tail_in_model(interp):
+        return interp.persistent_size
+    n = len(interp.arena) - interp.arena_size
+    w, buf = interp._words, interp._buf
+    if w is not None and len(w):
+        from .static_arena import _address
+        a, b = _address(w), _address(buf)
+        if not b <= a < b + len(buf):
+            n += 4 * len(w)
+    return n
 
 
 def tail_in_model(interp):

@@ -173,14 +173,17 @@ def place(it, mv, head, tail, words, skip):
     head, the tail's bytes and its int32 words (TFLM's tensor_arena: the
     head's planned buffers, then the persistent tail), all set to zeros.
     ArenaError when mv is too small (skip: the bytes align skipped, for
-    the message)."""
+    the message; it says why a compiled block was not used)."""
     need = head + tail + 4 * words
     if len(mv) < need:
+        why = getattr(it, "_compiled", None)  # a block not used: why
         raise ArenaError(
             "arena= buffer of %d bytes is too small: the model needs %d "
-            "(%d head + %d tail)%s" % (
+            "(%d head + %d tail)%s%s" % (
                 len(mv) + skip, need + skip, head, need - head,
-                ", %d of them to align its start" % skip if skip else ""))
+                ", %d of them to align its start" % skip if skip else "",
+                "; its compiled block is not used (%s): built the plain "
+                "way" % why if isinstance(why, str) else ""))
     z = bytes(256)
     for o in range(0, need - 255, 256):
         mv[o:o + 256] = z
