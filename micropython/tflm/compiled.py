@@ -495,9 +495,14 @@ def _build(it, buf, arena_size, user, src, at):
         from .static_arena import words_in_place
         wv = words_in_place(fb.mv[w0:w0 + 4 * words], words)
     in_place = h[19] and (wv is not None or not words)
+    # beyond the head: the tail's bytes and words, then the states' (in
+    # place: the states' alone, their words in the arena too)
     if in_place:
         tail = words = 0
-    need = head + tail + sb + 4 * (words + sw)
+        more, nw = sb + 4 * sw, 0
+    else:
+        more, nw = tail + sb, words + sw
+    need = head + more + 4 * nw
     if arena_size is not None and arena_size < need:
         raise ArenaError("arena of %d bytes is too small: the model "
                          "needs %d (%d head + %d tail)"
@@ -531,19 +536,18 @@ def _build(it, buf, arena_size, user, src, at):
         from .static_arena import align, place
         it._stage = "placing the arena"
         user, skip = align(it, user, src)
-        place(it, user, head, tail + sb, words + sw, skip)
+        place(it, user, head, more, nw, skip)
     else:
         from .source import allocate
-        allocate(it, head, tail + sb, words + sw, have)
+        allocate(it, head, more, nw, have)
     it._stage = "rebuilding the steps"
     mv = memoryview(it.arena)
     hv = mv[:head]
     if in_place:
         tv = fb.mv[t0:t0 + h[8]]
-        if wv is not None and not sw:
-            it._words = wv  # (the states' words, where any, are its own)
-        elif wv is None:
+        if wv is None:
             wv = memoryview(it._words)[:0]
+        it._words = wv
     else:
         mv[head:head + tail] = fb.mv[t0:t0 + tail]
         if words:
@@ -552,8 +556,14 @@ def _build(it, buf, arena_size, user, src, at):
     # the kernels' states, in RAM after the tail (where it is there)
     sv = mv[head + tail:head + tail + sb]
     sv[:] = fb.mv[s0:s0 + sb]
-    swv = memoryview(it._words)[words:words + sw]  # (in place: empty
-    # without state words, not the model's words it._words then views)
+    if in_place:  # their words after their bytes, in the arena too
+        from .static_arena import _words_view
+        swv = _words_view(mv[head + sb:head + sb + 4 * sw], sw) if sw \
+            else None
+        if swv is None:  # (a port whose views it cannot make: an array)
+            swv = memoryview(zeros("i", sw))
+    else:
+        swv = memoryview(it._words)[words:words + sw]
     if sw:
         _copy(swv, fb.mv[s0 + sb:s0 + sb + 4 * sw], 4 * sw)
     where, steps, ops, states, variables = blk.objects(

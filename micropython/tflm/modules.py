@@ -10,16 +10,20 @@ import gc
 import sys
 
 # imported on demand besides the kernel modules (tflm.custom stays: it
-# holds register_op's registrations)
+# holds register_op's registrations), and the parser (interpreter.PARSE:
+# print(interp) and interp.model import it again once built, then above
+# the arena)
 # (tflm.interpreter.CONSTRUCTION's modules go when an interpreter is built)
 HELPERS = ("tflm.fixedpoint", "tflm.api", "tflm.repl", "tflm.values",
            "tflm.view",
-           "tflm.profiler", "tflm.modules")
+           "tflm.profiler", "tflm.modules", "tflm.model", "tflm.flatbuf",
+           "tflm.kernels")
 
 
 def unload():
-    """Drop the kernel modules, fixedpoint and the REPL helpers
-    (api, repl, values, profiler) from sys.modules and their packages,
+    """Drop the kernel modules, fixedpoint, the REPL helpers (api, repl,
+    values, profiler) and the parser (model, flatbuf, the kernels
+    package) from sys.modules and their packages,
     then collect: what no live interpreter uses goes back to the heap.
     The next Interpreter imports what its model needs again. Live
     interpreters keep working (their kernels hold what they use), but a

@@ -185,19 +185,11 @@ def summary(interp):
 def tail_in_ram(interp):
     """The bytes of the arena's tail in RAM (what arena= needs beyond the
     head): persistent_size, but where the tail is read in place from the
-    model's bytes (tail_in_model) the kernels' states alone (compiled.py:
-    after the head in the arena, and the interpreter's words unless
-    those view the model's bytes)."""
+    model's bytes (tail_in_model) the kernels' states alone, which
+    follow the head in the arena (compiled.py)."""
     if not tail_in_model(interp):
         return interp.persistent_size
-    n = len(interp.arena) - interp.arena_size
-    w, buf = interp._words, interp._buf
-    if w is not None and len(w):
-        from .static_arena import _address
-        a, b = _address(w), _address(buf)
-        if not b <= a < b + len(buf):
-            n += 4 * len(w)
-    return n
+    return len(interp.arena) - interp.arena_size
 
 
 def tail_in_model(interp):
