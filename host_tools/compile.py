@@ -207,8 +207,8 @@ def compile_file(path, arch, out_dir):
 
 
 def compile_specs(specs, arch):
-    """The PATH[=NAME] specs with each model (a NAME, else PATH, ending
-    in .tflite) compiled for arch (into a temporary folder:
+    """The PATH[=NAME] specs with each model (PATH or NAME ending in
+    .tflite) compiled for arch (into a temporary folder:
     host_tools.compile.compile_file), each under its own name; other
     files as they are; prints a line per model."""
     import atexit
@@ -220,7 +220,8 @@ def compile_specs(specs, arch):
     for spec in specs:
         path, _, name = spec.partition("=")
         name = name or os.path.basename(path)
-        if not (name or path).endswith(".tflite"):  # a .wav, an input
+        if not (path.endswith(".tflite") or name.endswith(".tflite")):
+            # a .wav, an input file: copied as it is
             out.append(spec)
             continue
         dst, note = compile_file(path, arch, os.path.join(tmp, str(len(out))))
