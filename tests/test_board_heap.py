@@ -89,13 +89,13 @@ def test_constructs_at_board_heap(package, rel):
         assert r["free"] <= target + 64, r  # the squeeze is real
         assert r.get("ok"), "construction needs more than kept %d + holes " \
             "%d + %d bytes: %s" % (kept, holes, target - kept - holes, r)
-        # the same construction, so the same arena and kept (but for one
-        # GC block that a stale word on the C stack may keep alive in
-        # one of the runs: where it lands moves with the process's
-        # allocations, e.g. the script's own)
+        # the same construction, so the same arena and kept (but for an
+        # object of one or two GC blocks that a stale word on the C stack
+        # may keep alive in one of the runs: where it lands moves with
+        # the process's allocations, e.g. the script's own)
         assert (r["head"], r["tail"]) == (big["head"], big["tail"]), \
             (r, big)
-        assert abs(r["kept"] - kept) <= 32, (r, big)
+        assert abs(r["kept"] - kept) <= 64, (r, big)
     assert kept - KB <= big["ram"] <= kept + KB, big  # interp.ram
     tf = tflm_arena(path)
     slack = MODELS[rel][2 + w] * KB
@@ -143,6 +143,7 @@ def test_constructs_on_static_arena_at_board_heap(package, rel):
     assert (big["head"], big["tail"]) == (plain["head"], plain["tail"])
     kept, holes = big["kept"], big["holes"]
     assert kept <= plain["kept"] - need + 512, (big, plain)
+    assert kept - KB <= big["ram"] <= kept + KB, big  # interp.ram
     for extra in (0, 2 * KB, 6 * KB):
         target = kept + holes + STATIC[rel][w] * KB + extra
         r = _run(package, path, target, arena=need + 15)

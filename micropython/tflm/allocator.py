@@ -113,13 +113,10 @@ def build(it, model, arena_size, had, user=None, src=None):
         it._model = it._tensors = None
         it.copied_bytes = it.persistent_size = it._n_requests = 0
         it.model_in_ram = False
-        # imported now, next to this module, rather than amid the sizing
-        # pass's objects; only sys.modules keeps them until _build drops
-        # them
-        it._stage = "loading the construction modules"
-        from . import planner, verify
-        from .kernels import conv_util  # the kernels' prepare helpers
-        del planner, verify, conv_util
+        # with arena=, the construction modules now, next to this module
+        # (the kernels' code comes once the plan is done: see _build)
+        if user is not None:
+            _helpers(it)
         free0 = _free()
         it._stage = "reading the model"
         buf, it.model_in_ram = _open_model(model)
@@ -169,6 +166,14 @@ def _build(it, buf, arena_size, had, user, src):
     # peaks do not come on top of it; else it is made first, lowest.
     if user is None:
         _import_kernels(it, m)
+        # then the construction modules, above the kernels' code rather
+        # than below it: dropped once the plan is done, their room joins
+        # the free heap above rather than leaving a hole below (their
+        # heap is not the model's: build's free0 was read before them)
+        f = _free()
+        _helpers(it)
+        if f is not None:
+            it._imported += f - _free()
     it._stage = "parsing the model"
     m.check()
     g = None  # the subgraphs IF, WHILE, CALL_ONCE run (graphs.py)
@@ -221,8 +226,9 @@ def _build(it, buf, arena_size, had, user, src):
             raise _oom(what, big, arena_hint())
     head, tail, words, mods = (_size if g is None else g.size)(
         it, mods, dummy, None if user is None else had)
-    # verify and planner (their last use was in _size): made before
-    # free0, so the heap they give back is not the model's (see build);
+    # verify and planner (their last use was in _size): not the model's
+    # heap (made before build's free0, or counted in it._imported), nor
+    # is what they give back;
     # without arena=, the kernels' prepare-time helpers too (quant,
     # conv_util, gemmlowp, the *_prep modules), which the sizing pass
     # imported amid its objects: the real pass imports each again when a
@@ -261,6 +267,16 @@ def _build(it, buf, arena_size, had, user, src):
     allocate(it, head, tail, words)
     it._stage = "preparing"
     (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
+
+def _helpers(it):
+    """Import verify, planner and conv_util (the kernels' prepare
+    helpers) now rather than amid the sizing pass's objects; only
+    sys.modules keeps them until _build drops them."""
+    it._stage = "loading the construction modules"
+    from . import planner, verify
+    from .kernels import conv_util
+    del planner, verify, conv_util
+
 
 def _high(n, free):
     """bytearray(n) placed high in the heap: a filler block takes the
@@ -304,7 +320,7 @@ def _import_kernels(it, m):
         graphs.preload(m)
     after = _free()
     if before is not None:
-        it._imported = before - after
+        it._imported += before - after
 
 
 def _kernel(op, load=True):
