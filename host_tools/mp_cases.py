@@ -223,13 +223,14 @@ def run_case(k, model_path, sets):
         build_us = time.ticks_diff(time.ticks_us(), t1)
         if stats:
             gc.collect()
+            heap = gc.mem_alloc() - before  # (before repl's import)
             from tflm.repl import tail_in_ram
             fig = {"arena": interp.arena_size,
                    "persistent": interp.persistent_size,
                    "tail_ram": tail_in_ram(interp),
                    "compiled": getattr(interp, "_compiled", None) is True,
                    "copied": interp.copied_bytes, "build_us": build_us,
-                   "heap": gc.mem_alloc() - before, "us": []}
+                   "heap": heap, "us": []}
         if scratch_calls is not None:
             if not scratch_calls[0]:
                 raise RuntimeError("the forced scratch length was not used")

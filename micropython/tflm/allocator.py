@@ -165,12 +165,11 @@ def _build(it, buf, arena_size, had, user, src):
     # once the plan is done (_size), so that the check's and the plan's
     # peaks do not come on top of it; else it is made first, lowest.
     if user is None:
-        _import_kernels(it, m)
+        f = _import_kernels(it, m)
         # then the construction modules, above the kernels' code rather
         # than below it: dropped once the plan is done, their room joins
         # the free heap above rather than leaving a hole below (their
         # heap is not the model's: build's free0 was read before them)
-        f = _free()
         _helpers(it)
         if f is not None:
             it._imported += f - _free()
@@ -307,8 +306,9 @@ def _high(n, free):
 
 def _import_kernels(it, m):
     """Import the kernel modules model m uses (kernels.preload), each
-    after a collection (long-lived code, packed low); it._imported: the
-    heap they took (code, not this model's: see build)."""
+    after a collection (long-lived code, packed low); it._imported grows
+    by the heap they took (code, not this model's: see build). Returns
+    the free heap after them (None where not known)."""
     it._stage = "importing kernels"
     before = _free()
     for code in m.used_codes():
@@ -321,6 +321,7 @@ def _import_kernels(it, m):
     after = _free()
     if before is not None:
         it._imported += before - after
+    return after
 
 
 def _kernel(op, load=True):

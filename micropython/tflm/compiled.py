@@ -557,8 +557,8 @@ def _build(it, buf, arena_size, user, src, at):
     sv = mv[head + tail:head + tail + sb]
     sv[:] = fb.mv[s0:s0 + sb]
     if in_place:  # their words after their bytes, in the arena too
-        from .static_arena import _words_view
-        swv = _words_view(mv[head + sb:head + sb + 4 * sw], sw) if sw \
+        from .static_arena import words_view
+        swv = words_view(mv[head + sb:head + sb + 4 * sw], sw) if sw \
             else None
         if swv is None:  # (a port whose views it cannot make: an array)
             swv = memoryview(zeros("i", sw))

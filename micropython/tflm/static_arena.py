@@ -76,7 +76,7 @@ def _as_words(a: uint, w: int, n: int) -> int:
     its mp_obj_array_t (py/objarray.h): after the type pointer, one
     machine word with the typecode (low 8 bits, 0x80: writable) and the
     offset into the buffer, counted in items (the other bits), then the
-    length in items. _words_view and words_in_place check the result
+    length in items. words_view and words_in_place check the result
     before anything uses it."""
     p = ptr8(a)
     tc = p[w]
@@ -109,7 +109,7 @@ def _object_address(o):
     return a & sys.maxsize if a < 0 else a
 
 
-def _words_view(mv, n):
+def words_view(mv, n):
     """A view of n int32 words ('i') over the first 4 * n bytes of mv (a
     writable bytes memoryview, word-aligned), as KernelContext.persistent
     needs for the tail's words (indexed by prepare and by some evals);
@@ -192,6 +192,6 @@ def place(it, mv, head, tail, words, skip):
     it.arena = mv[:head + tail]
     it._words = None
     if words:
-        it._words = _words_view(mv[head + tail:need], words)
+        it._words = words_view(mv[head + tail:need], words)
     if it._words is None:
         it._words = zeros("i", words)

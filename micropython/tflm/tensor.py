@@ -220,8 +220,7 @@ def own(lists, copy=True):
     table that holds them (eight took a larger one). A few small
     objects per tensor: for an interpreter's inputs and outputs.
     copy=False (a plain construction's) stores the tuple on each tensor
-    itself instead (with copies, the 32-bit port's plain magic_wand
-    kept 160 bytes more on a squeezed heap than on a roomy one:
+    itself instead (no copy objects made after the arena:
     test_board_heap). On a port without instance __dict__ a tensor
     stays lazy."""
     done = {}
