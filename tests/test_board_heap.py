@@ -450,8 +450,9 @@ def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
     """Construction on a heap cut down by a ballast block, from almost
     nothing up to enough, with the construction modules imported by the
     interpreter itself: every failure is an ArenaError (never a bare
-    MemoryError from importing them, or from converting one), and a
-    large enough heap builds."""
+    MemoryError from importing them, or from converting one), one where
+    the model's objects did not fit says what needs less (arena=, a
+    compiled model), and a large enough heap builds."""
     from host_tools import device
     script = tmp_path / "oom.py"
     script.write_text(OOM_SCRIPT)
@@ -459,6 +460,8 @@ def test_out_of_memory_is_always_an_arena_error(package, tmp_path):
     proc = device.run_script(str(script), [package, path], timeout=300,
                              heap="200k")
     seen = dict(eval(proc.stdout.strip().splitlines()[-1]))
+    hinted = seen.pop("hint", 0)
+    assert seen.pop("no hint", 0) == 0 and hinted >= 1, seen
     assert set(seen) == {"ArenaError", "ok"}, proc.stdout + proc.stderr
     assert seen["ArenaError"] >= 5 and seen["ok"] >= 3, seen
 
@@ -476,7 +479,13 @@ def test_out_of_memory_names_what_needs_the_ram():
         assert str(e).startswith("out of memory while %s: " % stage)
     e = out_of_memory("preparing op 3 (CONV_2D)")
     assert "the model needs more RAM than is free" in str(e)
-    assert "package" not in str(e)
+    assert "package" not in str(e) and "arena=" not in str(e)
+    # a plain construction's: what needs less follows (source.arena_hint)
+    from tflm.source import arena_hint
+    e = out_of_memory("preparing op 3 (CONV_2D)", arena_hint)
+    assert str(e).endswith(arena_hint()) and "compiled" in str(e)
+    e = out_of_memory("importing kernels", arena_hint)
+    assert "arena=: docs/memory.md" not in str(e)
     # the package already in ROMFS (.mpy): only the heap can give more
     from tflm import errors
     here = errors.__file__

@@ -136,7 +136,9 @@ def build(it, model, arena_size, had, user=None, src=None):
     except OSError:
         raise
     except MemoryError:  # verify may be gone, and the heap is short
-        raise out_of_memory(it._stage)
+        # (what needs less: no hint with arena=, made at boot already)
+        raise out_of_memory(it._stage, arena_hint if user is None
+                            else None)
     except Exception as e:  # last line of defence: see verify.py
         from . import verify
         raise verify.internal_error(e, it._stage)

@@ -5,19 +5,25 @@ construction's modules; any other model the plain way (allocator.py). A
 construction-only module (interpreter.CONSTRUCTION).
 """
 
+from sys import modules
+
 
 def build(it, model, arena_size, had, arena):
     """Construct Interpreter it (see Interpreter: the arguments are
     checked there but arena=, checked here: TypeError for a bad one).
-    MemoryError becomes ArenaError (errors.out_of_memory)."""
+    MemoryError becomes ArenaError (errors.out_of_memory; without
+    arena=, with what needs less: source.arena_hint)."""
     try:
         _build(it, model, arena_size, had, arena)
     except MemoryError:
         from .errors import out_of_memory
-        raise out_of_memory(it._stage)
+        # (sys.modules, not an import: nothing to allocate here)
+        src = modules.get("tflm.source") if arena is None else None
+        raise out_of_memory(it._stage, src and src.arena_hint)
 
 
 def _build(it, model, arena_size, had, arena):
+    it._stage = "loading the construction modules"
     src = None
     if arena is not None:
         from .static_arena import check
@@ -50,6 +56,7 @@ def _build(it, model, arena_size, had, arena):
     # (allocator opens the model again: a view made here, before the
     # construction modules, costs a board's heap more at the peak)
     buf = None
+    it._stage = "loading the construction modules"
     from .allocator import build as plain
     plain(it, model, arena_size, had, arena, src)
 

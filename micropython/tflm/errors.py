@@ -86,15 +86,20 @@ def raise_made(err):
     raise fresh
 
 
-def out_of_memory(stage):
+def out_of_memory(stage, *hint):
     """The ArenaError for a MemoryError caught while the Interpreter was
     `stage` ('preparing op 3 (CONV_2D)', ...): the model needs more RAM
     than the heap has free (here rather than in verify.py, which may
     already be dropped, or not importable on a full heap, when one is
-    caught)."""
+    caught). hint (optional): None, or a function returning what needs
+    less (a plain construction's: source.arena_hint), called once the
+    heap is collected and appended to the message where the model's
+    objects (not the package's code) did not fit. (No default value: a
+    function's defaults are a tuple on the heap for good.)"""
     import gc
     gc.collect()  # room for the message: the failed block is free
     f = getattr(gc, "mem_free", None)  # None under CPython (host tests)
+    after = ""  # what follows the free heap: the hint
     try:
         # loading the construction modules or a compiled model's code,
         # importing kernels (no more string constants: each is a qstr,
@@ -115,8 +120,10 @@ def out_of_memory(stage):
                        ".mpy files (make mpy), ROMFS (make deploy) and"))
         else:
             why = "the model needs more RAM than is free"
-        return ArenaError("out of memory while %s: %s%s" % (
+            if hint and hint[0]:
+                after = hint[0]()
+        return ArenaError("out of memory while %s: %s%s%s" % (
             stage, why, " (%d bytes free in all)" % f()
-            if f else ""))
+            if f else "", after))
     except MemoryError:  # not even room for the message
         return ArenaError("out of memory")

@@ -24,8 +24,12 @@ for keep in range(0, 90000, 700):
         it = tflm.Interpreter(buf)
         it.invoke()
         k = 'ok'
-    except tflm.ArenaError:
+    except tflm.ArenaError as e:
         k = 'ArenaError'
+        # the model's objects did not fit: what needs less follows
+        if 'the model needs more RAM' in str(e):
+            h = 'hint' if 'arena=' in str(e) else 'no hint'
+            seen[h] = seen.get(h, 0) + 1
     except Exception as e:
         k = type(e).__name__
     it = ballast = None
