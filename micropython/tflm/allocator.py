@@ -16,8 +16,10 @@ the activations, and runs every kernel's prepare with a sizing context
 the head with the activations, each living only during its operator) and
 the bytes it keeps for eval (the tail). Everything of that pass is
 dropped, and so are verify, planner and the kernels' prepare-time
-helpers (quant, conv_util, gemmlowp, the *_prep modules), which the pass
-imported amid its objects; then the arena, one bytearray of head + tail,
+helpers (quant, conv_util, gemmlowp, the *_prep modules), imported with
+the kernels' code before the pass (a module's first import interns its
+names: blocks kept for good, which amid the pass's objects would split
+the free heap); then the arena, one bytearray of head + tail,
 is allocated while little else is live, and the second pass prepares
 each operator for real (the kernels' prepare imports the helpers again),
 parsing only that operator's tensors, and copies what it keeps into the
@@ -232,7 +234,7 @@ def _build(it, buf, arena_size, had, user, src):
     # is what they give back;
     # without arena=, the kernels' prepare-time helpers too (quant,
     # conv_util, gemmlowp, the *_prep modules), which the sizing pass
-    # imported amid its objects: the real pass imports each again when a
+    # used: the real pass imports each again when a
     # kernel's prepare asks for it, into the holes below the arena or
     # above it, instead of their blocks splitting the free heap the
     # arena needs. (One _drop call: another call here changes what stale
@@ -270,13 +272,17 @@ def _build(it, buf, arena_size, had, user, src):
     (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
 
 def _helpers(it):
-    """Import verify, planner and conv_util (the kernels' prepare
+    """Import verify, planner, quant and conv_util (the kernels' prepare
     helpers) now rather than amid the sizing pass's objects; only
-    sys.modules keeps them until _build drops them."""
+    sys.modules keeps them until _build drops them. (A module's first
+    import interns its names: qstrs, kept for good, in pools and chunks
+    of chars that the heap gives when the last is full. Made amid the
+    sizing pass, such a block splits the free heap that the arena needs:
+    quant, which most kernels' prepare imports, did so.)"""
     it._stage = "loading the construction modules"
-    from . import planner, verify
+    from . import planner, quant, verify
     from .kernels import conv_util
-    del planner, verify, conv_util
+    del planner, quant, verify, conv_util
 
 
 def _high(n, free):
