@@ -473,7 +473,7 @@ def test_out_of_memory_names_what_needs_the_ram():
     objects."""
     from tflm.errors import ArenaError, out_of_memory
     for stage in ("loading the construction modules", "importing kernels",
-                  "loading the compiled models' code"):
+                  "loading the compiled model's code"):
         e = out_of_memory(stage)
         assert isinstance(e, ArenaError) and "the package's code" in str(e)
         assert str(e).startswith("out of memory while %s: " % stage)
@@ -486,6 +486,14 @@ def test_out_of_memory_names_what_needs_the_ram():
     assert str(e).endswith(arena_hint()) and "compiled" in str(e)
     e = out_of_memory("importing kernels", arena_hint)
     assert "arena=: docs/memory.md" not in str(e)
+
+    def no_room():
+        raise MemoryError
+
+    # no room for the hint: the message without it, not a bare one
+    e = out_of_memory("preparing op 3 (CONV_2D)", no_room)
+    assert str(e) == str(out_of_memory("preparing op 3 (CONV_2D)"))
+    assert "the model needs more RAM than is free" in str(e)
     # the package already in ROMFS (.mpy): only the heap can give more
     from tflm import errors
     here = errors.__file__

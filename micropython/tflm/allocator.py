@@ -17,8 +17,9 @@ the head with the activations, each living only during its operator) and
 the bytes it keeps for eval (the tail). Everything of that pass is
 dropped, and so are verify, planner and the kernels' prepare-time
 helpers (quant, conv_util, gemmlowp, the *_prep modules), imported with
-the kernels' code before the pass (a module's first import interns its
-names: blocks kept for good, which amid the pass's objects would split
+the kernels' code before the pass (quant, first imported there and
+dropped at once, only for its names: a module's first import interns
+them, blocks kept for good, which amid the pass's objects would split
 the free heap); then the arena, one bytearray of head + tail,
 is allocated while little else is live, and the second pass prepares
 each operator for real (the kernels' prepare imports the helpers again),
@@ -36,7 +37,7 @@ from .context import KernelContext
 from .heap import pack, zeros
 from .errors import (ArenaError, TFLMError, UnsupportedOpError,
                      out_of_memory)
-from .interpreter import _bind, _drop, stops
+from .interpreter import _bind, _drop, _forget, stops
 from .model import Model
 from .source import (allocate, arena_hint, block, free as _free,
                      open_model as _open_model, oom as _oom)
@@ -118,7 +119,7 @@ def build(it, model, arena_size, had, user=None, src=None):
         # with arena=, the construction modules now, next to this module
         # (the kernels' code comes once the plan is done: see _build)
         if user is not None:
-            _helpers(it)
+            _helpers(it, had)
         free0 = _free()
         it._stage = "reading the model"
         buf, it.model_in_ram = _open_model(model)
@@ -174,7 +175,7 @@ def _build(it, buf, arena_size, had, user, src):
         # than below it: dropped once the plan is done, their room joins
         # the free heap above rather than leaving a hole below (their
         # heap is not the model's: build's free0 was read before them)
-        _helpers(it)
+        _helpers(it, had)
         if f is not None:
             it._imported += f - _free()
     it._stage = "parsing the model"
@@ -271,18 +272,23 @@ def _build(it, buf, arena_size, had, user, src):
     it._stage = "preparing"
     (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
 
-def _helpers(it):
-    """Import verify, planner, quant and conv_util (the kernels' prepare
+def _helpers(it, had):
+    """Import verify, planner and conv_util (the kernels' prepare
     helpers) now rather than amid the sizing pass's objects; only
-    sys.modules keeps them until _build drops them. (A module's first
-    import interns its names: qstrs, kept for good, in pools and chunks
-    of chars that the heap gives when the last is full. Made amid the
-    sizing pass, such a block splits the free heap that the arena needs:
-    quant, which most kernels' prepare imports, did so.)"""
+    sys.modules keeps them until _build drops them. Import quant too and
+    drop it (unless had: interpreter._drop's bits) at once: a module's
+    first import interns its names (qstrs, kept for good, in pools and
+    chunks of chars that the heap gives when the last is full); made
+    amid the sizing pass, which imports quant for most kernels' prepare,
+    such a block split the free heap that the arena needs. Imported
+    again there it interns nothing, and does not live through the
+    parsing and the plan."""
     it._stage = "loading the construction modules"
     from . import planner, quant, verify
     from .kernels import conv_util
     del planner, quant, verify, conv_util
+    if not had >> 3 & 1:  # CONSTRUCTION[3]
+        _forget("tflm.quant")
 
 
 def _high(n, free):

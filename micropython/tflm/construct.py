@@ -5,21 +5,16 @@ construction's modules; any other model the plain way (allocator.py). A
 construction-only module (interpreter.CONSTRUCTION).
 """
 
-from sys import modules
-
 
 def build(it, model, arena_size, had, arena):
     """Construct Interpreter it (see Interpreter: the arguments are
     checked there but arena=, checked here: TypeError for a bad one).
-    MemoryError becomes ArenaError (errors.out_of_memory; without
-    arena=, with what needs less: source.arena_hint)."""
+    MemoryError becomes ArenaError (errors.out_of_memory)."""
     try:
         _build(it, model, arena_size, had, arena)
     except MemoryError:
         from .errors import out_of_memory
-        # (sys.modules, not an import: nothing to allocate here)
-        src = modules.get("tflm.source") if arena is None else None
-        raise out_of_memory(it._stage, src and src.arena_hint)
+        raise out_of_memory(it._stage)
 
 
 def _build(it, model, arena_size, had, arena):
@@ -37,13 +32,15 @@ def _build(it, model, arena_size, had, arena):
         # a compiled model in a file that is not used in place (a flash
         # file system): read into RAM here, so that it builds without
         # the plain construction's modules
+        it._stage = "loading the compiled model's code"
         build_modules()  # (below the bytes, not counted in it.ram)
+        it._stage = "reading the model"
         free0 = free()
         buf = open_model(model)[0]
     if buf is not None:
         at = block(buf)
         if at is not None:
-            it._stage = "loading the compiled models' code"
+            it._stage = "loading the compiled model's code"
             if free0 is None:
                 from .compiled import build as built
             else:  # read into RAM (its code is not the model's)

@@ -99,7 +99,7 @@ def out_of_memory(stage, *hint):
     import gc
     gc.collect()  # room for the message: the failed block is free
     f = getattr(gc, "mem_free", None)  # None under CPython (host tests)
-    after = ""  # what follows the free heap: the hint
+    h = None  # the hint, where the model's objects did not fit
     try:
         # loading the construction modules or a compiled model's code,
         # importing kernels (no more string constants: each is a qstr,
@@ -120,10 +120,15 @@ def out_of_memory(stage, *hint):
                        ".mpy files (make mpy), ROMFS (make deploy) and"))
         else:
             why = "the model needs more RAM than is free"
-            if hint and hint[0]:
-                after = hint[0]()
-        return ArenaError("out of memory while %s: %s%s%s" % (
-            stage, why, " (%d bytes free in all)" % f()
-            if f else "", after))
+            if hint:
+                h = hint[0]
+        why = "out of memory while %s: %s%s" % (
+            stage, why, " (%d bytes free in all)" % f() if f else "")
     except MemoryError:  # not even room for the message
         return ArenaError("out of memory")
+    if h is not None:
+        try:  # (where both do not fit, the message without it)
+            why += h()
+        except MemoryError:
+            pass
+    return ArenaError(why)

@@ -15,8 +15,8 @@ helpers = allocator._helpers
 allocate = allocator.allocate
 
 
-def imported(it):
-    helpers(it)
+def imported(*args):
+    helpers(*args)
     print('MARK helpers')
     micropython.qstr_info()
 
