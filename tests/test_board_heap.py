@@ -494,6 +494,14 @@ def test_out_of_memory_names_what_needs_the_ram():
     e = out_of_memory("preparing op 3 (CONV_2D)", no_room)
     assert str(e) == str(out_of_memory("preparing op 3 (CONV_2D)"))
     assert "the model needs more RAM than is free" in str(e)
+
+    class Tight(str):  # no room for the message: the stage alone
+        def __contains__(self, s):
+            raise MemoryError
+
+    e = out_of_memory(Tight("importing kernels"))
+    assert isinstance(e, ArenaError)
+    assert str(e) == "out of memory while importing kernels", str(e)
     # the package already in ROMFS (.mpy): only the heap can give more
     from tflm import errors
     here = errors.__file__

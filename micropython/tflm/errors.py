@@ -124,8 +124,11 @@ def out_of_memory(stage, *hint):
                 h = hint[0]
         why = "out of memory while %s: %s%s" % (
             stage, why, " (%d bytes free in all)" % f() if f else "")
-    except MemoryError:  # not even room for the message
-        return ArenaError("out of memory")
+    except MemoryError:  # no room for the message: the stage alone
+        try:  # (the same format string: no new qstr)
+            return ArenaError("out of memory while %s: %s%s"[:-6] % stage)
+        except MemoryError:
+            return ArenaError("out of memory")
     if h is not None:
         try:  # (where both do not fit, the message without it)
             why += h()
