@@ -37,7 +37,7 @@ from .context import KernelContext
 from .heap import pack, zeros
 from .errors import (ArenaError, TFLMError, UnsupportedOpError,
                      out_of_memory)
-from .interpreter import _bind, _drop, _forget, stops
+from .interpreter import _bind, _drop, stops
 from .model import Model
 from .source import (allocate, arena_hint, block, free as _free,
                      open_model as _open_model, oom as _oom)
@@ -287,8 +287,7 @@ def _helpers(it, had):
     from . import planner, quant, verify
     from .kernels import conv_util
     del planner, quant, verify, conv_util
-    if not had >> 3 & 1:  # CONSTRUCTION[3]
-        _forget("tflm.quant")
+    _drop(had, 3, 4)  # quant (CONSTRUCTION[3])
 
 
 def _high(n, free):
