@@ -4,7 +4,9 @@ Runs the device package's own planner (tflm.planner.plan_model) under
 CPython, so it shows exactly the offsets a board uses: for every
 activation tensor its offset, size, first and last use (operator
 indices, inclusive) and which tensor's bytes it shares (RESHAPE-like
-outputs are views of their input). The picture has time (operator index)
+outputs are views of their input; a CONV_2D's or pool's input may be
+written over by its output, if it starts at least the bytes shown
+after it: "t1 +63728"). The picture has time (operator index)
 on x and arena offset on y, one box per buffer.
 """
 
@@ -31,9 +33,12 @@ def compute(model):
     Keys: arena (bytes), ops (list of (index, name)), tensors (list of
     dicts: index, name, shape, dtype, nbytes, offset, first, last, root,
     for every planned activation, in tensor order), buffers (list of
-    dicts: root, members, offset, size, first, last), no_reuse (sum of
-    buffer sizes) and peak_live (most bytes live during one operator: a
-    lower bound for any plan with these lifetimes).
+    dicts: root, members, offset, size, first, last, link: None or
+    [root, d] of the buffer whose bytes this one may share, starting d
+    bytes or more after it: planner.overlap), no_reuse (sum of buffer
+    sizes) and peak_live (most bytes live during one operator: a lower
+    bound for any plan with these lifetimes in which buffers alive
+    together never share bytes, as TFLM's).
     """
     if not isinstance(model, Model):
         if isinstance(model, str):
@@ -57,7 +62,9 @@ def compute(model):
         members.setdefault(r, []).append(i)
     buffers = [{"root": r, "members": members.get(r, [r]),
                 "offset": b.offset, "size": b.size, "first": b.first,
-                "last": b.last} for r, b in sorted(bufs.items())]
+                "last": b.last,
+                "link": None if b.link is None else list(b.link)}
+               for r, b in sorted(bufs.items())]
     n_ops = len(model.operators)
     peak = max([sum(b["size"] for b in buffers
                     if b["first"] <= k <= b["last"])
@@ -80,8 +87,13 @@ def table(plan):
     lines = ["%4s %-28s %-9s %-18s %8s %8s %6s %5s  %s"
              % ("t", "name", "dtype", "shape", "bytes", "offset", "first",
                 "last", "shares bytes of")]
+    links = dict((b["root"], b["link"]) for b in plan["buffers"]
+                 if b["link"] is not None)
     for t in plan["tensors"]:
         alias = "" if t["root"] == t["index"] else "t%d" % t["root"]
+        k = links.get(t["index"])
+        if k is not None:  # (planner.overlap: written over as it is read)
+            alias = "t%d +%d" % tuple(k)
         lines.append("%4d %-28s %-9s %-18s %8d %8d %6d %5d  %s"
                      % (t["index"], _short(t["name"], 28), t["dtype"],
                         "x".join(str(d) for d in t["shape"]) or "scalar",

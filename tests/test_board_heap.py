@@ -42,7 +42,9 @@ KB = 1024
 # model -> (margin beyond kept + holes: 64-bit, 32-bit; kept beyond TFLM's
 # head + tail: 64-bit, 32-bit), in KB
 MODELS = {
-    "person_detect/person_detect.tflite": (12, 6, 6, -1),
+    # (64-bit: the sizing pass's peak, now above the real pass's: its
+    # arena shrank by 7 KB, planner.overlap, what the pass holds did not)
+    "person_detect/person_detect.tflite": (20, 6, 6, -1),
     "tiny_kws_ref_int8/kws_ref_model.tflite": (6, 4, 8, 4),
     "tiny_ic_resnet_int8/pretrainedResnet_quant.tflite": (6, 4, 10, 4),
     "tiny_ad01_int8/ad01_int8.tflite": (10, 5, 8, 4),
@@ -250,7 +252,8 @@ def test_lazy_imports_are_declared():
 # 64-bit / 32-bit, about 2% above today's (construct.py and source.py,
 # which pick the compiled or the plain construction, among them; the
 # negative scales in quant.py, LOG_SOFTMAX's helpers in lut_math.py,
-# the hint of source.arena_oom's "not in one block" message).
+# the hint of source.arena_oom's "not in one block" message, the
+# planner's overlap of a CONV_2D's or pool's input and output).
 PACKAGE_COST = {
     "person_detect/person_detect.tflite": {
         # (the kernel registry grows with each operator added; armv6m:
@@ -262,7 +265,7 @@ PACKAGE_COST = {
         # at rest: what is left beyond the qstr pools that the kernels
         # and the construction modules added (test_package_cost)
         "at_rest": {"x64": 22800, "x86": 13250},
-        "construction": {"x64": 20500, "x86": 11200}},
+        "construction": {"x64": 21400, "x86": 11700}},
 }
 
 

@@ -549,20 +549,21 @@ def test_kept_ram_against_tflm(tmp_path, arch):
 
 def test_dsp_archs_plan_the_dsp_loops_room():
     """compile --arch armv7emsp plans what the Cortex-M4 loops need
-    (kernels.PLAN_DSP), armv6m does not: ResNet-8's CONV_2D at the
-    arena's peak gets conv_dsp's 20 more block words (_DBLK 30, not 10)
-    and a second pixel's 16 accumulators (pair_dots), 144 bytes more
-    head; micro_speech's DEPTHWISE_CONV_2D the room of dw_dsp's dwm.
-    The tails are the same."""
+    (kernels.PLAN_DSP), armv6m does not: test_conv_model's second
+    CONV_2D (3x3, 32 output channels), at the arena's peak, gets
+    conv_dsp's 20 more block words (_DBLK 30, not 10) and a second
+    pixel's 32 accumulators (pair_dots), 208 bytes more head;
+    micro_speech's DEPTHWISE_CONV_2D the room of dw_dsp's dwm. The
+    tails are the same."""
     got = {}
-    for rel in ("tiny_ic_resnet_int8/pretrainedResnet_quant.tflite",
+    for rel in ("test_conv_model/test_conv_model.tflite",
                 "micro_speech_quantized/micro_speech_quantized.tflite"):
         with open(shared(*rel.split("/")), "rb") as f:
             raw = f.read()
         got[rel.split("/")[0]] = [comp.compile_model(raw, a)[1]
                                   for a in ("armv6m", "armv7emsp")]
-    m0, m4 = got["tiny_ic_resnet_int8"]
-    assert m4["head"] - m0["head"] == 4 * 20 + 4 * 16, (m0, m4)
+    m0, m4 = got["test_conv_model"]
+    assert m4["head"] - m0["head"] == 4 * 20 + 4 * 32, (m0, m4)
     assert m4["tail"] == m0["tail"]
     m0, m4 = got["micro_speech_quantized"]
     assert m4["head"] > m0["head"] and m4["tail"] == m0["tail"], (m0, m4)

@@ -7,7 +7,9 @@ Random single-operator models (test_kernels_conv's generator: padding,
 strides, dilation, groups, depth multipliers, 1x1 and 3x3 paths), each
 split whatever its size (cores.MIN_MACS = 0), run by TFLM (the oracle)
 and in the MicroPython unix port; and the demo CNN, plain and compiled
-(host_tools compile). One MicroPython process for all."""
+(host_tools compile); and a compiled CONV_2D whose output overlaps its
+input in the arena (planner.overlap), which is not split. One
+MicroPython process for all."""
 
 import os
 import subprocess
@@ -71,6 +73,14 @@ def test_cores2_equals_tflm_and_cores1(tmp_path):
     t.invoke()
     demo_ref = t.get_output(0)
     (tmp_path / "demo.bin").write_bytes(x.tobytes())
+    # (before the demo CNN, whose compiled form the runner uses last)
+    # a compiled single CONV_2D whose plan has its output overlap its
+    # input (planner.overlap): never split (cores._overlaps), same bits
+    c2 = cases[2]  # GEOS[2]: 3x3, stride 1
+    ovl, _ = comp.compile_model(build_model(c2), unix_arch())
+    (tmp_path / "ovl.tflite").write_bytes(ovl)
+    lines.append("ovl %s %s %s" % (tmp_path / "ovl.tflite",
+                                   tmp_path / "i2.bin", tmp_path / "ovl.out"))
     for name, path in (("demo", DEMO), ("democ", tmp_path / "demo.c.tflite")):
         lines.append("%s %s %s %s" % (name, path, tmp_path / "demo.bin",
                                       tmp_path / (name + ".out")))
@@ -98,6 +108,10 @@ def test_cores2_equals_tflm_and_cores1(tmp_path):
         got = np.frombuffer((tmp_path / (name + ".out")).read_bytes(),
                             np.int8)
         assert np.array_equal(got, demo_ref.reshape(-1)), name
+    n, same, locked = res["ovl"]
+    assert n == "0" and same == "True" and locked == "ok", res["ovl"]
+    got = np.frombuffer((tmp_path / "ovl.out").read_bytes(), np.int8)
+    assert np.array_equal(got, cases[2]["ref"].reshape(-1))
     out = r.stdout
     assert "WORKER InvokeError op " in out and "on the second core: " \
         "TypeError" in out, out

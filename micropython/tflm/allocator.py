@@ -393,7 +393,8 @@ def _size(it, mods, dummy, late=None):
     dummy = memoryview(dummy)
     mv = m.fb.mv
     from . import planner, verify  # dropped when this returns
-    _, buffers, groups = planner.plan_model(m)
+    _, buffers, groups = planner.plan_model(
+        m, False, getattr(it, "_split", None) is None)
     where = it._where
     for t in tensors:
         r = tensors[groups[t.index]]
@@ -407,9 +408,17 @@ def _size(it, mods, dummy, late=None):
     it._tensors = tensors = groups = t = r = None
     m.release()
     pack()  # what lives on in this pass is made low from here on
-    # each planned group: root, bytes, first and last operator
+    # each planned group: root, bytes, first and last operator; then
+    # planner.links's triples (one array: another small object living
+    # through the pass, made here, can split the heap that the kernels'
+    # code needs with arena=)
     roots = sorted(buffers)
-    life = array("i", range(4 * len(roots)))
+    nr = n = 4 * len(roots)
+    for r in roots:
+        if buffers[r].link is not None:
+            n += 3
+    life = array("i", range(n))
+    planner.links(roots, buffers, life, nr)
     for j, r in enumerate(roots):
         b = buffers[r]
         life[4 * j] = r
@@ -419,9 +428,13 @@ def _size(it, mods, dummy, late=None):
     buffers = b = None
     pack()
     if late is not None:  # arena=: the kernels' code now (see _build),
-        # in the room of the verifier too, whose last use was above
-        verify = None
-        _drop(late, 1, 2)
+        # in the room of the verifier and the planner too (the verifier's
+        # last use was above; the planner is imported again to plan once
+        # every operator is prepared: with its buffers, the free heap of
+        # arena= is at its lowest while the kernels' code comes and the
+        # largest operator prepares)
+        verify = planner = None
+        _drop(late, 1, 3)
         _import_kernels(it, m)
         it._stage = "resolving operators"
         mods = tuple([_kernel(m.operator(k)) for k in range(len(mods))])
@@ -440,9 +453,11 @@ def _size(it, mods, dummy, late=None):
     if r is not None:  # variables' sizes checked
         r[-1](r)
     it._stage = "planning the arena"  # drops the last op's label
+    from . import planner
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
                            life[4 * j + 3]) for j in range(len(roots))]
-    head = plan_requests(it, bufs, ctx.sizing_requests(), nt, None)
+    head = plan_requests(it, bufs, ctx.sizing_requests(), nt, None,
+                         life[nr:])
     planner = verify = None
     where = it._where
     offset = {}
@@ -454,14 +469,15 @@ def _size(it, mods, dummy, late=None):
     return head, ctx.tail_size, ctx.words_size, mods
 
 
-def plan_requests(it, bufs, requests, nt, span):
+def plan_requests(it, bufs, requests, nt, span, links=()):
     """Plan the activations' buffers bufs (planner.Buffer, one per alias
     group, in root order) and the scratch requests of the sizing pass
     (context.sizing_requests: (operator, bytes, least bytes)), each
     living during its operator (span None) or span[0][k] .. span[1][k]
     (graphs.py: the operators a subgraph's runs cover); an elastic
     request (least > 0) is planned at its least bytes, then grown into
-    the room the head has (planner.grow). Fills it._where's request
+    the room the head has (planner.grow); links: planner.plan's, among
+    bufs (planner.overlap). Fills it._where's request
     entries (operator, head offset, granted bytes: negative for a work
     buffer), made longer when it has too little room; returns the
     head's bytes."""
@@ -473,7 +489,7 @@ def plan_requests(it, bufs, requests, nt, span):
         if least:
             b.want = abs(n)
         bufs.append(b)
-    head = planner.plan(bufs)
+    head = planner.plan(bufs, links)
     planner.grow(bufs, head)
     where = it._where
     need = nt + 3 * len(requests)

@@ -250,6 +250,21 @@ def _plan(kind, p):
             oc + kh * p[_KW] + _DWB + ((plane + 3) >> 2), 0)
 
 
+def _overlaps(st, p, kind, it):
+    """Whether the input and output of a CONV_2D or DEPTHWISE_CONV_2D
+    step (state st, its parameter block's words p) share arena bytes: a
+    model compiled on the host has CONV_2D write over the input rows it
+    has read (planner.overlap), and the second core's rows, written at
+    once, would overwrite rows the first core still reads; such a step
+    runs on the first core alone. (A plain model's plan links none for
+    cores=2.)"""
+    first, n = (_CONV_A, _CONV_PAIRS) if kind < 2 else (_DW_A, _DW_PAIRS)
+    ta = _targets(st, p, first, n, getattr(it, "_bases", None))
+    x, y = ta[_S_X], ta[_S_OUT]
+    return x < y + p[_B] * p[_OH] * p[_OW] * p[_OC] and \
+        y < x + p[_B] * p[_H] * p[_W] * p[_C]
+
+
 def split(it):
     """Split interpreter it's large CONV_2D and DEPTHWISE_CONV_2D steps
     between the cores (see the module's docstring). Returns the number of
@@ -273,6 +288,8 @@ def split(it):
                 p = _words(st, _CONV_A + 1 + _CONV_PAIRS if kind < 2
                            else _DW_A + 1 + _DW_PAIRS)
                 pl = _plan(kind, p)
+                if pl is not None and _overlaps(st, p, kind, it):
+                    pl = None  # (a compiled model's plan: see _overlaps)
                 if pl is not None:
                     todo.append((k, f, kind, name, p, pl))
                     nw = max(nw, pl[3])

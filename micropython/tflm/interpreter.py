@@ -290,6 +290,9 @@ class Interpreter:
         if cores != 1:  # the worker first: it lives on (tflm/cores.py)
             from .cores import start
             start(cores)
+            # (the memory planner then lets no CONV_2D's output overlap
+            # its input: cores.py splits those by rows)
+            self._split = True
         if labels is not None:  # small, made before the arena
             from .api import labels_arg
             self.labels = labels_arg(labels)
