@@ -37,6 +37,7 @@ _AVERAGE_POOL_2D = const(1)
 _CONV_2D = const(3)
 _MAX_POOL_2D = const(17)
 # the options' fields overlap() reads
+_CONV2D_STRIDE_W = const(1)
 _CONV2D_STRIDE_H = const(2)
 _CONV2D_DILATION_H_FACTOR = const(5)
 _POOL2D_STRIDE_H = const(2)
@@ -358,7 +359,10 @@ def overlap(model, root, merged, conv=True):
     less one (times the dilation: the padding above is at most that):
     so the input may start d bytes after the output where, for every r,
     the output's first r + 1 rows end before that input row starts (or
-    more: d bytes or more after the output). (DEPTHWISE_CONV_2D goes in
+    more: d bytes or more after the output); for a 1x1 CONV_2D also
+    where pixel p's input starts after pixel p + 1's output ends (see
+    below). No link where another input of the operator shares x's
+    bytes. (DEPTHWISE_CONV_2D goes in
     tiles of many rows, every channel in turn: linked too, the chains of
     links it would add left no tested model's plan smaller.) conv=False:
     no CONV_2D linked. Changes merged's Buffers (.link) in place.
@@ -376,9 +380,13 @@ def overlap(model, root, merged, conv=True):
                 or code == _CONV_2D and not conv:
             continue
         x, y = op.inputs[0], op.outputs[0]
-        if x < 0 or y < 0 or op.inputs.count(x) != 1:
+        if x < 0 or y < 0:
             continue
         rx, ry = root[x], root[y]
+        # (another input that is x's bytes, e.g. a filter RESHAPEd from
+        # x, would be read after the output is written over them)
+        if [i for i in op.inputs[1:] if i >= 0 and root[i] == rx]:
+            continue
         bx, by = merged.get(rx), merged.get(ry)
         tx, ty = tensors[x], tensors[y]
         if (bx is None or by is None or rx == ry or rx in kept
@@ -402,8 +410,18 @@ def overlap(model, root, merged, conv=True):
         if (b2 != B or sh < 1 or reach < 0
                 or min(H, W, C, OH, OW, OC) < 1):
             continue
-        bx.link = (ry, align_up(gap(B, H, OH, sh, reach, W * C,
-                                    OW * OC)))
+        d = gap(B, H, OH, sh, reach, W * C, OW * OC)
+        n = B * H * W
+        if code == _CONV_2D and f[1] == 1 and f[2] == 1 and n > 1 and \
+                sh == 1 and op.opt_int(_CONV2D_STRIDE_W, 0) == 1:
+            # a 1x1 filter at stride 1 makes one row of all the pixels
+            # (conv.py), which thumb_dsp.pixels takes in pairs, gathering
+            # a pair's first pixel again after writing both pixels'
+            # outputs where a value is beyond its fast path: pixel p's
+            # input then starts after pixel p + 1's output ends (more
+            # than gap's rows ask only where W is 1)
+            d = max(d, 2 * OC, n * OC - (n - 2) * C)
+        bx.link = (ry, align_up(d))
 
 
 def gap(B, H, OH, sh, reach, ri, ro):
