@@ -4,9 +4,9 @@ Runs the device package's own planner (tflm.planner.plan_model) under
 CPython, so it shows exactly the offsets a board uses: for every
 activation tensor its offset, size, first and last use (operator
 indices, inclusive) and which tensor's bytes it shares (RESHAPE-like
-outputs are views of their input; a CONV_2D's or pool's input may be
-written over by its output, if it starts at least the bytes shown
-after it: "t1 +63728"). The picture has time (operator index)
+outputs are views of their input; a CONV_2D's or pool's input that
+its output writes over, starting the bytes shown after it or more:
+"t1 +63728"). The picture has time (operator index)
 on x and arena offset on y, one box per buffer.
 """
 
@@ -87,8 +87,15 @@ def table(plan):
     lines = ["%4s %-28s %-9s %-18s %8s %8s %6s %5s  %s"
              % ("t", "name", "dtype", "shape", "bytes", "offset", "first",
                 "last", "shares bytes of")]
-    links = dict((b["root"], b["link"]) for b in plan["buffers"]
-                 if b["link"] is not None)
+    at = dict((b["root"], b) for b in plan["buffers"])
+    links = {}  # the links the plan uses: the buffers share bytes
+    for b in plan["buffers"]:
+        k = b["link"]
+        if k is not None:
+            p = at[k[0]]
+            if b["offset"] - p["offset"] >= k[1] and \
+                    b["offset"] < p["offset"] + p["size"]:
+                links[b["root"]] = k
     for t in plan["tensors"]:
         alias = "" if t["root"] == t["index"] else "t%d" % t["root"]
         k = links.get(t["index"])

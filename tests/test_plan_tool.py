@@ -114,3 +114,17 @@ def test_board_plans_equal_host_plans(tmp_path):
         want = [plan["arena"], sorted([b["root"], b["offset"]]
                                       for b in plan["buffers"])]
         assert out[p] == want, p
+
+
+def test_table_shows_the_overlaps_the_plan_uses():
+    """"tN +D" marks an input whose bytes its output shares in the plan:
+    person_detect's; the keyword spotter has links too, but its plan
+    without them is no larger, so it keeps that one and shows none."""
+    import re
+    kws = plan_tool.compute(shared("tiny_kws_ref_int8",
+                                   "kws_ref_model.tflite"))
+    assert any(b["link"] for b in kws["buffers"])
+    mark = re.compile(r" t\d+ \+\d+$")
+    assert not [ln for ln in plan_tool.table(kws) if mark.search(ln)]
+    pd = plan_tool.compute(shared("person_detect", "person_detect.tflite"))
+    assert [ln for ln in plan_tool.table(pd) if mark.search(ln)]

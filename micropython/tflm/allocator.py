@@ -428,13 +428,9 @@ def _size(it, mods, dummy, late=None):
     buffers = b = None
     pack()
     if late is not None:  # arena=: the kernels' code now (see _build),
-        # in the room of the verifier and the planner too (the verifier's
-        # last use was above; the planner is imported again to plan once
-        # every operator is prepared: with its buffers, the free heap of
-        # arena= is at its lowest while the kernels' code comes and the
-        # largest operator prepares)
-        verify = planner = None
-        _drop(late, 1, 3)
+        # in the room of the verifier too, whose last use was above
+        verify = None
+        _drop(late, 1, 2)
         _import_kernels(it, m)
         it._stage = "resolving operators"
         mods = tuple([_kernel(m.operator(k)) for k in range(len(mods))])
@@ -453,7 +449,6 @@ def _size(it, mods, dummy, late=None):
     if r is not None:  # variables' sizes checked
         r[-1](r)
     it._stage = "planning the arena"  # drops the last op's label
-    from . import planner
     bufs = [planner.Buffer(life[4 * j + 1], life[4 * j + 2],
                            life[4 * j + 3]) for j in range(len(roots))]
     head = plan_requests(it, bufs, ctx.sizing_requests(), nt, None,
