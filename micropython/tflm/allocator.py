@@ -169,8 +169,12 @@ def _build(it, buf, arena_size, had, user, src):
     # With arena= no arena block is to come: the kernels' code is made
     # once the plan is done (_size), so that the check's and the plan's
     # peaks do not come on top of it; else it is made first, lowest.
+    keep = None
     if user is None:
         f = _import_kernels(it, m)
+        keep = _lasting(m)  # the model's heap (it.ram), not code
+        if f is not None:
+            f = _free()
         # then the construction modules, above the kernels' code rather
         # than below it: dropped once the plan is done, their room joins
         # the free heap above rather than leaving a hole below (their
@@ -203,16 +207,22 @@ def _build(it, buf, arena_size, had, user, src):
     t = None
     m.release()
     gc.collect()
-    mods = tuple(mods)
     # Per tensor where its bytes are, then (operator, head offset,
-    # bytes) of each scratch request: see _size.
-    it._where = array("i", range(n))
-    # what _where keeps after the real pass (the tensors' entries),
-    # made now, low, rather than as a slice amid the real pass's
-    # objects, or after the sizing pass's buffer (which a stale word
-    # on the C stack may keep alive a while: whatever is made after
-    # it would then split the free heap the arena needs)
-    kept_where = zeros("i", m.n_tensors)
+    # bytes) of each scratch request: see _size. With what _where keeps
+    # after the real pass (the tensors' entries) made now, low, rather
+    # than as a slice amid the real pass's objects, or after the sizing
+    # pass's buffer (which a stale word on the C stack may keep alive a
+    # while: whatever is made after it would then split the free heap
+    # the arena needs); or before the construction modules (_lasting).
+    if keep is None:
+        mods = tuple(mods)
+        it._where = array("i", range(n))
+        kept_where = zeros("i", m.n_tensors)
+    else:
+        it._where, kept_where = keep[0], keep[1]
+        keep[:] = mods  # (shrinks in place: no new block)
+        mods = keep
+    keep = None
     what = "allocating the arena (its largest tensor alone)"
     skip = 0
     if user is not None:  # aligned, claimed (static_arena.place)
@@ -265,12 +275,36 @@ def _build(it, buf, arena_size, had, user, src):
         place(it, user, head, tail, words, skip)
         it._stage = "preparing"
         (_prepare if g is None else g.prepare)(it, mods, head, tail,
-                                               kept_where)
+                                               kept_where, had | _CONTEXT)
         return
     # Nothing is made from here until the arena is
     allocate(it, head, tail, words)
     it._stage = "preparing"
-    (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where)
+    (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where,
+                                           had | _CONTEXT)
+
+def _lasting(m):
+    """For _build without arena=, right after the kernels' code: the
+    objects that live through both passes, made before the construction
+    modules rather than above them (dropped after the sizing pass, their
+    room then joins the free heap the arena needs instead of lying below
+    these): [_where (array('i') of n_tensors + _REQUESTS_PER_OP * 3 per
+    operator), kept_where (n_tensors zeros), then one slot per operator
+    (for the kernel modules: the list itself, _build's mods)], sized
+    from model m's header; None for a model of several subgraphs
+    (graphs.py sizes them), or where they do not fit (a forged header:
+    _build makes them once the model is verified, and reports it)."""
+    if m.num_subgraphs > 1:
+        return None
+    try:
+        k = [None] * (m.n_operators + 2)
+        k[0] = array("i", range(m.n_tensors + 3 * _REQUESTS_PER_OP
+                                * m.n_operators))
+        k[1] = zeros("i", m.n_tensors)
+    except MemoryError:
+        return None
+    return k
+
 
 def _helpers(it, had):
     """Import verify, planner and conv_util (the kernels' prepare
@@ -511,11 +545,17 @@ def _scratch_len(ts):
             n = max(n, 2 * t.shape[-1])
     return n
 
-def _prepare(it, mods, head, tail, kept_where):
+def _prepare(it, mods, head, tail, kept_where, had):
     """The real pass: each operator's tensors parsed on their own,
     prepared with views of the arena, kept arrays copied to the tail.
     kept_where: array('i') of n_tensors words, where _where's tensor
-    entries are copied at the end."""
+    entries are copied at the end. had: interpreter._drop's bits of the
+    CONSTRUCTION modules to keep: before the first operator of each
+    kernel (but the first) the prepare-time helpers that earlier
+    kernels imported are dropped (each prepare imports what it uses,
+    which later ones of the same kernel find), so that the pass's peak
+    holds one kind's helpers, not all (SOFTMAX's, last in most models,
+    came on top of the convolutions' and the pools')."""
     m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
@@ -536,6 +576,11 @@ def _prepare(it, mods, head, tail, kept_where):
     ran = array("i", range(len(mods)))
     n = 0
     for k, mod in enumerate(mods):
+        j = 0  # the first operator of its kernel?
+        while j < k and mods[j] is not mod:
+            j += 1
+        if j and j == k:
+            _drop(had, 3, 14)
         op = m.operator(k)
         it._stage = "preparing %s, with the %d-byte arena allocated" % (
             op.label(), len(it.arena))

@@ -327,8 +327,9 @@ class Graphs:
         """allocator._size for this model (see _size below)."""
         return _size(self, it, mods, dummy, late)
 
-    def prepare(self, it, mods, head, tail, kept_where):
-        """allocator._prepare for this model (see _prepare below)."""
+    def prepare(self, it, mods, head, tail, kept_where, had=0):
+        """allocator._prepare for this model (see _prepare below; its
+        helpers stay imported through the pass: had unused)."""
         _prepare(self, it, mods, head, tail, kept_where)
 
     def check_bindings(self, tensors, root):

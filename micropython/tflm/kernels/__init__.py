@@ -325,9 +325,12 @@ def preload(code, model, custom=None):
 
 def _preload(name, model, key, custom):
     if "tflm.kernels." + name not in sys.modules:
+        # collected before (model.used_codes's objects: the module's
+        # code would land above them and leave their holes below) and
+        # after: what an import leaves besides the module is garbage,
+        # the next module's code fills its holes (heap.py)
+        _pack()
         _import(name)
-        # what an import leaves besides the module is garbage: collected
-        # now, the next module's code fills its holes (heap.py)
         _pack()
     subs = lazy(name)
     types = ()
