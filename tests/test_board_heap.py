@@ -638,6 +638,8 @@ def test_helpers_are_dropped_before_the_arena(package, tmp_path):
     # allocator's _drop bits follow CONSTRUCTION's order
     assert CONSTRUCTION[4] == "tflm.context" and allocator._CONTEXT == 16
     assert allocator._HELPERS == sum(1 << k for k in range(3, 14))
+    assert allocator._NATIVE == sum(1 << CONSTRUCTION.index(
+        "tflm.kernels." + n) for n in ("conv_util", "decode_prep"))
     assert CONSTRUCTION[14:] == ("tflm.static_arena", "tflm.compiled",
                                  "tflm.source", "tflm.construct",
                                  "tflm.graphs", "tflm.compiled_regions")

@@ -48,6 +48,11 @@ _MIN_SCRATCH = const(32)
 # this module holds, stays
 _HELPERS = const(0x3ff8)
 _CONTEXT = const(16)
+# the helpers with viper code, conv_util and decode_prep (CONSTRUCTION[5],
+# [13]), which _prepare keeps: each import of native code leaves a few
+# bytes for good (MicroPython keeps a root pointer per load), and
+# conv_util serves most kernels' prepare
+_NATIVE = const(0x2020)
 # Scratch requests per operator that _where has room for before the
 # sizing pass (CONV_2D makes 2); more cost one reallocation.
 _REQUESTS_PER_OP = const(2)
@@ -552,8 +557,9 @@ def _prepare(it, mods, head, tail, kept_where, had):
     entries are copied at the end. had: interpreter._drop's bits of the
     CONSTRUCTION modules to keep: before the first operator of each
     kernel (but the first) the prepare-time helpers that earlier
-    kernels imported are dropped (each prepare imports what it uses,
-    which later ones of the same kernel find), so that the pass's peak
+    kernels imported are dropped (but _NATIVE's; each prepare imports
+    what it uses, which later ones of the same kernel find), so that
+    the pass's peak
     holds one kind's helpers, not all (SOFTMAX's, last in most models,
     came on top of the convolutions' and the pools')."""
     m = it._model
@@ -580,7 +586,7 @@ def _prepare(it, mods, head, tail, kept_where, had):
         while j < k and mods[j] is not mod:
             j += 1
         if j and j == k:
-            _drop(had, 3, 14)
+            _drop(had | _NATIVE, 3, 14)
         op = m.operator(k)
         it._stage = "preparing %s, with the %d-byte arena allocated" % (
             op.label(), len(it.arena))
