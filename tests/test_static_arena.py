@@ -448,14 +448,12 @@ print(json.dumps(out))
 
 
 def test_a_split_heap_hint_for_the_largest_tensor(tmp_path):
-    """Holes smaller than the plain construction's largest tensor (its
-    sizing pass allocates that first): that ArenaError "not in one
-    block" says what avoids it too, as the arena's does. (KWS: its
-    largest tensor 8000 bytes, in 4 KB holes: the garbage construction
-    made before it collects into larger holes when the allocation
-    retries, and in 6 KB ones the sizing pass may find 8000 bytes and
-    fail at the arena instead.)"""
-    path = shared("tiny_kws_ref_int8", "kws_ref_model.tflite")
+    """Holes smaller than the plain construction's largest tensor, where
+    the model's bytes are fewer (its sizing pass then allocates a buffer
+    that large first): that ArenaError "not in one block" says what
+    avoids it too, as the arena's does. (simple_add: 976 bytes, its
+    largest tensor 16,384, in 4 KB holes.)"""
+    path = shared("simple_add", "simple_add_model.tflite")
     code = """
 import gc, json
 data = open(%r, "rb").read()
@@ -474,7 +472,7 @@ except tflm.ArenaError as e:
 """ % (path, _split_heap(4000))
     msg = json.loads(run_mp(code, tmp_path, heap="512K").splitlines()[-1])
     assert msg.startswith("allocating the arena (its largest tensor "
-                          "alone) needs 8000 bytes"), msg
+                          "alone) needs 16384 bytes"), msg
     assert msg.endswith("but not in one block (make the arena first at "
                         "boot and pass it as arena=: docs/memory.md; a "
                         "model compiled on the host needs less)"), msg

@@ -202,7 +202,8 @@ def _build(it, buf, arena_size, had, user, src):
         verify.check_plan_size(m)
         verify = None
     # The sizing pass's throw-away buffer: as large as the largest
-    # activation (larger scratch requests get a buffer of their own).
+    # activation (larger scratch requests get a buffer of their own):
+    # arena= or the model's bytes where they are as large.
     big = 0
     for t in (m.tensors if g is None else g.tensors()):
         if not t.is_const:
@@ -235,6 +236,12 @@ def _build(it, buf, arena_size, had, user, src):
         user, skip = align(it, user, src)
     if user is not None and len(user) >= big:
         dummy = user  # whatever it holds is overwritten in static_arena.place
+    elif len(m.fb.mv) >= big:
+        # the model's own bytes: no prepare writes an activation or a
+        # scratch buffer in the sizing pass, nor reads their values
+        # (tests/test_construction_writes.py: the model's bytes stay as
+        # they were), so that this pass needs no buffer of its own
+        dummy = m.fb.mv
     else:
         free = _free()
         if free is not None and free < big:
@@ -421,12 +428,12 @@ def _size(it, mods, dummy, late=None):
     its head offset (-1: none, <= -2: constant at -2 - w in the model),
     then per scratch request its operator, head offset and bytes
     (negative: a work buffer).
-    dummy: a bytearray as large as the largest activation, which all
+    dummy: a buffer as large as the largest activation, which all
     activations are bound to (prepare keeps views of them but never
-    reads their values). The parsed tensor list lives only while the
-    activations are planned; each operator's prepare then gets its
-    own tensors, parsed anew. Every object this pass makes is garbage
-    when it returns."""
+    reads or writes their values: it may be the model's bytes). The
+    parsed tensor list lives only while the activations are planned;
+    each operator's prepare then gets its own tensors, parsed anew.
+    Every object this pass makes is garbage when it returns."""
     m = it._model
     tensors = it._tensors = m.tensors
     dummy = memoryview(dummy)
