@@ -236,12 +236,16 @@ def _build(it, buf, arena_size, had, user, src):
         user, skip = align(it, user, src)
     if user is not None and len(user) >= big:
         dummy = user  # whatever it holds is overwritten in static_arena.place
-    elif len(m.fb.mv) >= big:
-        # the model's own bytes: no prepare writes an activation or a
-        # scratch buffer in the sizing pass, nor reads their values
-        # (tests/test_construction_writes.py: the model's bytes stay as
-        # they were), so that this pass needs no buffer of its own
-        dummy = m.fb.mv
+    elif len(m.fb.mv) >= big + 15 and not _custom(mods):
+        # the model's own bytes from a 16-byte aligned one, as the
+        # arena's head (kernels check a buffer's alignment): no built-in
+        # prepare writes an activation or a scratch buffer in the sizing
+        # pass, nor reads their values (tests/test_construction_writes.py:
+        # the model's bytes stay as they were, and the sizes the same),
+        # so that this pass needs no buffer of its own; not with a
+        # Python custom op (tflm.register_op), whose prepare may
+        from .kernels.conv_util import _low_bits
+        dummy = m.fb.mv[-_low_bits(m.fb.mv) & 15:]
     else:
         free = _free()
         if free is not None and free < big:
@@ -294,6 +298,16 @@ def _build(it, buf, arena_size, had, user, src):
     it._stage = "preparing"
     (_prepare if g is None else g.prepare)(it, mods, head, tail, kept_where,
                                            had | _CONTEXT)
+
+def _custom(mods):
+    """Whether one of the kernels mods is a Python custom op (custom.py:
+    no module; no attribute looked up by name, which interns it)."""
+    t = type(kernels)
+    for mod in mods:
+        if type(mod) is not t:
+            return True
+    return False
+
 
 def _lasting(m):
     """For _build without arena=, right after the kernels' code: the

@@ -291,7 +291,8 @@ def bias_array(op, bias, n_ch, ctx):
 
 @micropython.viper
 def _low_bits(buf) -> int:
-    return int(ptr8(buf)) & 3
+    """The address of buffer buf's first byte, modulo 16."""
+    return int(ptr8(buf)) & 15
 
 
 def bias_words(op, bias, n_ch, ctx):
@@ -303,7 +304,7 @@ def bias_words(op, bias, n_ch, ctx):
     nor changed. Raises PrepareError as bias_array."""
     if bias is not None and bias.data is not None \
             and bias.type == _INT32 and bias.size == n_ch \
-            and _low_bits(bias.data) == 0:
+            and _low_bits(bias.data) & 3 == 0:
         # in place: a constant's bytes, or an activation in the arena
         # that an earlier operator writes (TFLM's DECODE of a compressed
         # bias), read at eval as TFLM reads it
