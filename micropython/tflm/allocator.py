@@ -580,9 +580,8 @@ def _prepare(it, mods, head, tail, kept_where, had):
     kernel (but the first) the prepare-time helpers that earlier
     kernels imported are dropped (but _NATIVE's; each prepare imports
     what it uses, which later ones of the same kernel find), so that
-    the pass's peak
-    holds one kind's helpers, not all (SOFTMAX's, last in most models,
-    came on top of the convolutions' and the pools')."""
+    the pass's peak holds one kind's helpers, not all (SOFTMAX's, last
+    in most models, came on top of the convolutions' and the pools')."""
     m = it._model
     mv = memoryview(it.arena)
     hv = mv[:head]
