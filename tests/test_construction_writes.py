@@ -7,7 +7,7 @@ custom op (whose prepare may) gets a buffer of its own. Checked here on
 every operator the conformance generators make (their largest case),
 the shared models and a custom op that writes its output, each held in a
 bytearray padded so that the model's bytes are the sizing buffer, from
-an even and an odd address: construction leaves them as they were, and
+an odd address: construction leaves them as they were, and
 plans the same arena as with a throw-away buffer (a kernel that checks
 an activation's alignment in prepare: signal_util.aligned, bias_words)."""
 
