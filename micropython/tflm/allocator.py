@@ -72,7 +72,7 @@ def _scrub(a, b, c):
 def _sizing_tensor(m, i, where, dummy):
     """Tensor i parsed anew and bound for the sizing pass (None for -1):
     a constant to the model bytes, an activation (where[i] >= 0) to the
-    front of the throw-away buffer dummy."""
+    front of the sizing buffer dummy (see _size)."""
     if i < 0:
         return None
     return _bind(m.tensor(i), min(where[i], 0), m.fb.mv, dummy)
@@ -203,7 +203,7 @@ def _build(it, buf, arena_size, had, user, src):
         verify = None
     # The sizing pass's throw-away buffer: as large as the largest
     # activation (larger scratch requests get a buffer of their own):
-    # arena= or the model's bytes where they are as large.
+    # arena= or the model's bytes where they are as large (_custom).
     big = 0
     for t in (m.tensors if g is None else g.tensors()):
         if not t.is_const:
@@ -300,8 +300,8 @@ def _build(it, buf, arena_size, had, user, src):
                                            had | _CONTEXT)
 
 def _custom(mods):
-    """Whether one of the kernels mods is a Python custom op (custom.py:
-    no module; no attribute looked up by name, which interns it)."""
+    """Whether one of mods is no kernel module: a Python custom op
+    (custom.py), or with arena= a placeholder (_resolve(load=False))."""
     t = type(kernels)
     for mod in mods:
         if type(mod) is not t:
@@ -435,19 +435,20 @@ def _resolve(it, load=True, g=None):
     return mods
 
 def _size(it, mods, dummy, late=None):
-    """The sizing pass (see the class doc): returns (head bytes, tail
+    """The sizing pass (see the module doc): returns (head bytes, tail
     bytes, tail words, the kernel modules: with late (arena=: the
     CONSTRUCTION modules imported before, as _build's had), imported
     here once the plan is made; else mods) and fills _where: per tensor
     its head offset (-1: none, <= -2: constant at -2 - w in the model),
     then per scratch request its operator, head offset and bytes
     (negative: a work buffer).
-    dummy: a buffer as large as the largest activation, which all
+    dummy: a buffer as large as the largest activation, which planned
     activations are bound to (prepare keeps views of them but never
-    reads or writes their values: it may be the model's bytes). The
-    parsed tensor list lives only while the activations are planned;
-    each operator's prepare then gets its own tensors, parsed anew.
-    Every object this pass makes is garbage when it returns."""
+    reads or writes their values: the model's bytes, arena=, or a
+    throw-away one). The parsed tensor list lives only while the
+    activations are planned; each operator's prepare then gets its own
+    tensors, parsed anew. What this pass makes is garbage when it
+    returns, but _where and with late the kernel modules."""
     m = it._model
     tensors = it._tensors = m.tensors
     dummy = memoryview(dummy)
